@@ -1,0 +1,24 @@
+// Subcommands of the ort_train binary. Each returns a Status; main() alone
+// turns an error into a message on stderr and a non-zero exit.
+#pragma once
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "graph/status.h"
+
+namespace ort_train::app {
+
+struct RunArgs {
+  std::string model;
+  std::string inputs;
+  std::string outputs;
+  std::string expected;  // defaults to the inputs folder (ONNX test-data style output_N.pb)
+  double rtol = 1e-3;
+  double atol = 1e-5;
+  int threads = 0;
+};
+void add_run_command(CLI::App& app, RunArgs& args);
+Status run_command(const RunArgs& args);
+
+}  // namespace ort_train::app

@@ -1,0 +1,126 @@
+// `ort_train run`: forward only. Reads one TensorProto per graph input from a
+// folder (<input name>.pb, or ONNX test-data style input_N.pb in input order),
+// runs the model, writes <output name>.pb per output, and when expected outputs
+// are present (output_N.pb or <output name>.pb in --expected) prints the max
+// abs/rel error and fails if any value is outside tolerance.
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include "apps/commands.h"
+#include "graph/onnx_io.h"
+#include "graph/shape_inference.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/executor.h"
+
+namespace ort_train::app {
+namespace fs = std::filesystem;
+
+void add_run_command(CLI::App& app, RunArgs& args) {
+  CLI::App* run = app.add_subcommand("run", "Run the model forward on inputs read from a folder");
+  run->add_option("--model", args.model, "ONNX model")->required();
+  run->add_option("--inputs", args.inputs, "folder of TensorProto files, one per input")->required();
+  run->add_option("--outputs", args.outputs, "folder to write <output name>.pb files into");
+  run->add_option("--expected", args.expected, "folder of expected outputs (default: the inputs folder)");
+  run->add_option("--rtol", args.rtol, "relative tolerance against expected outputs")->capture_default_str();
+  run->add_option("--atol", args.atol, "absolute tolerance against expected outputs")->capture_default_str();
+  run->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
+}
+
+namespace {
+
+// Feeds by name: <name>.pb files win; otherwise input_N.pb map to required inputs in order.
+Result<std::map<std::string, Tensor>> read_feeds(const Graph& g, const std::string& dir) {
+  if (!fs::is_directory(dir)) return io_error("inputs folder not found: {}", dir);
+  std::map<std::string, Tensor> feeds;
+  auto required = g.required_inputs();
+  for (size_t i = 0; i < required.size(); ++i) {
+    const std::string& name = required[i]->name;
+    fs::path by_name = fs::path(dir) / (name + ".pb");
+    fs::path by_index = fs::path(dir) / ("input_" + std::to_string(i) + ".pb");
+    fs::path file = fs::exists(by_name) ? by_name : by_index;
+    if (!fs::exists(file))
+      return invalid_argument("missing input '{}': neither {} nor {} exists", name, by_name.string(), by_index.string());
+    ASSIGN_OR_RETURN(NamedTensor nt, read_tensor_file(file.string()));
+    feeds[name] = std::move(nt.tensor);
+  }
+  return feeds;
+}
+
+struct Mismatch {
+  double max_abs = 0, max_rel = 0;
+  bool ok = true;
+};
+
+Mismatch compare(const Tensor& got, const Tensor& want, double rtol, double atol) {
+  Mismatch m;
+  auto a = got.to_double_vector();
+  auto b = want.to_double_vector();
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
+    if (std::isinf(a[i]) && a[i] == b[i]) continue;
+    double abs = std::abs(a[i] - b[i]);
+    double rel = abs / std::max(std::abs(b[i]), 1e-12);
+    if (std::isnan(abs)) abs = rel = INFINITY;
+    m.max_abs = std::max(m.max_abs, abs);
+    m.max_rel = std::max(m.max_rel, abs == 0 ? 0.0 : rel);
+    if (!(abs <= atol + rtol * std::abs(b[i]))) m.ok = false;
+  }
+  return m;
+}
+
+}  // namespace
+
+Status run_command(const RunArgs& args) {
+  set_cpu_threads(args.threads);
+  ASSIGN_OR_RETURN(Model model, load_model(args.model));
+  RETURN_IF_ERROR(infer_shapes(model));
+  ASSIGN_OR_RETURN(auto executor, Executor::create(model));
+  ASSIGN_OR_RETURN(auto feeds, read_feeds(model.graph, args.inputs));
+  auto start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(auto outputs, executor->run(feeds));
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  spdlog::info("ran {} nodes in {:.3f} ms, peak intermediate memory {:.2f} MiB", model.graph.nodes.size(), ms,
+               executor->allocator().peak_bytes() / 1048576.0);
+
+  if (!args.outputs.empty()) {
+    std::error_code ec;
+    fs::create_directories(args.outputs, ec);
+    if (ec) return io_error("cannot create {}: {}", args.outputs, ec.message());
+    for (const auto& [name, t] : outputs)
+      RETURN_IF_ERROR(write_tensor_file(t, name, (fs::path(args.outputs) / (name + ".pb")).string()));
+  }
+
+  std::string expected_dir = args.expected.empty() ? args.inputs : args.expected;
+  bool all_ok = true;
+  int compared = 0;
+  const auto& graph_outputs = model.graph.outputs;
+  for (size_t i = 0; i < graph_outputs.size(); ++i) {
+    const std::string& name = graph_outputs[i].name;
+    fs::path by_name = fs::path(expected_dir) / (name + ".pb");
+    fs::path by_index = fs::path(expected_dir) / ("output_" + std::to_string(i) + ".pb");
+    fs::path file = fs::exists(by_name) && by_name.parent_path() != fs::path(args.inputs) ? by_name : by_index;
+    if (!fs::exists(file)) continue;
+    ASSIGN_OR_RETURN(NamedTensor want, read_tensor_file(file.string()));
+    const Tensor& got = outputs.at(name);
+    if (got.dtype() != want.tensor.dtype() || got.dims() != want.tensor.dims()) {
+      std::printf("%s: MISMATCH got %s %s, expected %s %s\n", name.c_str(), dtype_name(got.dtype()).c_str(),
+                  dims_to_string(got.dims()).c_str(), dtype_name(want.tensor.dtype()).c_str(),
+                  dims_to_string(want.tensor.dims()).c_str());
+      all_ok = false;
+      continue;
+    }
+    Mismatch m = compare(got, want.tensor, args.rtol, args.atol);
+    std::printf("%s: max abs err %.3g, max rel err %.3g %s\n", name.c_str(), m.max_abs, m.max_rel,
+                m.ok ? "ok" : "MISMATCH");
+    all_ok = all_ok && m.ok;
+    ++compared;
+  }
+  if (!all_ok) return invalid_argument("outputs differ from the expected values beyond rtol {} atol {}", args.rtol, args.atol);
+  if (compared) std::printf("%d output(s) match\n", compared);
+  return Status::Ok();
+}
+
+}  // namespace ort_train::app

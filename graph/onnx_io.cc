@@ -1,0 +1,434 @@
+#include "graph/onnx_io.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+
+#include "graph/topo_sort.h"
+
+namespace ort_train {
+namespace fs = std::filesystem;
+
+Result<std::string> read_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return io_error("file not found: {}", path);
+  if (fs::is_directory(path, ec)) return io_error("expected a file but found a directory: {}", path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return io_error("cannot open {}", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status write_file_atomic(const std::string& path, const std::string& bytes) {
+  fs::path target(path);
+  fs::path tmp = target;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) return io_error("cannot write {}: {}", tmp.string(), std::strerror(errno));
+    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    ok = std::fflush(f) == 0 && ok;
+    ok = ::fsync(fileno(f)) == 0 && ok;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) {
+      std::remove(tmp.c_str());
+      return io_error("failed writing {}: {}", path, std::strerror(errno));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return io_error("cannot rename {} to {}: {}", tmp.string(), path, ec.message());
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+bool parse_limited(google::protobuf::MessageLite* msg, const std::string& bytes) {
+  google::protobuf::io::ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream in(&raw);
+  in.SetTotalBytesLimit(INT_MAX);
+  return msg->ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+template <typename Src, typename Dst>
+void copy_cast(const Src& src, Dst* dst, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(src[static_cast<int>(i)]);
+}
+
+Result<std::string> read_external(const onnx::TensorProto& p, const std::string& base_dir) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = std::stoll(kv.value());
+    else if (kv.key() == "length") length = std::stoll(kv.value());
+  }
+  if (location.empty()) return io_error("initializer '{}' has external data without a location", p.name());
+  fs::path file = fs::path(base_dir) / location;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return io_error("initializer '{}': external data file not found: {}", p.name(), file.string());
+  in.seekg(0, std::ios::end);
+  int64_t size = in.tellg();
+  if (length < 0) length = size - offset;
+  if (offset + length > size)
+    return io_error("initializer '{}': external data {} is truncated (needs {} bytes at offset {}, file has {})",
+                    p.name(), file.string(), length, offset, size);
+  std::string buf(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(buf.data(), length);
+  return buf;
+}
+
+}  // namespace
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir) {
+  DType dt = dtype_from_onnx(p.data_type());
+  Dims dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims)
+    if (d < 0) return invalid_argument("tensor '{}' has a negative dimension", p.name());
+  size_t esize = dtype_size(dt);
+  if (esize == 0)
+    return unsupported("tensor '{}' has dtype {}, which this runtime does not store", p.name(), dtype_name(dt));
+  Tensor t = Tensor::host(dt, dims);
+  size_t n = static_cast<size_t>(t.numel());
+  std::string external;
+  const std::string* raw = nullptr;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    ASSIGN_OR_RETURN(external, read_external(p, base_dir));
+    raw = &external;
+  } else if (p.has_raw_data()) {
+    raw = &p.raw_data();
+  }
+  if (raw) {
+    if (raw->size() != t.nbytes())
+      return invalid_argument("tensor '{}' holds {} bytes but dims {} of {} need {}", p.name(), raw->size(),
+                              dims_to_string(dims), dtype_name(dt), t.nbytes());
+    if (n) std::memcpy(t.raw(), raw->data(), raw->size());
+    return t;
+  }
+  auto check = [&](size_t have) -> Status {
+    if (have != n)
+      return invalid_argument("tensor '{}' holds {} values but dims {} need {}", p.name(), have,
+                              dims_to_string(dims), n);
+    return Status::Ok();
+  };
+  switch (dt) {
+    case DType::kFloat: RETURN_IF_ERROR(check(p.float_data_size())); copy_cast(p.float_data(), t.data<float>(), n); break;
+    case DType::kDouble: RETURN_IF_ERROR(check(p.double_data_size())); copy_cast(p.double_data(), t.data<double>(), n); break;
+    case DType::kInt64: RETURN_IF_ERROR(check(p.int64_data_size())); copy_cast(p.int64_data(), t.data<int64_t>(), n); break;
+    case DType::kUInt32: RETURN_IF_ERROR(check(p.uint64_data_size())); copy_cast(p.uint64_data(), t.data<uint32_t>(), n); break;
+    case DType::kUInt64: RETURN_IF_ERROR(check(p.uint64_data_size())); copy_cast(p.uint64_data(), t.data<uint64_t>(), n); break;
+    case DType::kInt32: RETURN_IF_ERROR(check(p.int32_data_size())); copy_cast(p.int32_data(), t.data<int32_t>(), n); break;
+    case DType::kInt16: RETURN_IF_ERROR(check(p.int32_data_size())); copy_cast(p.int32_data(), t.data<int16_t>(), n); break;
+    case DType::kInt8: RETURN_IF_ERROR(check(p.int32_data_size())); copy_cast(p.int32_data(), t.data<int8_t>(), n); break;
+    case DType::kUInt16: case DType::kFloat16: case DType::kBFloat16:
+      // float16/bfloat16 bit patterns travel in int32_data.
+      RETURN_IF_ERROR(check(p.int32_data_size())); copy_cast(p.int32_data(), t.data<uint16_t>(), n); break;
+    case DType::kUInt8: RETURN_IF_ERROR(check(p.int32_data_size())); copy_cast(p.int32_data(), t.data<uint8_t>(), n); break;
+    case DType::kBool: RETURN_IF_ERROR(check(p.int32_data_size())); copy_cast(p.int32_data(), t.data<bool>(), n); break;
+    default: return unsupported("tensor '{}' has unsupported dtype {}", p.name(), dtype_name(dt));
+  }
+  return t;
+}
+
+void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* p) {
+  p->set_name(name);
+  p->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.dims()) p->add_dims(d);
+  p->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+}
+
+Result<NamedTensor> read_tensor_file(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  onnx::TensorProto p;
+  if (!parse_limited(&p, bytes)) return io_error("{} is not a valid ONNX TensorProto file", path);
+  ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(p, fs::path(path).parent_path().string()));
+  return NamedTensor{p.name(), std::move(t)};
+}
+
+Status write_tensor_file(const Tensor& t, const std::string& name, const std::string& path) {
+  onnx::TensorProto p;
+  tensor_to_proto(t, name, &p);
+  return write_file_atomic(path, p.SerializeAsString());
+}
+
+// ---------------------------------------------------------------------------
+namespace {
+
+ValueInfo value_info_from_proto(const onnx::ValueInfoProto& v) {
+  ValueInfo info;
+  info.name = v.name();
+  info.doc_string = v.doc_string();
+  if (v.type().has_tensor_type()) {
+    const auto& tt = v.type().tensor_type();
+    info.dtype = dtype_from_onnx(tt.elem_type());
+    if (tt.has_shape()) {
+      Shape s;
+      for (const auto& d : tt.shape().dim()) {
+        if (d.has_dim_value()) s.emplace_back(d.dim_value());
+        else if (d.has_dim_param()) s.emplace_back(d.dim_param());
+        else s.emplace_back();
+      }
+      info.shape = std::move(s);
+    }
+  }
+  return info;
+}
+
+void value_info_to_proto(const ValueInfo& info, onnx::ValueInfoProto* v) {
+  v->set_name(info.name);
+  if (!info.doc_string.empty()) v->set_doc_string(info.doc_string);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int32_t>(info.dtype));
+  if (info.shape) {
+    auto* sh = tt->mutable_shape();
+    for (const Dim& d : *info.shape) {
+      auto* pd = sh->add_dim();
+      if (d.known()) pd->set_dim_value(d.value);
+      else if (!d.symbol.empty()) pd->set_dim_param(d.symbol);
+    }
+  }
+}
+
+Result<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const std::string& base_dir) {
+  Attribute out;
+  out.name = a.name();
+  out.ref_attr_name = a.ref_attr_name();
+  out.doc_string = a.doc_string();
+  auto type = static_cast<Attribute::Type>(a.type());
+  if (type == Attribute::Type::kUndefined) {  // very old files leave `type` unset
+    if (a.has_f()) type = Attribute::Type::kFloat;
+    else if (a.has_i()) type = Attribute::Type::kInt;
+    else if (a.has_s()) type = Attribute::Type::kString;
+    else if (a.has_t()) type = Attribute::Type::kTensor;
+    else if (a.floats_size()) type = Attribute::Type::kFloats;
+    else if (a.ints_size()) type = Attribute::Type::kInts;
+    else if (a.strings_size()) type = Attribute::Type::kStrings;
+  }
+  out.type = type;
+  switch (type) {
+    case Attribute::Type::kFloat: out.f = a.f(); break;
+    case Attribute::Type::kInt: out.i = a.i(); break;
+    case Attribute::Type::kString: out.s = a.s(); break;
+    case Attribute::Type::kTensor: {
+      auto t = tensor_from_proto(a.t(), base_dir);
+      if (t.ok()) out.t = std::move(t).value();
+      else out.opaque_proto = a.SerializeAsString();  // e.g. a string tensor: kept, not interpreted
+      break;
+    }
+    case Attribute::Type::kFloats: out.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case Attribute::Type::kInts: out.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case Attribute::Type::kStrings: out.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case Attribute::Type::kTensors: {
+      for (const auto& tp : a.tensors()) {
+        ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, base_dir));
+        out.tensors.push_back(std::move(t));
+      }
+      break;
+    }
+    default: out.opaque_proto = a.SerializeAsString(); break;
+  }
+  return out;
+}
+
+void attribute_to_proto(const Attribute& a, onnx::AttributeProto* p) {
+  if (!a.opaque_proto.empty()) {
+    p->ParseFromString(a.opaque_proto);
+    return;
+  }
+  p->set_name(a.name);
+  if (!a.ref_attr_name.empty()) p->set_ref_attr_name(a.ref_attr_name);
+  if (!a.doc_string.empty()) p->set_doc_string(a.doc_string);
+  p->set_type(static_cast<onnx::AttributeProto::AttributeType>(a.type));
+  switch (a.type) {
+    case Attribute::Type::kFloat: p->set_f(a.f); break;
+    case Attribute::Type::kInt: p->set_i(a.i); break;
+    case Attribute::Type::kString: p->set_s(a.s); break;
+    case Attribute::Type::kTensor: tensor_to_proto(a.t, "", p->mutable_t()); break;
+    case Attribute::Type::kFloats: for (float f : a.floats) p->add_floats(f); break;
+    case Attribute::Type::kInts: for (int64_t i : a.ints) p->add_ints(i); break;
+    case Attribute::Type::kStrings: for (const auto& s : a.strings) p->add_strings(s); break;
+    case Attribute::Type::kTensors: for (const auto& t : a.tensors) tensor_to_proto(t, "", p->add_tensors()); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+Result<Model> load_model_from_bytes(const std::string& bytes, const std::string& base_dir) {
+  onnx::ModelProto mp;
+  if (bytes.empty() || !parse_limited(&mp, bytes))
+    return io_error("not a valid ONNX model (the protobuf does not parse; is the file truncated?)");
+  if (!mp.has_graph()) return io_error("not a valid ONNX model (it has no graph)");
+  Model m;
+  m.ir_version = mp.ir_version();
+  m.producer_name = mp.producer_name();
+  m.producer_version = mp.producer_version();
+  m.domain = mp.domain();
+  m.model_version = mp.model_version();
+  m.doc_string = mp.doc_string();
+  for (const auto& o : mp.opset_import()) m.opset_imports.push_back({o.domain() == "ai.onnx" ? "" : o.domain(), o.version()});
+  if (m.opset_imports.empty()) m.opset_imports.push_back({"", 1});  // IR < 3 files have no import: opset 1
+  for (const auto& kv : mp.metadata_props()) m.metadata_props.emplace_back(kv.key(), kv.value());
+  for (const auto& f : mp.functions()) m.opaque_functions.push_back(f.SerializeAsString());
+
+  const onnx::GraphProto& gp = mp.graph();
+  Graph& g = m.graph;
+  g.name = gp.name();
+  g.doc_string = gp.doc_string();
+  for (const auto& init : gp.initializer()) {
+    auto t = tensor_from_proto(init, base_dir);
+    if (!t.ok()) return t.status();
+    if (g.initializers.count(init.name())) return invalid_argument("initializer '{}' is defined twice", init.name());
+    g.initializers[init.name()] = std::move(t).value();
+    g.initializer_order.push_back(init.name());
+  }
+  if (gp.sparse_initializer_size())
+    return unsupported("sparse initializers are not supported (first: '{}')",
+                       gp.sparse_initializer(0).values().name());
+  for (const auto& v : gp.input()) g.inputs.push_back(value_info_from_proto(v));
+  for (const auto& v : gp.output()) g.outputs.push_back(value_info_from_proto(v));
+  for (const auto& v : gp.value_info()) {
+    ValueInfo info = value_info_from_proto(v);
+    g.declared_value_infos.push_back(info.name);
+    g.values[info.name] = std::move(info);
+  }
+  for (const ValueInfo& v : g.inputs) g.values[v.name] = v;
+  for (const ValueInfo& v : g.outputs) g.values[v.name] = v;
+  for (const auto& [name, t] : g.initializers) {
+    ValueInfo& info = g.values[name];
+    info.name = name;
+    info.dtype = t.dtype();
+    info.shape = shape_from_dims(t.dims());
+  }
+  int index = 0;
+  for (const auto& np : gp.node()) {
+    Node n;
+    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+    ++index;
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    n.doc_string = np.doc_string();
+    for (const auto& ap : np.attribute()) {
+      auto a = attribute_from_proto(ap, base_dir);
+      if (!a.ok()) return a.status().with_context(n.describe());
+      n.attributes.push_back(std::move(a).value());
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  RETURN_IF_ERROR(topological_sort(g));
+  return m;
+}
+
+Result<Model> load_model(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  auto m = load_model_from_bytes(bytes, fs::path(path).parent_path().string());
+  if (!m.ok()) return m.status().with_context(path);
+  return m;
+}
+
+Status save_model(const Model& m, const std::string& path) {
+  onnx::ModelProto mp;
+  mp.set_ir_version(m.ir_version);
+  if (!m.producer_name.empty()) mp.set_producer_name(m.producer_name);
+  if (!m.producer_version.empty()) mp.set_producer_version(m.producer_version);
+  if (!m.domain.empty()) mp.set_domain(m.domain);
+  if (m.model_version) mp.set_model_version(m.model_version);
+  if (!m.doc_string.empty()) mp.set_doc_string(m.doc_string);
+  for (const auto& o : m.opset_imports) {
+    auto* op = mp.add_opset_import();
+    op->set_domain(o.domain);
+    op->set_version(o.version);
+  }
+  for (const auto& [k, v] : m.metadata_props) {
+    auto* kv = mp.add_metadata_props();
+    kv->set_key(k);
+    kv->set_value(v);
+  }
+  for (const auto& f : m.opaque_functions) mp.add_functions()->ParseFromString(f);
+  const Graph& g = m.graph;
+  auto* gp = mp.mutable_graph();
+  gp->set_name(g.name.empty() ? "graph" : g.name);
+  if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
+
+  // Past ~1.8 GB protobuf cannot serialize one message: large initializers go
+  // to a side file `<name>.data`, as ONNX's external-data convention says.
+  size_t total = 0;
+  for (const auto& [name, t] : g.initializers) total += t.nbytes();
+  const bool external = total > (size_t{1800} << 20);
+  std::string data_name = fs::path(path).filename().string() + ".data";
+  std::string data_bytes_path = (fs::path(path).parent_path() / data_name).string();
+  std::ofstream data_out;
+  int64_t data_offset = 0;
+  if (external) {
+    data_out.open(data_bytes_path + ".tmp", std::ios::binary);
+    if (!data_out) return io_error("cannot write {}", data_bytes_path);
+  }
+  std::vector<std::string> order = g.initializer_order;
+  for (const auto& [name, t] : g.initializers)
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  for (const std::string& name : order) {
+    auto it = g.initializers.find(name);
+    if (it == g.initializers.end()) continue;
+    const Tensor& t = it->second;
+    auto* tp = gp->add_initializer();
+    if (external && t.nbytes() >= 1024) {
+      tp->set_name(name);
+      tp->set_data_type(static_cast<int32_t>(t.dtype()));
+      for (int64_t d : t.dims()) tp->add_dims(d);
+      tp->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto add_kv = [&](const char* k, const std::string& v) {
+        auto* kv = tp->add_external_data();
+        kv->set_key(k);
+        kv->set_value(v);
+      };
+      add_kv("location", data_name);
+      add_kv("offset", std::to_string(data_offset));
+      add_kv("length", std::to_string(t.nbytes()));
+      data_out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+      data_offset += static_cast<int64_t>(t.nbytes());
+    } else {
+      tensor_to_proto(t, name, tp);
+    }
+  }
+  for (const ValueInfo& v : g.inputs) value_info_to_proto(v, gp->add_input());
+  for (const ValueInfo& v : g.outputs) value_info_to_proto(v, gp->add_output());
+  for (const std::string& name : g.declared_value_infos)
+    if (const ValueInfo* v = g.value(name)) value_info_to_proto(*v, gp->add_value_info());
+  for (const Node& n : g.nodes) {
+    auto* np = gp->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    if (!n.domain.empty()) np->set_domain(n.domain);
+    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& o : n.outputs) np->add_output(o);
+    if (!n.doc_string.empty()) np->set_doc_string(n.doc_string);
+    for (const Attribute& a : n.attributes) attribute_to_proto(a, np->add_attribute());
+  }
+  if (external) {
+    data_out.close();
+    if (!data_out) return io_error("failed writing {}", data_bytes_path);
+    std::error_code ec;
+    fs::rename(data_bytes_path + ".tmp", data_bytes_path, ec);
+    if (ec) return io_error("cannot rename into {}: {}", data_bytes_path, ec.message());
+  }
+  std::string bytes;
+  if (!mp.SerializeToString(&bytes)) return io_error("cannot serialize the model for {}", path);
+  return write_file_atomic(path, bytes);
+}
+
+}  // namespace ort_train

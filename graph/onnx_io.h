@@ -1,0 +1,41 @@
+// Reading and writing ONNX files. The protobuf is parsed directly (no onnx
+// checker), so IR versions and opsets newer than the installed onnx library
+// load; unknown fields survive a round trip through the retained proto.
+#pragma once
+#include <string>
+
+#include "graph/graph.h"
+#include "graph/status.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace ort_train {
+
+// Loads a model: parses, reads external-data initializers relative to the
+// model's folder, converts Constant nodes' values, and sorts nodes topologically.
+// Shape inference is a separate step (graph/shape_inference.h).
+Result<Model> load_model(const std::string& path);
+Result<Model> load_model_from_bytes(const std::string& bytes, const std::string& base_dir);
+
+// Writes the model atomically (temporary file, then rename).
+Status save_model(const Model& model, const std::string& path);
+
+// TensorProto <-> Tensor. `base_dir` resolves external data.
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir);
+void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto);
+
+// A single TensorProto file (ONNX test-data style input_N.pb / <name>.pb).
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+Result<NamedTensor> read_tensor_file(const std::string& path);
+Status write_tensor_file(const Tensor& t, const std::string& name, const std::string& path);
+
+// Writes bytes to path atomically: a temporary sibling, flushed, then renamed.
+Status write_file_atomic(const std::string& path, const std::string& bytes);
+Result<std::string> read_file(const std::string& path);
+
+}  // namespace ort_train

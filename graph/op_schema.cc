@@ -1,0 +1,99 @@
+#include "graph/op_schema.h"
+
+#include <algorithm>
+
+namespace ort_train {
+
+const OptShape& InferContext::input_shape(size_t i) const {
+  static const OptShape kUnknown;
+  return has_input(i) ? *inputs_[i].shape : kUnknown;
+}
+
+int64_t InferContext::input_rank(size_t i) const {
+  const OptShape& s = input_shape(i);
+  return s ? static_cast<int64_t>(s->size()) : -1;
+}
+
+void InferContext::set_output_value(size_t i, Tensor v) {
+  if (i >= outputs_.size()) return;
+  outputs_[i].dtype = v.dtype();
+  outputs_[i].shape = shape_from_dims(v.dims());
+  outputs_[i].value = std::move(v);
+}
+
+std::optional<std::vector<int64_t>> InferContext::ints_from_input_or_attr(size_t input,
+                                                                          const std::string& attr) const {
+  if (has_input(input)) {
+    const Tensor* v = input_value(input);
+    if (!v) return std::nullopt;
+    return v->to_int64_vector();
+  }
+  if (const Attribute* a = node_.attr(attr)) return a->ints;
+  return std::vector<int64_t>{};
+}
+
+OpRegistry& OpRegistry::instance() {
+  static OpRegistry r;
+  return r;
+}
+
+void OpRegistry::add(OpSchema schema) {
+  if (schema.domain == "ai.onnx") schema.domain.clear();
+  schemas_.push_back(std::make_unique<OpSchema>(std::move(schema)));
+}
+
+const OpSchema* OpRegistry::find(const std::string& domain, const std::string& op_type, int64_t opset) const {
+  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
+  for (const auto& s : schemas_)
+    if (s->domain == d && s->op_type == op_type && opset >= s->min_opset && opset <= s->max_opset)
+      return s.get();
+  return nullptr;
+}
+
+bool OpRegistry::knows(const std::string& domain, const std::string& op_type) const {
+  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
+  return std::any_of(schemas_.begin(), schemas_.end(),
+                     [&](const auto& s) { return s->domain == d && s->op_type == op_type; });
+}
+
+std::vector<const OpSchema*> OpRegistry::all() const {
+  std::vector<const OpSchema*> out;
+  for (const auto& s : schemas_) out.push_back(s.get());
+  return out;
+}
+
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const Node& node) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    return shape_error("{}: axis {} is out of range for rank {}", node.describe(), axis, rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Result<Shape> broadcast_shapes(const std::vector<const Shape*>& shapes, const Node& node) {
+  size_t rank = 0;
+  for (const Shape* s : shapes) rank = std::max(rank, s->size());
+  Shape out(rank, Dim(1));
+  for (size_t k = 0; k < rank; ++k) {
+    Dim d(1);
+    bool unknown = false;
+    for (const Shape* s : shapes) {
+      if (k + s->size() < rank) continue;
+      const Dim& x = (*s)[k + s->size() - rank];
+      if (x.known() && x.value == 1) continue;
+      if (d.known() && d.value == 1) {
+        d = x;
+      } else if (x.known() && d.known()) {
+        if (x.value != d.value)
+          return shape_error("{}: shapes cannot broadcast: dimension {} vs {}", node.describe(), d.value,
+                             x.value);
+      } else if (!(x == d)) {
+        // Two different symbols, or a symbol vs a number: the result is whichever is not 1 at run time.
+        if (x.known()) d = x;
+        else if (!d.known()) unknown = true;
+      }
+    }
+    out[k] = unknown ? Dim() : d;
+  }
+  return out;
+}
+
+}  // namespace ort_train

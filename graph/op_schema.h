@@ -1,0 +1,113 @@
+// Per-op static knowledge: which opsets of which op the runtime understands and
+// the op's shape/dtype rule. Each op registers itself in its own file under
+// graph/ops/ with ORT_REGISTER_OP; there is no central table.
+//
+// A shape rule runs twice: at load time over symbolic shapes (values of
+// constants and initializers known, others not), and at run time inside the
+// executor over concrete shapes with every input value known. The kernel never
+// recomputes output shapes, so the two cannot disagree.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/status.h"
+
+namespace ort_train {
+
+class InferContext {
+ public:
+  struct Input {
+    DType dtype = DType::kUndefined;
+    const OptShape* shape = nullptr;  // never null for a present input
+    const Tensor* value = nullptr;    // known value (constant, initializer, or run-time tensor)
+  };
+  struct Output {
+    DType dtype = DType::kUndefined;
+    OptShape shape;
+    std::optional<Tensor> value;  // set when the rule can compute the value itself (Shape, Constant)
+  };
+
+  InferContext(const Node& node, int64_t opset, std::vector<Input> inputs)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), outputs_(node.outputs.size()) {}
+
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i].shape != nullptr; }
+  DType input_dtype(size_t i) const { return has_input(i) ? inputs_[i].dtype : DType::kUndefined; }
+  const OptShape& input_shape(size_t i) const;
+  // Rank of input i, or -1 when unknown.
+  int64_t input_rank(size_t i) const;
+  const Tensor* input_value(size_t i) const { return has_input(i) ? inputs_[i].value : nullptr; }
+  size_t num_outputs() const { return outputs_.size(); }
+  bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
+
+  void set_output(size_t i, DType dtype, OptShape shape) {
+    if (i < outputs_.size()) {
+      outputs_[i].dtype = dtype;
+      outputs_[i].shape = std::move(shape);
+    }
+  }
+  void set_output_value(size_t i, Tensor v);
+  const Output& output(size_t i) const { return outputs_[i]; }
+
+  // Helpers most rules need.
+  int64_t attr_int(const std::string& n, int64_t def) const { return node_.attr_int(n, def); }
+  float attr_float(const std::string& n, float def) const { return node_.attr_float(n, def); }
+  std::vector<int64_t> attr_ints(const std::string& n) const { return node_.attr_ints(n); }
+  bool has_attr(const std::string& n) const { return node_.attr(n) != nullptr; }
+  // Same dtype and shape as input `in` for output `out` (elementwise unary ops).
+  void propagate(size_t in, size_t out) { set_output(out, input_dtype(in), input_shape(in)); }
+  // Values of an integer input or ints attribute (e.g. "axes" moved to an input in later opsets).
+  // Returns nullopt when the value is not known statically.
+  std::optional<std::vector<int64_t>> ints_from_input_or_attr(size_t input, const std::string& attr) const;
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+  std::vector<Input> inputs_;
+  std::vector<Output> outputs_;
+};
+
+using ShapeRule = std::function<Status(InferContext&)>;
+
+struct OpSchema {
+  std::string domain;  // "" = ai.onnx
+  std::string op_type;
+  int64_t min_opset = 1;    // first opset of the domain this rule covers
+  int64_t max_opset = 1000; // last
+  ShapeRule infer;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  void add(OpSchema schema);
+  // Schema for (domain, op) valid at the given opset, or nullptr.
+  const OpSchema* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
+  // Whether the op exists at any opset (to word "unsupported opset" vs "unknown op").
+  bool knows(const std::string& domain, const std::string& op_type) const;
+  std::vector<const OpSchema*> all() const;
+
+ private:
+  std::vector<std::unique_ptr<OpSchema>> schemas_;
+};
+
+struct OpRegistrar {
+  explicit OpRegistrar(OpSchema s) { OpRegistry::instance().add(std::move(s)); }
+};
+
+// --- Shared shape helpers -------------------------------------------------
+// Normalizes a possibly negative axis against a rank; error if out of range.
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const Node& node);
+// Numpy/ONNX multidirectional broadcast of shapes (symbolic dims allowed).
+Result<Shape> broadcast_shapes(const std::vector<const Shape*>& shapes, const Node& node);
+
+}  // namespace ort_train
+
+#define ORT_REGISTER_OP(domain, op, min_opset, max_opset, rule)                                  \
+  static ::ort_train::OpRegistrar ORT_CONCAT(_op_registrar_, __LINE__)(::ort_train::OpSchema{ \
+      domain, op, min_opset, max_opset, rule})

@@ -1,0 +1,63 @@
+// Shape rules: binary and variadic elementwise ops with broadcasting.
+//   Add Sub Mul Div Pow  -> dtype of A, broadcast shape
+//   Equal Less Greater And Or -> bool, broadcast shape
+//   Max Min Sum Mean (variadic) -> dtype of input 0, broadcast shape of all inputs
+//   Where(cond, X, Y)    -> dtype of X, broadcast shape of all three
+#include "graph/op_schema.h"
+
+namespace ort_train {
+namespace {
+
+Status infer_broadcast(InferContext& ctx, size_t first_value_input, DType out_dtype) {
+  std::vector<const Shape*> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    const OptShape& s = ctx.input_shape(i);
+    if (!s) {
+      ctx.set_output(0, out_dtype, std::nullopt);
+      return Status::Ok();
+    }
+    shapes.push_back(&*s);
+  }
+  (void)first_value_input;
+  if (shapes.empty()) return invalid_argument("{}: needs at least one input", ctx.node().describe());
+  ASSIGN_OR_RETURN(Shape out, broadcast_shapes(shapes, ctx.node()));
+  ctx.set_output(0, out_dtype, std::move(out));
+  return Status::Ok();
+}
+
+Status same_dtype_rule(InferContext& ctx) {
+  for (size_t i = 1; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i) && ctx.input_dtype(i) != ctx.input_dtype(0) &&
+        ctx.input_dtype(i) != DType::kUndefined && ctx.input_dtype(0) != DType::kUndefined)
+      return invalid_argument("{}: input {} has dtype {} but input 0 has {}", ctx.node().describe(), i,
+                              dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
+  return infer_broadcast(ctx, 0, ctx.input_dtype(0));
+}
+
+Status pow_rule(InferContext& ctx) { return infer_broadcast(ctx, 0, ctx.input_dtype(0)); }
+Status bool_rule(InferContext& ctx) { return infer_broadcast(ctx, 0, DType::kBool); }
+Status where_rule(InferContext& ctx) { return infer_broadcast(ctx, 1, ctx.input_dtype(1)); }
+
+}  // namespace
+
+ORT_REGISTER_OP("", "Add", 7, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Sub", 7, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Mul", 7, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Div", 7, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Pow", 7, 1000, pow_rule);
+ORT_REGISTER_OP("", "Equal", 7, 1000, bool_rule);
+ORT_REGISTER_OP("", "Less", 7, 1000, bool_rule);
+ORT_REGISTER_OP("", "Greater", 7, 1000, bool_rule);
+ORT_REGISTER_OP("", "LessOrEqual", 12, 1000, bool_rule);
+ORT_REGISTER_OP("", "GreaterOrEqual", 12, 1000, bool_rule);
+ORT_REGISTER_OP("", "And", 7, 1000, bool_rule);
+ORT_REGISTER_OP("", "Or", 7, 1000, bool_rule);
+ORT_REGISTER_OP("", "Xor", 7, 1000, bool_rule);
+ORT_REGISTER_OP("", "Max", 8, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Min", 8, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Sum", 8, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Mean", 8, 1000, same_dtype_rule);
+ORT_REGISTER_OP("", "Where", 9, 1000, where_rule);
+
+}  // namespace ort_train

@@ -1,0 +1,85 @@
+#include "graph/shape_inference.h"
+
+#include <fmt/format.h>
+
+#include "graph/op_schema.h"
+
+namespace ort_train {
+
+Status check_ops_known(const Model& model) {
+  std::vector<std::string> missing;
+  for (const Node& n : model.graph.nodes) {
+    int64_t opset = model.opset(n.domain);
+    if (!OpRegistry::instance().find(n.domain, n.op_type, opset)) {
+      std::string d = n.domain.empty() ? "ai.onnx" : n.domain;
+      missing.push_back(fmt::format("  {} ({} opset {}{})", n.name, n.op_type, opset,
+                                    n.domain.empty() ? "" : ", domain " + d));
+    }
+  }
+  if (missing.empty()) return Status::Ok();
+  std::string msg = fmt::format("{} node(s) use ops this runtime does not support:", missing.size());
+  for (const auto& m : missing) msg += "\n" + m;
+  return unsupported("{}", msg);
+}
+
+Status infer_shapes(Model& model, const ShapeInferenceOptions& options) {
+  Graph& g = model.graph;
+  RETURN_IF_ERROR(check_ops_known(model));
+  std::map<std::string, Tensor> constants(g.initializers.begin(), g.initializers.end());
+  for (const ValueInfo& declared : g.inputs) {
+    if (g.is_initializer(declared.name)) continue;
+    ValueInfo in = declared;
+    if (in.shape)
+      for (Dim& d : *in.shape)
+        if (!d.known() && options.dim_values.count(d.symbol)) d = Dim(options.dim_values.at(d.symbol));
+    g.values[in.name] = std::move(in);
+  }
+  static const OptShape kUnknown;
+  for (const Node& n : g.nodes) {
+    int64_t opset = model.opset(n.domain);
+    const OpSchema* schema = OpRegistry::instance().find(n.domain, n.op_type, opset);
+    std::vector<InferContext::Input> inputs;
+    for (const std::string& name : n.inputs) {
+      InferContext::Input in;
+      if (!name.empty()) {
+        const ValueInfo* v = g.value(name);
+        in.dtype = v ? v->dtype : DType::kUndefined;
+        in.shape = v ? &v->shape : &kUnknown;
+        auto c = constants.find(name);
+        if (c != constants.end()) in.value = &c->second;
+      }
+      inputs.push_back(in);
+    }
+    InferContext ctx(n, opset, std::move(inputs));
+    Status st = schema->infer(ctx);
+    if (!st.ok()) return st.message().find(n.name) == std::string::npos ? st.with_context(n.describe()) : st;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i].empty()) continue;
+      const auto& out = ctx.output(i);
+      ValueInfo& info = g.values[n.outputs[i]];
+      info.name = n.outputs[i];
+      if (out.dtype != DType::kUndefined) info.dtype = out.dtype;
+      // An inferred shape wins; a declared one fills in what inference could not tell.
+      if (out.shape) {
+        if (info.shape && info.shape->size() == out.shape->size()) {
+          Shape merged = *out.shape;
+          for (size_t k = 0; k < merged.size(); ++k)
+            if (!merged[k].known() && merged[k].symbol.empty()) merged[k] = (*info.shape)[k];
+          info.shape = std::move(merged);
+        } else {
+          info.shape = out.shape;
+        }
+      }
+      if (out.value) constants[n.outputs[i]] = *out.value;
+    }
+  }
+  // Graph outputs carry the inferred types.
+  for (ValueInfo& o : g.outputs)
+    if (const ValueInfo* v = g.value(o.name)) {
+      if (o.dtype == DType::kUndefined) o.dtype = v->dtype;
+      if (!o.shape) o.shape = v->shape;
+    }
+  return Status::Ok();
+}
+
+}  // namespace ort_train

@@ -1,0 +1,59 @@
+#include "graph/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "graph/dispatch.h"
+
+namespace ort_train {
+
+std::shared_ptr<Storage> Storage::host(size_t bytes) {
+  // 64-byte alignment keeps vectorized kernels and BLAS on their fast paths.
+  size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  std::memset(p, 0, rounded == 0 ? 64 : rounded);
+  return std::make_shared<Storage>(p, bytes, DeviceKind::kCpu, [](void* q) { std::free(q); });
+}
+
+int64_t num_elements(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string dims_to_string(const Dims& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+Tensor Tensor::host(DType dtype, Dims dims) {
+  size_t bytes = static_cast<size_t>(num_elements(dims)) * dtype_size(dtype);
+  return Tensor(dtype, std::move(dims), Storage::host(bytes));
+}
+
+Tensor Tensor::clone() const {
+  Tensor t = host(dtype_, dims_);
+  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel()));
+  dispatch_all(dtype_, [&]<typename T>() {
+    const T* p = data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>(p[i]);
+  });
+  return out;
+}
+
+std::vector<double> Tensor::to_double_vector() const {
+  std::vector<double> out(static_cast<size_t>(numel()));
+  dispatch_all(dtype_, [&]<typename T>() {
+    const T* p = data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(p[i]);
+  });
+  return out;
+}
+
+}  // namespace ort_train

@@ -1,0 +1,23 @@
+#include "runtime/cpu/parallel.h"
+
+#include <omp.h>
+
+namespace ort_train {
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace {
+int g_threads = 0;
+}
+
+void set_cpu_threads(int n) {
+  g_threads = n > 0 ? n : omp_get_num_procs();
+  openblas_set_num_threads(g_threads);
+}
+
+int cpu_threads() {
+  if (g_threads == 0) g_threads = omp_get_max_threads();
+  return g_threads;
+}
+
+}  // namespace ort_train

@@ -1,0 +1,57 @@
+#include "runtime/kernel.h"
+
+namespace ort_train {
+
+Tensor& KernelContext::output(size_t i) {
+  Tensor& t = outputs_[i];
+  if (!t.defined()) {
+    const auto& o = shapes_.output(i);
+    t = allocate(o.dtype, dims_from_shape(*o.shape));
+  }
+  return t;
+}
+
+void KernelContext::alias_output(size_t i, const Tensor& source) {
+  const auto& o = shapes_.output(i);
+  outputs_[i] = Tensor(o.dtype, dims_from_shape(*o.shape), source.storage());
+}
+
+Tensor KernelContext::allocate(DType dtype, Dims dims) {
+  size_t bytes = static_cast<size_t>(num_elements(dims)) * dtype_size(dtype);
+  return Tensor(dtype, std::move(dims), allocator_.allocate(bytes));
+}
+
+uint64_t KernelContext::random_seed() const {
+  // splitmix64 over (seed, step, node) so every node and step gets its own stream.
+  uint64_t z = options_.seed ^ (options_.step * 0x9E3779B97F4A7C15ull) ^ (node_index_ * 0xBF58476D1CE4E5B9ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+KernelRegistry& KernelRegistry::instance() {
+  static KernelRegistry r;
+  return r;
+}
+
+void KernelRegistry::add(KernelDef def) {
+  if (def.domain == "ai.onnx") def.domain.clear();
+  defs_.push_back(std::make_unique<KernelDef>(std::move(def)));
+}
+
+const KernelDef* KernelRegistry::find(const std::string& domain, const std::string& op_type, int64_t opset,
+                                      DeviceKind device) const {
+  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
+  for (const auto& k : defs_)
+    if (k->domain == d && k->op_type == op_type && k->device == device && opset >= k->min_opset &&
+        opset <= k->max_opset)
+      return k.get();
+  return nullptr;
+}
+
+Status unsupported_dtype(const KernelContext& ctx, DType t) {
+  return unsupported("{}: input dtype {} is not supported by the CPU kernel", ctx.node().describe(),
+                     dtype_name(t));
+}
+
+}  // namespace ort_train

@@ -1,0 +1,98 @@
+// The kernel interface: a kernel gets its node, its input tensors and lazily
+// allocated outputs whose dtype/shape the op's shape rule already decided.
+// Kernels register in their own file with ORT_REGISTER_KERNEL, keyed by
+// (domain, op, opset range, device); no central list.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/op_schema.h"
+#include "runtime/allocator.h"
+
+namespace ort_train {
+
+// Per-run settings every kernel may read.
+struct RunOptions {
+  bool training = false;  // Dropout/BatchNormalization behave as in training when the graph says so
+  uint64_t seed = 0;      // base seed for random kernels
+  uint64_t step = 0;      // advances random streams between runs
+};
+
+class KernelContext {
+ public:
+  KernelContext(const Node& node, int64_t opset, std::vector<const Tensor*> inputs, InferContext& shapes,
+                Allocator& allocator, const RunOptions& options, uint64_t node_index)
+      : node_(node), opset_(opset), inputs_(std::move(inputs)), shapes_(shapes), allocator_(allocator),
+        options_(options), node_index_(node_index), outputs_(node.outputs.size()) {}
+
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
+  const Tensor& input(size_t i) const { return *inputs_[i]; }
+  size_t num_outputs() const { return outputs_.size(); }
+  bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
+  // The output allocated with the shape the rule inferred (allocated on first call).
+  Tensor& output(size_t i);
+  // Makes output i share input storage (Reshape, Identity, ...) with the inferred dims.
+  void alias_output(size_t i, const Tensor& source);
+  // Sets output i to a given tensor (the rule computed its value already, or a kernel-built result).
+  void set_output(size_t i, Tensor t) { outputs_[i] = std::move(t); }
+  Tensor allocate(DType dtype, Dims dims);
+  const RunOptions& options() const { return options_; }
+  // A seed unique to this node and run, for reproducible random kernels.
+  uint64_t random_seed() const;
+  std::vector<Tensor>& outputs() { return outputs_; }
+  const InferContext& shapes() const { return shapes_; }
+
+ private:
+  const Node& node_;
+  int64_t opset_;
+  std::vector<const Tensor*> inputs_;
+  InferContext& shapes_;
+  Allocator& allocator_;
+  const RunOptions& options_;
+  uint64_t node_index_;
+  std::vector<Tensor> outputs_;
+};
+
+using KernelFn = std::function<Status(KernelContext&)>;
+
+struct KernelDef {
+  std::string domain;
+  std::string op_type;
+  int64_t min_opset = 1;
+  int64_t max_opset = 1000;
+  DeviceKind device = DeviceKind::kCpu;
+  KernelFn fn;
+};
+
+class KernelRegistry {
+ public:
+  static KernelRegistry& instance();
+  void add(KernelDef def);
+  const KernelDef* find(const std::string& domain, const std::string& op_type, int64_t opset,
+                        DeviceKind device) const;
+
+ private:
+  std::vector<std::unique_ptr<KernelDef>> defs_;
+};
+
+struct KernelRegistrar {
+  explicit KernelRegistrar(KernelDef d) { KernelRegistry::instance().add(std::move(d)); }
+};
+
+// The error a kernel returns for an input dtype it does not handle.
+Status unsupported_dtype(const KernelContext& ctx, DType t);
+
+}  // namespace ort_train
+
+#define ORT_REGISTER_KERNEL(domain, op, min_opset, max_opset, device, fn)                                \
+  static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
+      domain, op, min_opset, max_opset, device, fn})
+#define ORT_REGISTER_CPU_KERNEL(op, min_opset, max_opset, fn) \
+  ORT_REGISTER_KERNEL("", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn)

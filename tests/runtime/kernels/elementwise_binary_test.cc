@@ -1,0 +1,57 @@
+#include "test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+TEST_CASE("Add broadcasts a row over a matrix", "[kernels][Add]") {
+  auto out = run_node({"Add", {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({3}, {10, 20, 30})}});
+  require_close(out[0], make<float>({2, 3}, {11, 22, 33, 14, 25, 36}));
+}
+
+TEST_CASE("Sub broadcasts a column and a scalar tensor", "[kernels][Sub]") {
+  auto out = run_node({"Sub", {make<float>({2, 1}, {1, 2}), make<float>({1, 3}, {1, 2, 3})}});
+  require_close(out[0], make<float>({2, 3}, {0, -1, -2, 1, 0, -1}));
+  auto s = run_node({"Mul", {make<float>({}, {2}), make<float>({2}, {3, 4})}});
+  require_close(s[0], make<float>({2}, {6, 8}));
+}
+
+TEST_CASE("Div on int64 truncates, Pow mixes dtypes", "[kernels][Div][Pow]") {
+  auto d = run_node({"Div", {make<int64_t>({3}, {7, -7, 9}), make<int64_t>({3}, {2, 2, 3})}});
+  REQUIRE(d[0].to_int64_vector() == std::vector<int64_t>{3, -3, 3});
+  auto p = run_node({"Pow", {make<float>({3}, {2, 3, 4}), make<int64_t>({1}, {2})}});
+  require_close(p[0], make<float>({3}, {4, 9, 16}));
+}
+
+TEST_CASE("Empty tensors broadcast to empty outputs", "[kernels][Add]") {
+  auto out = run_node({"Add", {Tensor::host(DType::kFloat, {0, 3}), make<float>({3}, {1, 2, 3})}});
+  REQUIRE(out[0].dims() == Dims{0, 3});
+}
+
+TEST_CASE("Comparisons and logic give bool", "[kernels][Less][And]") {
+  auto l = run_node({"Less", {make<float>({3}, {1, 5, 3}), make<float>({1}, {3})}});
+  REQUIRE(l[0].dtype() == DType::kBool);
+  REQUIRE(l[0].to_int64_vector() == std::vector<int64_t>{1, 0, 0});
+  auto a = run_node({"And", {make<bool>({2}, {true, true}), make<bool>({2}, {true, false})}});
+  REQUIRE(a[0].to_int64_vector() == std::vector<int64_t>{1, 0});
+}
+
+TEST_CASE("Variadic Max/Sum/Mean broadcast across all inputs", "[kernels][Max][Sum][Mean]") {
+  auto x = make<float>({2, 2}, {1, 5, 3, 0});
+  auto y = make<float>({2}, {2, 2});
+  auto z = make<float>({1}, {4});
+  require_close(run_node({"Max", {x, y, z}})[0], make<float>({2, 2}, {4, 5, 4, 4}));
+  require_close(run_node({"Sum", {x, y, z}})[0], make<float>({2, 2}, {7, 11, 9, 6}));
+  require_close(run_node({"Mean", {x, y}})[0], make<float>({2, 2}, {1.5, 3.5, 2.5, 1}));
+}
+
+TEST_CASE("Where selects with a broadcast condition", "[kernels][Where]") {
+  auto out = run_node({"Where", {make<bool>({2, 1}, {true, false}), make<float>({2, 2}, {1, 2, 3, 4}),
+                                 make<float>({}, {-1})}});
+  require_close(out[0], make<float>({2, 2}, {1, 2, -1, -1}));
+}
+
+TEST_CASE("Mismatched broadcast dims are a shape error naming the node", "[kernels][Add]") {
+  Status st = run_node_error({"Add", {make<float>({2, 3}, {1, 2, 3, 4, 5, 6}), make<float>({2}, {1, 2})}});
+  REQUIRE(st.code() == ErrorCode::kShape);
+  REQUIRE_THAT(st.message(), Catch::Contains("Add_node"));
+}

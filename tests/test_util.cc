@@ -1,0 +1,101 @@
+#include "test_util.h"
+
+#include <cmath>
+#include <random>
+
+namespace ort_train::testing {
+
+Model single_node_model(const NodeSpec& spec) {
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", spec.opset});
+  if (!spec.domain.empty()) m.opset_imports.push_back({spec.domain, 1});
+  Graph& g = m.graph;
+  g.name = "test_" + spec.op;
+  Node n;
+  n.name = spec.op + "_node";
+  n.op_type = spec.op;
+  n.domain = spec.domain;
+  n.attributes = spec.attributes;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const Tensor& t = spec.inputs[i];
+    if (!t.defined()) {
+      n.inputs.push_back("");
+      continue;
+    }
+    std::string name = "in" + std::to_string(i);
+    n.inputs.push_back(name);
+    bool constant = std::find(spec.constant_inputs.begin(), spec.constant_inputs.end(), i) != spec.constant_inputs.end();
+    if (constant) {
+      g.initializers[name] = t;
+      g.initializer_order.push_back(name);
+      g.values[name] = ValueInfo{name, t.dtype(), shape_from_dims(t.dims()), ""};
+    } else {
+      g.inputs.push_back(ValueInfo{name, t.dtype(), shape_from_dims(t.dims()), ""});
+    }
+  }
+  for (size_t i = 0; i < spec.num_outputs; ++i) {
+    std::string name = "out" + std::to_string(i);
+    n.outputs.push_back(name);
+    g.outputs.push_back(ValueInfo{name, DType::kUndefined, std::nullopt, ""});
+  }
+  g.nodes.push_back(std::move(n));
+  return m;
+}
+
+namespace {
+Result<std::vector<Tensor>> try_run(const NodeSpec& spec) {
+  Model m = single_node_model(spec);
+  RETURN_IF_ERROR(infer_shapes(m));
+  ASSIGN_OR_RETURN(auto ex, Executor::create(m));
+  std::map<std::string, Tensor> feeds;
+  for (const ValueInfo& v : m.graph.inputs) {
+    size_t i = std::stoul(v.name.substr(2));
+    feeds[v.name] = spec.inputs[i];
+  }
+  ASSIGN_OR_RETURN(auto outs, ex->run(feeds));
+  std::vector<Tensor> result;
+  for (size_t i = 0; i < spec.num_outputs; ++i) result.push_back(outs["out" + std::to_string(i)]);
+  return result;
+}
+}  // namespace
+
+std::vector<Tensor> run_node(const NodeSpec& spec) {
+  auto r = try_run(spec);
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
+
+Status run_node_error(const NodeSpec& spec) {
+  auto r = try_run(spec);
+  REQUIRE_FALSE(r.ok());
+  return r.status();
+}
+
+void require_close(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+  REQUIRE(dtype_name(actual.dtype()) == dtype_name(expected.dtype()));
+  REQUIRE(dims_to_string(actual.dims()) == dims_to_string(expected.dims()));
+  auto a = actual.to_double_vector();
+  auto e = expected.to_double_vector();
+  for (size_t i = 0; i < a.size(); ++i) {
+    bool both_nan = std::isnan(a[i]) && std::isnan(e[i]);
+    if (!both_nan && !(std::abs(a[i] - e[i]) <= atol + rtol * std::abs(e[i]))) {
+      INFO("element " << i << ": got " << a[i] << ", expected " << e[i]);
+      REQUIRE(false);
+    }
+  }
+}
+
+Tensor random_tensor(Dims dims, uint64_t seed, float lo, float hi) {
+  Tensor t = Tensor::host(DType::kFloat, std::move(dims));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (float& v : t.span<float>()) v = dist(rng);
+  return t;
+}
+
+std::string source_dir() { return ORT_TRAIN_SOURCE_DIR; }
+std::string ort_train_binary() { return ORT_TRAIN_BINARY; }
+
+}  // namespace ort_train::testing

@@ -1,0 +1,48 @@
+// Helpers shared by the tests: build a one-node model, run it, compare tensors.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "graph/graph.h"
+#include "graph/onnx_io.h"
+#include "graph/shape_inference.h"
+#include "runtime/executor.h"
+
+namespace ort_train::testing {
+
+// A model with one node `op` reading inputs named in0..inN-1 and writing out0..outM-1.
+// Tensors in `initializers` (by index) become initializers instead of graph inputs,
+// so shape rules can see their values (Reshape's shape, Slice's starts...).
+struct NodeSpec {
+  std::string op;
+  std::vector<Tensor> inputs;          // an undefined Tensor marks an omitted optional input
+  std::vector<Attribute> attributes;
+  size_t num_outputs = 1;
+  int64_t opset = 17;
+  std::vector<size_t> constant_inputs;  // indices fed as initializers
+  std::string domain;
+};
+Model single_node_model(const NodeSpec& spec);
+
+// Runs the node; REQUIREs success and returns the outputs in order.
+std::vector<Tensor> run_node(const NodeSpec& spec);
+// Runs the node and returns the error (REQUIREs failure).
+Status run_node_error(const NodeSpec& spec);
+
+// Element-wise comparison with tolerance; reports the first mismatch.
+void require_close(const Tensor& actual, const Tensor& expected, double rtol = 1e-5, double atol = 1e-6);
+
+template <typename T>
+Tensor make(Dims dims, std::vector<T> values) {
+  return Tensor::from_vector<T>(std::move(dims), values);
+}
+// Deterministic pseudo-random float tensor in [lo, hi).
+Tensor random_tensor(Dims dims, uint64_t seed, float lo = -1.f, float hi = 1.f);
+
+std::string source_dir();
+std::string ort_train_binary();
+
+}  // namespace ort_train::testing

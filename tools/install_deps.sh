@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ort_train builds and tests with, only when missing.
+# Usage: tools/install_deps.sh [--python]   (--python adds the reference-data tools' packages)
+set -euo pipefail
+pkgs=(build-essential cmake ccache pkg-config
+      libonnx-dev libprotobuf-dev protobuf-compiler
+      libcli11-dev libspdlog-dev libfmt-dev catch2
+      libyaml-cpp-dev nlohmann-json3-dev
+      libopenblas-dev libopenmpi-dev openmpi-bin)
+if [[ "${1:-}" == "--python" ]]; then
+  pkgs+=(python3-torch python3-onnx python3-numpy)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
