@@ -5,6 +5,7 @@
 // abs/rel error and fails if any value is outside tolerance.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -27,6 +28,8 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--rtol", args.rtol, "relative tolerance against expected outputs")->capture_default_str();
   run->add_option("--atol", args.atol, "absolute tolerance against expected outputs")->capture_default_str();
   run->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
+  run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
+      ->check(CLI::PositiveNumber);
 }
 
 namespace {
@@ -79,11 +82,18 @@ Status run_command(const RunArgs& args) {
   RETURN_IF_ERROR(infer_shapes(model));
   ASSIGN_OR_RETURN(auto executor, Executor::create(model));
   ASSIGN_OR_RETURN(auto feeds, read_feeds(model.graph, args.inputs));
-  auto start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(auto outputs, executor->run(feeds));
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  spdlog::info("ran {} nodes in {:.3f} ms, peak intermediate memory {:.2f} MiB", model.graph.nodes.size(), ms,
+  std::map<std::string, Tensor> outputs;
+  std::vector<double> times;
+  for (int r = 0; r < args.repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(outputs, executor->run(feeds));
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  double median = times[times.size() / 2];
+  spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB", model.graph.nodes.size(),
                executor->allocator().peak_bytes() / 1048576.0);
+  if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", median, args.repeat);
 
   if (!args.outputs.empty()) {
     std::error_code ec;

@@ -26,6 +26,7 @@ Status infer_shapes(Model& model, const ShapeInferenceOptions& options) {
   Graph& g = model.graph;
   RETURN_IF_ERROR(check_ops_known(model));
   std::map<std::string, Tensor> constants(g.initializers.begin(), g.initializers.end());
+  for (const auto& [name, t] : g.initializers) g.values[name] = ValueInfo{name, t.dtype(), shape_from_dims(t.dims()), ""};
   for (const ValueInfo& declared : g.inputs) {
     if (g.is_initializer(declared.name)) continue;
     ValueInfo in = declared;

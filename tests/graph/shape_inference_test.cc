@@ -1,0 +1,50 @@
+// Whole-graph shape inference: symbolic dims, bound dims, merging declared info.
+#include "test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+TEST_CASE("broadcast of symbolic and known dims", "[graph][shape_inference]") {
+  Node n{"n", "Add", "", {}, {}, {}, ""};
+  Shape a{Dim("batch"), Dim(1), Dim(4)};
+  Shape b{Dim(3), Dim(1)};
+  auto r = broadcast_shapes({&a, &b}, n);
+  REQUIRE(r.ok());
+  REQUIRE(shape_to_string(*r) == "[batch,3,4]");
+  Shape c{Dim("seq")};
+  Shape d{Dim("other")};
+  auto u = broadcast_shapes({&c, &d}, n);
+  REQUIRE(u.ok());
+  REQUIRE(shape_to_string(*u) == "[?]");  // two different symbols: unknown until run time
+  Shape e{Dim(2)}, f{Dim(3)};
+  REQUIRE_FALSE(broadcast_shapes({&e, &f}, n).ok());
+}
+
+TEST_CASE("dim_values bind symbols before inference", "[graph][shape_inference]") {
+  Model m;
+  m.opset_imports = {{"", 17}};
+  m.graph.inputs.push_back({"x", DType::kFloat, Shape{Dim("batch"), Dim(4)}, ""});
+  m.graph.initializers["w"] = make<float>({4}, {1, 2, 3, 4});
+  m.graph.nodes.push_back({"mul", "Mul", "", {"x", "w"}, {"y"}, {}, ""});
+  m.graph.outputs.push_back({"y", DType::kUndefined, std::nullopt, ""});
+  ShapeInferenceOptions opts;
+  opts.dim_values["batch"] = 8;
+  REQUIRE(infer_shapes(m, opts).ok());
+  REQUIRE(shape_to_string(m.graph.value("y")->shape) == "[8,4]");
+  REQUIRE(m.graph.outputs[0].dtype == DType::kFloat);
+  // The declared input keeps its symbol: binding is a property of the run, not of the model.
+  REQUIRE(m.graph.inputs[0].shape->at(0).symbol == "batch");
+}
+
+TEST_CASE("dtype mismatches between inputs are reported with the node", "[graph][shape_inference]") {
+  Model m;
+  m.opset_imports = {{"", 17}};
+  m.graph.inputs.push_back({"x", DType::kFloat, Shape{Dim(2)}, ""});
+  m.graph.inputs.push_back({"i", DType::kInt64, Shape{Dim(2)}, ""});
+  m.graph.nodes.push_back({"bad_add", "Add", "", {"x", "i"}, {"y"}, {}, ""});
+  m.graph.outputs.push_back({"y", DType::kUndefined, std::nullopt, ""});
+  Status st = infer_shapes(m);
+  REQUIRE_FALSE(st.ok());
+  REQUIRE_THAT(st.message(), Catch::Contains("bad_add"));
+  REQUIRE_THAT(st.message(), Catch::Contains("int64"));
+}

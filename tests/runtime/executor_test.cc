@@ -1,0 +1,120 @@
+// The executor's plan: release after last use, buffer reuse, peak memory, feed checks.
+#include "test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+namespace {
+
+// x -> Add(x, one) -> Add(.., one) -> ... (n nodes), every intermediate the same size.
+Model chain_model(int n, int64_t size) {
+  Model m;
+  m.opset_imports = {{"", 17}};
+  Graph& g = m.graph;
+  g.inputs.push_back({"x", DType::kFloat, Shape{Dim(size)}, ""});
+  g.initializers["one"] = make<float>({1}, {1});
+  std::string prev = "x";
+  for (int i = 0; i < n; ++i) {
+    std::string out = i + 1 == n ? "y" : "v" + std::to_string(i);
+    g.nodes.push_back({"add" + std::to_string(i), "Add", "", {prev, "one"}, {out}, {}, ""});
+    prev = out;
+  }
+  g.outputs.push_back({"y", DType::kFloat, std::nullopt, ""});
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("a chain of ops reuses two buffers, and peak memory stays at two", "[executor]") {
+  const int64_t size = 1 << 16;  // 256 KiB per value
+  Model m = chain_model(20, size);
+  REQUIRE(infer_shapes(m).ok());
+  auto ex = Executor::create(m);
+  REQUIRE(ex.ok());
+  auto out = (*ex)->run({{"x", Tensor::host(DType::kFloat, {size})}});
+  REQUIRE(out.ok());
+  REQUIRE(out->at("y").data<float>()[size - 1] == 20.0f);
+  const size_t value_bytes = allocator_bin_size(size * sizeof(float));
+  // Each node's output is allocated while its input is still alive, then the input is released.
+  REQUIRE((*ex)->allocator().peak_bytes() == 2 * value_bytes);
+  REQUIRE((*ex)->allocator().system_allocations() == 2);
+
+  // A second run takes everything from the cache once the caller drops the first result.
+  out = Result<std::map<std::string, Tensor>>(std::map<std::string, Tensor>{});
+  auto again = (*ex)->run({{"x", Tensor::host(DType::kFloat, {size})}});
+  REQUIRE(again.ok());
+  REQUIRE((*ex)->allocator().system_allocations() == 2);
+
+  // The static estimate agrees with the measured peak (input excluded: the caller owns it).
+  MemoryEstimate est = estimate_memory(m);
+  REQUIRE(est.complete);
+  REQUIRE(est.peak_activation_bytes == 3 * value_bytes);  // counts the fed input too
+}
+
+TEST_CASE("the plan releases each intermediate after its last reader", "[executor]") {
+  Model m = chain_model(3, 4);
+  REQUIRE(infer_shapes(m).ok());
+  auto ex = Executor::create(m);
+  REQUIRE(ex.ok());
+  const ExecutionPlan& plan = (*ex)->plan();
+  REQUIRE(plan.steps.size() == 3);
+  REQUIRE(plan.steps[0].release.empty());  // x is a feed, owned by the caller
+  REQUIRE(plan.steps[1].release.size() == 1);
+  REQUIRE(plan.slot_names[plan.steps[1].release[0]] == "v0");
+  REQUIRE(plan.steps[2].release.size() == 1);
+  REQUIRE(plan.slot_names[plan.steps[2].release[0]] == "v1");
+}
+
+TEST_CASE("fetching an intermediate keeps it alive", "[executor]") {
+  Model m = chain_model(3, 4);
+  REQUIRE(infer_shapes(m).ok());
+  auto ex = Executor::create(m);
+  auto out = (*ex)->run({{"x", make<float>({4}, {0, 1, 2, 3})}}, {}, {"v0", "y"});
+  REQUIRE(out.ok());
+  require_close(out->at("v0"), make<float>({4}, {1, 2, 3, 4}));
+  require_close(out->at("y"), make<float>({4}, {3, 4, 5, 6}));
+}
+
+TEST_CASE("feeds are checked: missing, wrong dtype, wrong shape, unknown name", "[executor][errors]") {
+  Model m = chain_model(2, 4);
+  REQUIRE(infer_shapes(m).ok());
+  auto ex = Executor::create(m);
+  auto missing = (*ex)->run({});
+  REQUIRE_THAT(missing.status().message(), Catch::Contains("missing input 'x'"));
+  auto dtype = (*ex)->run({{"x", make<int64_t>({4}, {1, 2, 3, 4})}});
+  REQUIRE_THAT(dtype.status().message(), Catch::Contains("expected dtype float32, got int64"));
+  auto shape = (*ex)->run({{"x", make<float>({5}, {1, 2, 3, 4, 5})}});
+  REQUIRE(shape.status().code() == ErrorCode::kShape);
+  REQUIRE_THAT(shape.status().message(), Catch::Contains("expected shape [4], got [5]"));
+  auto extra = (*ex)->run({{"x", make<float>({4}, {1, 2, 3, 4})}, {"z", make<float>({1}, {1})}});
+  REQUIRE_THAT(extra.status().message(), Catch::Contains("'z' is not an input"));
+}
+
+TEST_CASE("symbolic dims must agree across feeds", "[executor][errors]") {
+  Model m;
+  m.opset_imports = {{"", 17}};
+  m.graph.inputs.push_back({"a", DType::kFloat, Shape{Dim("batch"), Dim(2)}, ""});
+  m.graph.inputs.push_back({"b", DType::kFloat, Shape{Dim("batch"), Dim(2)}, ""});
+  m.graph.nodes.push_back({"add", "Add", "", {"a", "b"}, {"y"}, {}, ""});
+  m.graph.outputs.push_back({"y", DType::kFloat, std::nullopt, ""});
+  REQUIRE(infer_shapes(m).ok());
+  REQUIRE(shape_to_string(m.graph.value("y")->shape) == "[batch,2]");
+  auto ex = Executor::create(m);
+  auto r = (*ex)->run({{"a", Tensor::host(DType::kFloat, {3, 2})}, {"b", Tensor::host(DType::kFloat, {4, 2})}});
+  REQUIRE_THAT(r.status().message(), Catch::Contains("input 'b'"));
+}
+
+TEST_CASE("every unsupported op is listed with node name and opset before anything runs", "[executor][errors]") {
+  Model m;
+  m.opset_imports = {{"", 17}, {"com.example", 1}};
+  m.graph.inputs.push_back({"x", DType::kFloat, Shape{Dim(2)}, ""});
+  m.graph.nodes.push_back({"first_bad", "NoSuchOp", "", {"x"}, {"a"}, {}, ""});
+  m.graph.nodes.push_back({"fine", "Add", "", {"a", "x"}, {"b"}, {}, ""});
+  m.graph.nodes.push_back({"second_bad", "Custom", "com.example", {"b"}, {"y"}, {}, ""});
+  m.graph.outputs.push_back({"y", DType::kFloat, std::nullopt, ""});
+  Status st = infer_shapes(m);
+  REQUIRE(st.code() == ErrorCode::kUnsupported);
+  REQUIRE_THAT(st.message(), Catch::Contains("2 node(s)"));
+  REQUIRE_THAT(st.message(), Catch::Contains("first_bad (NoSuchOp opset 17)"));
+  REQUIRE_THAT(st.message(), Catch::Contains("second_bad (Custom opset 1, domain com.example)"));
+}
