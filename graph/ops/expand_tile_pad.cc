@@ -1,0 +1,91 @@
+// Shape rules: Expand (bidirectional broadcast to a shape), Tile, Pad.
+#include "graph/op_schema.h"
+
+namespace ort_train {
+
+// Pad's begin/end amounts per dim of a rank-`rank` input (attribute form before opset 11).
+Result<std::vector<int64_t>> pad_amounts(const Node& node, int64_t opset, int64_t rank, const Tensor* pads,
+                                         const Tensor* axes) {
+  std::vector<int64_t> p = opset < 11 ? node.attr_ints(opset < 2 ? "paddings" : "pads") : pads->to_int64_vector();
+  std::vector<int64_t> ax;
+  if (axes) ax = axes->to_int64_vector();
+  if (ax.empty())
+    for (int64_t i = 0; i < rank; ++i) ax.push_back(i);
+  if (p.size() != 2 * ax.size())
+    return shape_error("{}: pads has {} values, expected {}", node.describe(), p.size(), 2 * ax.size());
+  std::vector<int64_t> out(static_cast<size_t>(2 * rank), 0);
+  for (size_t i = 0; i < ax.size(); ++i) {
+    ASSIGN_OR_RETURN(int64_t a, normalize_axis(ax[i], rank, node));
+    out[a] = p[i];
+    out[a + rank] = p[i + ax.size()];
+  }
+  return out;
+}
+
+namespace {
+
+Status expand_rule(InferContext& ctx) {
+  const OptShape& in = ctx.input_shape(0);
+  const Tensor* shape = ctx.input_value(1);
+  if (!in || !shape) {
+    ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+    return Status::Ok();
+  }
+  Shape target;
+  for (int64_t d : shape->to_int64_vector()) target.emplace_back(d);
+  ASSIGN_OR_RETURN(Shape out, broadcast_shapes({&*in, &target}, ctx.node()));
+  ctx.set_output(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+Status tile_rule(InferContext& ctx) {
+  const OptShape& in = ctx.input_shape(0);
+  const Tensor* reps = ctx.input_value(1);
+  if (!in || !reps) {
+    ctx.set_output(0, ctx.input_dtype(0), in ? OptShape(Shape(in->size(), Dim())) : std::nullopt);
+    return Status::Ok();
+  }
+  std::vector<int64_t> r = reps->to_int64_vector();
+  if (r.size() != in->size())
+    return shape_error("{}: repeats has {} values for an input of rank {}", ctx.node().describe(), r.size(), in->size());
+  Shape out;
+  for (size_t d = 0; d < r.size(); ++d) {
+    if (r[d] < 0) return shape_error("{}: negative repeat {}", ctx.node().describe(), r[d]);
+    out.push_back((*in)[d].known() ? Dim((*in)[d].value * r[d]) : Dim());
+  }
+  ctx.set_output(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+Status pad_rule(InferContext& ctx) {
+  const OptShape& in = ctx.input_shape(0);
+  bool pads_known = ctx.opset() < 11 || ctx.input_value(1);
+  bool axes_known = ctx.opset() < 18 || !ctx.has_input(3) || ctx.input_value(3);
+  if (!in || !pads_known || !axes_known) {
+    ctx.set_output(0, ctx.input_dtype(0), in ? OptShape(Shape(in->size(), Dim())) : std::nullopt);
+    return Status::Ok();
+  }
+  int64_t rank = static_cast<int64_t>(in->size());
+  ASSIGN_OR_RETURN(auto p, pad_amounts(ctx.node(), ctx.opset(), rank, ctx.input_value(1),
+                                       ctx.opset() >= 18 ? ctx.input_value(3) : nullptr));
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!(*in)[d].known()) {
+      out.push_back(p[d] == 0 && p[d + rank] == 0 ? (*in)[d] : Dim());
+      continue;
+    }
+    int64_t v = (*in)[d].value + p[d] + p[d + rank];
+    if (v < 0) return shape_error("{}: padding makes axis {} negative", ctx.node().describe(), d);
+    out.emplace_back(v);
+  }
+  ctx.set_output(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_OP("", "Expand", 8, 1000, expand_rule);
+ORT_REGISTER_OP("", "Tile", 6, 1000, tile_rule);
+ORT_REGISTER_OP("", "Pad", 2, 1000, pad_rule);
+
+}  // namespace ort_train

@@ -1,0 +1,145 @@
+// Shape rules for the view ops: Reshape, Flatten, Squeeze, Unsqueeze.
+// Their kernels alias the input's storage, so only the shape changes here.
+#include <algorithm>
+
+#include "graph/op_schema.h"
+
+namespace ort_train {
+namespace {
+
+Status reshape_rule(InferContext& ctx) {
+  DType dt = ctx.input_dtype(0);
+  const Tensor* target = ctx.input_value(1);
+  if (!target) {
+    const OptShape& ts = ctx.input_shape(1);
+    if (ts && ts->size() == 1 && (*ts)[0].known()) ctx.set_output(0, dt, Shape(static_cast<size_t>((*ts)[0].value), Dim()));
+    else ctx.set_output(0, dt, std::nullopt);
+    return Status::Ok();
+  }
+  std::vector<int64_t> want = target->to_int64_vector();
+  bool allowzero = ctx.opset() >= 14 && ctx.attr_int("allowzero", 0) != 0;
+  const OptShape& in = ctx.input_shape(0);
+  Shape out;
+  int64_t infer_at = -1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    int64_t v = want[i];
+    if (v == -1) {
+      if (infer_at >= 0) return shape_error("{}: more than one -1 in the target shape", ctx.node().describe());
+      infer_at = static_cast<int64_t>(i);
+      out.emplace_back();
+    } else if (v == 0 && !allowzero) {
+      if (!in) out.emplace_back();
+      else if (i >= in->size()) return shape_error("{}: 0 at position {} but the input has rank {}", ctx.node().describe(), i, in->size());
+      else out.push_back((*in)[i]);
+    } else if (v < 0) {
+      return shape_error("{}: invalid dimension {} in the target shape", ctx.node().describe(), v);
+    } else {
+      out.emplace_back(v);
+    }
+  }
+  if (infer_at >= 0 && in && shape_fully_known(*in)) {
+    int64_t total = num_elements(dims_from_shape(*in));
+    int64_t rest = 1;
+    bool known = true;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int64_t>(i) != infer_at) {
+        known = known && out[i].known();
+        rest *= out[i].value;
+      }
+    if (known) {
+      if (rest == 0 || total % rest != 0)
+        return shape_error("{}: cannot reshape {} elements into {}", ctx.node().describe(), total,
+                           shape_to_string(out));
+      out[infer_at] = Dim(total / rest);
+    }
+  }
+  if (in && shape_fully_known(*in) && shape_fully_known(out) &&
+      num_elements(dims_from_shape(*in)) != num_elements(dims_from_shape(out)))
+    return shape_error("{}: cannot reshape {} into {}", ctx.node().describe(), shape_to_string(in), shape_to_string(out));
+  ctx.set_output(0, dt, std::move(out));
+  return Status::Ok();
+}
+
+Dim product(const Shape& s, size_t b, size_t e) {
+  int64_t p = 1;
+  for (size_t i = b; i < e; ++i) {
+    if (!s[i].known()) return Dim();
+    p *= s[i].value;
+  }
+  return Dim(p);
+}
+
+Status flatten_rule(InferContext& ctx) {
+  const OptShape& in = ctx.input_shape(0);
+  if (!in) {
+    ctx.set_output(0, ctx.input_dtype(0), Shape{Dim(), Dim()});
+    return Status::Ok();
+  }
+  int64_t rank = static_cast<int64_t>(in->size());
+  int64_t axis = ctx.attr_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return shape_error("{}: axis out of range for rank {}", ctx.node().describe(), rank);
+  ctx.set_output(0, ctx.input_dtype(0), Shape{product(*in, 0, axis), product(*in, axis, rank)});
+  return Status::Ok();
+}
+
+Status squeeze_rule(InferContext& ctx) {
+  const OptShape& in = ctx.input_shape(0);
+  auto axes = ctx.opset() >= 13 ? ctx.ints_from_input_or_attr(1, "") : std::optional(ctx.attr_ints("axes"));
+  if (!in || !axes) {
+    ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+    return Status::Ok();
+  }
+  int64_t rank = static_cast<int64_t>(in->size());
+  std::vector<bool> drop(in->size(), false);
+  if (axes->empty()) {
+    for (size_t i = 0; i < in->size(); ++i) {
+      if (!(*in)[i].known()) {
+        ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+        return Status::Ok();
+      }
+      drop[i] = (*in)[i].value == 1;
+    }
+  }
+  for (int64_t a : *axes) {
+    ASSIGN_OR_RETURN(int64_t ax, normalize_axis(a, rank, ctx.node()));
+    if ((*in)[ax].known() && (*in)[ax].value != 1)
+      return shape_error("{}: cannot squeeze axis {} of size {}", ctx.node().describe(), a, (*in)[ax].value);
+    drop[ax] = true;
+  }
+  Shape out;
+  for (size_t i = 0; i < in->size(); ++i)
+    if (!drop[i]) out.push_back((*in)[i]);
+  ctx.set_output(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+Status unsqueeze_rule(InferContext& ctx) {
+  const OptShape& in = ctx.input_shape(0);
+  auto axes = ctx.opset() >= 13 ? ctx.ints_from_input_or_attr(1, "") : std::optional(ctx.attr_ints("axes"));
+  if (!in || !axes) {
+    ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+    return Status::Ok();
+  }
+  int64_t out_rank = static_cast<int64_t>(in->size() + axes->size());
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t a : *axes) {
+    ASSIGN_OR_RETURN(int64_t ax, normalize_axis(a, out_rank, ctx.node()));
+    if (inserted[ax]) return shape_error("{}: axis {} repeated", ctx.node().describe(), a);
+    inserted[ax] = true;
+  }
+  Shape out;
+  size_t j = 0;
+  for (int64_t i = 0; i < out_rank; ++i) out.push_back(inserted[i] ? Dim(1) : (*in)[j++]);
+  ctx.set_output(0, ctx.input_dtype(0), std::move(out));
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_OP("", "Reshape", 5, 1000, reshape_rule);
+ORT_REGISTER_OP("", "Flatten", 1, 1000, flatten_rule);
+ORT_REGISTER_OP("", "Squeeze", 1, 1000, squeeze_rule);
+ORT_REGISTER_OP("", "Unsqueeze", 1, 1000, unsqueeze_rule);
+
+}  // namespace ort_train

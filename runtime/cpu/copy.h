@@ -1,0 +1,25 @@
+// Data movement shared by the layout kernels (Transpose, Concat, Split, Slice,
+// Pad, Tile, Expand). Work is in bytes of one element so one routine serves
+// every dtype.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "graph/tensor.h"
+
+namespace ort_train {
+
+// Row-major strides (in elements) of contiguous dims.
+std::vector<int64_t> contiguous_strides(const Dims& dims);
+
+// dst[i...] = src[i...] over `dims`, each side addressed by its own element strides.
+// Innermost runs that are contiguous on both sides become memcpy.
+void strided_copy(size_t elem_size, const Dims& dims, const void* src, const std::vector<int64_t>& src_strides,
+                  void* dst, const std::vector<int64_t>& dst_strides);
+
+// out[i0,i1,...] = src[t0[i0], t1[i1], ...] where tables[d][i] is the source index along
+// dim d, or -1 to write `fill` (one element, may be null for zero). Output is contiguous.
+void gather_by_tables(size_t elem_size, const Dims& out_dims, const std::vector<std::vector<int64_t>>& tables,
+                      const void* src, const Dims& src_dims, void* dst, const void* fill);
+
+}  // namespace ort_train

@@ -1,0 +1,55 @@
+// CPU kernels: Shape, Size, Constant (values come from their shape rules),
+// ConstantOfShape, Range, Identity (aliases its input).
+#include <cstring>
+
+#include "graph/dispatch.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+namespace {
+
+// The rule computed the value; the executor takes it from there.
+Status value_from_rule(KernelContext& ctx) {
+  ctx.set_output(0, *ctx.shapes().output(0).value);
+  return Status::Ok();
+}
+
+Status constant_of_shape(KernelContext& ctx) {
+  Tensor& out = ctx.output(0);
+  const Attribute* a = ctx.node().attr("value");
+  char* p = static_cast<char*>(out.raw());
+  size_t es = dtype_size(out.dtype());
+  if (!a) {
+    std::memset(p, 0, out.nbytes());
+    return Status::Ok();
+  }
+  for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(p + i * es, a->t.raw(), es);
+  return Status::Ok();
+}
+
+Status range(KernelContext& ctx) {
+  Tensor& out = ctx.output(0);
+  bool ok = dispatch_numeric(out.dtype(), [&]<typename T>() {
+    T start = ctx.input(0).data<T>()[0];
+    T delta = ctx.input(2).data<T>()[0];
+    T* o = out.data<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) o[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, out.dtype());
+}
+
+Status identity(KernelContext& ctx) {
+  ctx.alias_output(0, ctx.input(0));
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_CPU_KERNEL("Shape", 1, 1000, value_from_rule);
+ORT_REGISTER_CPU_KERNEL("Size", 1, 1000, value_from_rule);
+ORT_REGISTER_CPU_KERNEL("Constant", 1, 1000, value_from_rule);
+ORT_REGISTER_CPU_KERNEL("ConstantOfShape", 9, 1000, constant_of_shape);
+ORT_REGISTER_CPU_KERNEL("Range", 11, 1000, range);
+ORT_REGISTER_CPU_KERNEL("Identity", 1, 1000, identity);
+
+}  // namespace ort_train
