@@ -1,5 +1,6 @@
 #include "graph/onnx_io.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -101,8 +102,22 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
   size_t esize = dtype_size(dt);
   if (esize == 0)
     return unsupported("tensor '{}' has dtype {}, which this runtime does not store", p.name(), dtype_name(dt));
+  // Check the element count against the bytes present before allocating, so a
+  // corrupt file with absurd dims is an error rather than a huge allocation.
+  size_t n = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && n > (size_t{1} << 40) / static_cast<size_t>(d))
+      return invalid_argument("tensor '{}' has implausible dims {}", p.name(), dims_to_string(dims));
+    n *= static_cast<size_t>(d);
+  }
+  size_t have = 0;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) have = n;  // checked against the file below
+  else if (p.has_raw_data()) have = p.raw_data().size() / esize;
+  else have = static_cast<size_t>(std::max({p.float_data_size(), p.double_data_size(), p.int64_data_size(),
+                                            p.uint64_data_size(), p.int32_data_size()}));
+  if (have != n)
+    return invalid_argument("tensor '{}' holds {} values but dims {} need {}", p.name(), have, dims_to_string(dims), n);
   Tensor t = Tensor::host(dt, dims);
-  size_t n = static_cast<size_t>(t.numel());
   std::string external;
   const std::string* raw = nullptr;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {

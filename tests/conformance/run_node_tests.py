@@ -24,7 +24,7 @@ Max Min Sum Mean Tile Pad Trilu CumSum""".split()
 
 # Substrings of case names whose tensors use types left out of this runtime's compute set.
 EXCLUDED_TYPE_MARKERS = ["float16", "bfloat16", "FLOAT16", "BFLOAT16", "float8", "FLOAT8", "e4m3", "e5m2",
-                         "float4", "FLOAT4", "int4", "INT4", "uint4", "string", "STRING", "e8m0", "E8M0"]
+                         "float4", "FLOAT4", "int4", "INT4", "uint4", "INT2", "UINT2", "string", "STRING", "e8m0", "E8M0"]
 
 
 def main():

@@ -1,0 +1,69 @@
+// Shape rules for ops whose output has the input's dtype and shape:
+// math (Sqrt Exp Log Neg Abs Reciprocal Sin Cos Not), activations (Relu LeakyRelu
+// Sigmoid Tanh Erf Gelu), Clip, Softmax/LogSoftmax; plus Cast (new dtype) and
+// Dropout (output + optional bool mask).
+#include "graph/op_schema.h"
+
+namespace ort_train {
+namespace {
+
+Status same_as_input(InferContext& ctx) {
+  ctx.propagate(0, 0);
+  return Status::Ok();
+}
+
+Status softmax_rule(InferContext& ctx) {
+  int64_t rank = ctx.input_rank(0);
+  if (rank >= 0) {
+    int64_t axis = ctx.attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
+    RETURN_IF_ERROR(normalize_axis(axis, std::max<int64_t>(rank, 1), ctx.node()).status());
+  }
+  ctx.propagate(0, 0);
+  return Status::Ok();
+}
+
+Status cast_rule(InferContext& ctx) {
+  const Attribute* to = ctx.node().attr("to");
+  if (!to) return invalid_argument("{}: Cast needs the 'to' attribute", ctx.node().describe());
+  DType dt = dtype_from_onnx(static_cast<int32_t>(to->i));
+  if (dtype_size(dt) == 0) return unsupported("{}: Cast to {} is not supported", ctx.node().describe(), dtype_name(dt));
+  ctx.set_output(0, dt, ctx.input_shape(0));
+  return Status::Ok();
+}
+
+Status cast_like_rule(InferContext& ctx) {
+  ctx.set_output(0, ctx.input_dtype(1), ctx.input_shape(0));
+  return Status::Ok();
+}
+
+Status dropout_rule(InferContext& ctx) {
+  ctx.propagate(0, 0);
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DType::kBool, ctx.input_shape(0));
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_OP("", "Sqrt", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Exp", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Log", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Neg", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Abs", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Reciprocal", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Sin", 7, 1000, same_as_input);
+ORT_REGISTER_OP("", "Cos", 7, 1000, same_as_input);
+ORT_REGISTER_OP("", "Not", 1, 1000, same_as_input);
+ORT_REGISTER_OP("", "Relu", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "LeakyRelu", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Sigmoid", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Tanh", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Erf", 9, 1000, same_as_input);
+ORT_REGISTER_OP("", "Gelu", 20, 1000, same_as_input);
+ORT_REGISTER_OP("", "Clip", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Softmax", 1, 1000, softmax_rule);
+ORT_REGISTER_OP("", "LogSoftmax", 1, 1000, softmax_rule);
+ORT_REGISTER_OP("", "Cast", 6, 1000, cast_rule);
+ORT_REGISTER_OP("", "CastLike", 15, 1000, cast_like_rule);
+ORT_REGISTER_OP("", "Dropout", 7, 1000, dropout_rule);
+
+}  // namespace ort_train

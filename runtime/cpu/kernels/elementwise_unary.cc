@@ -1,0 +1,186 @@
+// CPU kernels: unary math and activations (float/double; Neg/Abs/Relu/Clip on
+// integers too), Cast, and Not.
+#include <cmath>
+#include <type_traits>
+
+#include "graph/dispatch.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+namespace {
+
+template <typename T, typename Op>
+void map(const Tensor& x, Tensor& out, Op op) {
+  const T* p = x.data<T>();
+  T* o = out.data<T>();
+  parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) o[i] = op(p[i]);
+  });
+}
+
+// Float-only ops (transcendental functions).
+template <typename Op>
+KernelFn float_unary(Op op) {
+  return [op](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    bool ok = dispatch_float(x.dtype(), [&]<typename T>() { map<T>(x, ctx.output(0), [&](T v) { return op(v); }); });
+    return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+  };
+}
+
+// Ops that also make sense on integers.
+template <typename Op>
+KernelFn numeric_unary(Op op) {
+  return [op](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    bool ok = dispatch_numeric(x.dtype(), [&]<typename T>() { map<T>(x, ctx.output(0), [&](T v) { return op(v); }); });
+    return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+  };
+}
+
+struct Sqrt { template <typename T> T operator()(T v) const { return std::sqrt(v); } };
+struct Exp { template <typename T> T operator()(T v) const { return std::exp(v); } };
+struct Log { template <typename T> T operator()(T v) const { return std::log(v); } };
+struct Reciprocal { template <typename T> T operator()(T v) const { return T(1) / v; } };
+struct Sin { template <typename T> T operator()(T v) const { return std::sin(v); } };
+struct Cos { template <typename T> T operator()(T v) const { return std::cos(v); } };
+struct Sigmoid {
+  // Split by sign so exp never overflows.
+  template <typename T> T operator()(T v) const {
+    if (v >= 0) return T(1) / (T(1) + std::exp(-v));
+    T e = std::exp(v);
+    return e / (T(1) + e);
+  }
+};
+struct Tanh { template <typename T> T operator()(T v) const { return std::tanh(v); } };
+struct Erf { template <typename T> T operator()(T v) const { return std::erf(v); } };
+struct Neg {
+  template <typename T> T operator()(T v) const {
+    if constexpr (std::is_unsigned_v<T>) return static_cast<T>(0 - v);
+    else return static_cast<T>(-v);
+  }
+};
+struct Abs {
+  template <typename T> T operator()(T v) const {
+    if constexpr (std::is_unsigned_v<T>) return v;
+    else return v < 0 ? static_cast<T>(-v) : v;
+  }
+};
+struct Relu { template <typename T> T operator()(T v) const { return v > T(0) ? v : T(0); } };
+
+Status leaky_relu(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  double alpha = ctx.node().attr_float("alpha", 0.01f);
+  bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
+    T a = static_cast<T>(alpha);
+    map<T>(x, ctx.output(0), [a](T v) { return v >= T(0) ? v : a * v; });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+}
+
+Status gelu(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  std::string approx = ctx.node().attr_string("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return invalid_argument("{}: approximate must be 'none' or 'tanh', got '{}'", ctx.node().describe(), approx);
+  bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
+    if (approx == "tanh") {
+      const T k = static_cast<T>(0.7978845608028654);  // sqrt(2/pi)
+      map<T>(x, ctx.output(0), [k](T v) { return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v))); });
+    } else {
+      const T r = static_cast<T>(0.7071067811865476);  // 1/sqrt(2)
+      map<T>(x, ctx.output(0), [r](T v) { return T(0.5) * v * (T(1) + std::erf(v * r)); });
+    }
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+}
+
+Status clip(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  bool ok = dispatch_numeric(x.dtype(), [&]<typename T>() {
+    T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    if (ctx.opset() < 11) {
+      lo = static_cast<T>(ctx.node().attr_float("min", -std::numeric_limits<float>::max()));
+      hi = static_cast<T>(ctx.node().attr_float("max", std::numeric_limits<float>::max()));
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!ctx.node().attr("min")) lo = std::numeric_limits<T>::lowest();
+        if (!ctx.node().attr("max")) hi = std::numeric_limits<T>::max();
+      }
+    } else {
+      if (ctx.has_input(1) && ctx.input(1).numel()) lo = ctx.input(1).data<T>()[0];
+      if (ctx.has_input(2) && ctx.input(2).numel()) hi = ctx.input(2).data<T>()[0];
+    }
+    // max-then-min: when min > max every value becomes max, as the spec says.
+    map<T>(x, ctx.output(0), [lo, hi](T v) { return std::min(std::max(v, lo), hi); });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+}
+
+Status logical_not(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::kBool) return unsupported_dtype(ctx, x.dtype());
+  map<bool>(x, ctx.output(0), [](bool v) { return !v; });
+  return Status::Ok();
+}
+
+template <typename From, typename To>
+void cast_loop(const Tensor& x, Tensor& out) {
+  const From* p = x.data<From>();
+  To* o = out.data<To>();
+  parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      if constexpr (std::is_same_v<To, bool>) o[i] = p[i] != From(0);
+      else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+        // NaN/out-of-range float->int is undefined in C++; saturate instead of trapping.
+        double v = static_cast<double>(p[i]);
+        if (std::isnan(v)) o[i] = To(0);
+        else if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) o[i] = std::numeric_limits<To>::lowest();
+        else if (v >= static_cast<double>(std::numeric_limits<To>::max())) o[i] = std::numeric_limits<To>::max();
+        else o[i] = static_cast<To>(v);
+      } else {
+        o[i] = static_cast<To>(p[i]);
+      }
+    }
+  });
+}
+
+Status cast(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor& out = ctx.output(0);
+  if (x.dtype() == out.dtype()) {
+    ctx.alias_output(0, x);
+    return Status::Ok();
+  }
+  bool ok = false;
+  dispatch_all(x.dtype(), [&]<typename From>() {
+    ok = dispatch_all(out.dtype(), [&]<typename To>() { cast_loop<From, To>(x, out); });
+  });
+  if (!ok)
+    return unsupported("{}: cast from {} to {} is not supported", ctx.node().describe(), dtype_name(x.dtype()),
+                       dtype_name(out.dtype()));
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_CPU_KERNEL("Sqrt", 6, 1000, float_unary(Sqrt{}));
+ORT_REGISTER_CPU_KERNEL("Exp", 6, 1000, float_unary(Exp{}));
+ORT_REGISTER_CPU_KERNEL("Log", 6, 1000, float_unary(Log{}));
+ORT_REGISTER_CPU_KERNEL("Reciprocal", 6, 1000, float_unary(Reciprocal{}));
+ORT_REGISTER_CPU_KERNEL("Sin", 7, 1000, float_unary(Sin{}));
+ORT_REGISTER_CPU_KERNEL("Cos", 7, 1000, float_unary(Cos{}));
+ORT_REGISTER_CPU_KERNEL("Sigmoid", 6, 1000, float_unary(Sigmoid{}));
+ORT_REGISTER_CPU_KERNEL("Tanh", 6, 1000, float_unary(Tanh{}));
+ORT_REGISTER_CPU_KERNEL("Erf", 9, 1000, float_unary(Erf{}));
+ORT_REGISTER_CPU_KERNEL("Neg", 6, 1000, numeric_unary(Neg{}));
+ORT_REGISTER_CPU_KERNEL("Abs", 6, 1000, numeric_unary(Abs{}));
+ORT_REGISTER_CPU_KERNEL("Relu", 6, 1000, numeric_unary(Relu{}));
+ORT_REGISTER_CPU_KERNEL("LeakyRelu", 6, 1000, leaky_relu);
+ORT_REGISTER_CPU_KERNEL("Gelu", 20, 1000, gelu);
+ORT_REGISTER_CPU_KERNEL("Clip", 6, 1000, clip);
+ORT_REGISTER_CPU_KERNEL("Not", 1, 1000, logical_not);
+ORT_REGISTER_CPU_KERNEL("Cast", 6, 1000, cast);
+ORT_REGISTER_CPU_KERNEL("CastLike", 15, 1000, cast);
+
+}  // namespace ort_train
