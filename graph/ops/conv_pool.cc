@@ -1,0 +1,83 @@
+// Shape rules: Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+#include "graph/op_schema.h"
+#include "graph/ops/window_geometry.h"
+
+namespace ort_train {
+namespace {
+
+// Output [N, channels, out spatial...] when the spatial input dims are known.
+Status windowed_rule(InferContext& ctx, Dim channels, const std::vector<int64_t>& kernel, bool pool) {
+  const Shape& x = *ctx.input_shape(0);
+  Shape out{x[0], channels};
+  std::vector<int64_t> spatial;
+  bool known = true;
+  for (size_t i = 2; i < x.size(); ++i) {
+    known = known && x[i].known();
+    spatial.push_back(x[i].value);
+  }
+  if (!known || kernel.empty()) {
+    for (size_t i = 2; i < x.size(); ++i) out.emplace_back();
+  } else {
+    ASSIGN_OR_RETURN(auto geo, window_geometry(ctx.node(), spatial, kernel, pool));
+    for (const WindowDim& w : geo) out.emplace_back(w.out);
+  }
+  ctx.set_output(0, ctx.input_dtype(0), out);
+  if (pool && ctx.num_outputs() > 1) ctx.set_output(1, DType::kInt64, out);
+  return Status::Ok();
+}
+
+Status conv_rule(InferContext& ctx) {
+  const OptShape &x = ctx.input_shape(0), &w = ctx.input_shape(1);
+  if (!x || !w) {
+    ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+    return Status::Ok();
+  }
+  if (x->size() < 3 || w->size() != x->size())
+    return shape_error("{}: X {} and W {} must both be [N, C, spatial...]", ctx.node().describe(), shape_to_string(x),
+                       shape_to_string(w));
+  int64_t group = ctx.attr_int("group", 1);
+  if ((*x)[1].known() && (*w)[1].known() && (*x)[1].value != (*w)[1].value * group)
+    return shape_error("{}: input has {} channels but W expects {} x group {}", ctx.node().describe(), (*x)[1].value,
+                       (*w)[1].value, group);
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty())
+    for (size_t i = 2; i < w->size(); ++i) {
+      if (!(*w)[i].known()) return windowed_rule(ctx, (*w)[0], {}, false);
+      kernel.push_back((*w)[i].value);
+    }
+  return windowed_rule(ctx, (*w)[0], kernel, false);
+}
+
+Status pool_rule(InferContext& ctx) {
+  const OptShape& x = ctx.input_shape(0);
+  if (!x) {
+    ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+    return Status::Ok();
+  }
+  if (x->size() < 3) return shape_error("{}: input must be [N, C, spatial...]", ctx.node().describe());
+  std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.empty()) return invalid_argument("{}: kernel_shape is required", ctx.node().describe());
+  return windowed_rule(ctx, (*x)[1], kernel, true);
+}
+
+Status global_pool_rule(InferContext& ctx) {
+  const OptShape& x = ctx.input_shape(0);
+  if (!x) {
+    ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
+    return Status::Ok();
+  }
+  Shape out{(*x)[0], (*x)[1]};
+  for (size_t i = 2; i < x->size(); ++i) out.emplace_back(1);
+  ctx.set_output(0, ctx.input_dtype(0), out);
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_OP("", "Conv", 1, 1000, conv_rule);
+ORT_REGISTER_OP("", "MaxPool", 1, 1000, pool_rule);
+ORT_REGISTER_OP("", "AveragePool", 1, 1000, pool_rule);
+ORT_REGISTER_OP("", "GlobalAveragePool", 1, 1000, global_pool_rule);
+ORT_REGISTER_OP("", "GlobalMaxPool", 1, 1000, global_pool_rule);
+
+}  // namespace ort_train

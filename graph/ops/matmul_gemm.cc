@@ -1,0 +1,52 @@
+// Shape rules: MatMul (numpy semantics: 1-D operands promoted then squeezed,
+// batch dims broadcast) and Gemm (2-D, optional transposes, C broadcast to [M,N]).
+#include "graph/op_schema.h"
+
+namespace ort_train {
+namespace {
+
+Status matmul_rule(InferContext& ctx) {
+  const OptShape &a = ctx.input_shape(0), &b = ctx.input_shape(1);
+  DType dt = ctx.input_dtype(0);
+  if (!a || !b) {
+    ctx.set_output(0, dt, std::nullopt);
+    return Status::Ok();
+  }
+  if (a->empty() || b->empty()) return shape_error("{}: MatMul operands must have rank >= 1", ctx.node().describe());
+  Shape sa = *a, sb = *b;
+  bool a1 = sa.size() == 1, b1 = sb.size() == 1;
+  if (a1) sa.insert(sa.begin(), Dim(1));
+  if (b1) sb.push_back(Dim(1));
+  const Dim &ka = sa.back(), &kb = sb[sb.size() - 2];
+  if (ka.known() && kb.known() && ka.value != kb.value)
+    return shape_error("{}: inner dimensions differ: {} x {}", ctx.node().describe(), shape_to_string(a), shape_to_string(b));
+  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  ASSIGN_OR_RETURN(Shape out, broadcast_shapes({&ba, &bb}, ctx.node()));
+  if (!a1) out.push_back(sa[sa.size() - 2]);
+  if (!b1) out.push_back(sb.back());
+  ctx.set_output(0, dt, std::move(out));
+  return Status::Ok();
+}
+
+Status gemm_rule(InferContext& ctx) {
+  const OptShape &a = ctx.input_shape(0), &b = ctx.input_shape(1);
+  DType dt = ctx.input_dtype(0);
+  if (!a || !b) {
+    ctx.set_output(0, dt, Shape{Dim(), Dim()});
+    return Status::Ok();
+  }
+  if (a->size() != 2 || b->size() != 2) return shape_error("{}: Gemm operands must be 2-D", ctx.node().describe());
+  bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  Dim m = (*a)[ta ? 1 : 0], ka = (*a)[ta ? 0 : 1], kb = (*b)[tb ? 1 : 0], n = (*b)[tb ? 0 : 1];
+  if (ka.known() && kb.known() && ka.value != kb.value)
+    return shape_error("{}: inner dimensions differ ({} vs {})", ctx.node().describe(), ka.value, kb.value);
+  ctx.set_output(0, dt, Shape{m, n});
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_OP("", "MatMul", 1, 1000, matmul_rule);
+ORT_REGISTER_OP("", "Gemm", 7, 1000, gemm_rule);
+
+}  // namespace ort_train

@@ -1,0 +1,109 @@
+// CPU kernels: MatMul and Gemm through OpenBLAS. MatMul folds A's batch into M
+// when B has no batch (the Linear-layer case: one GEMM for the whole batch);
+// otherwise one GEMM per broadcast batch entry. Integer MatMul uses a plain loop.
+#include <cstring>
+#include <type_traits>
+
+#include "graph/dispatch.h"
+#include "runtime/cpu/blas.h"
+#include "runtime/cpu/broadcast.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+namespace {
+
+template <typename T>
+void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T acc = T(0);
+      for (int64_t p = 0; p < k; ++p) acc = static_cast<T>(acc + a[i * k + p] * b[p * n + j]);
+      c[i * n + j] = acc;
+    }
+}
+
+template <typename T>
+void any_gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (k == 0) {
+      std::memset(c, 0, sizeof(T) * static_cast<size_t>(m * n));
+      return;
+    }
+    gemm(false, false, m, n, k, T(1), a, k, b, n, T(0), c, n);
+  } else {
+    small_gemm(m, n, k, a, b, c);
+  }
+}
+
+Status matmul(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  Dims da = A.dims(), db = B.dims();
+  if (da.size() == 1) da.insert(da.begin(), 1);
+  if (db.size() == 1) db.push_back(1);
+  int64_t m = da[da.size() - 2], k = da.back(), n = db.back();
+  Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
+  if (out.numel() == 0) return Status::Ok();
+  bool ok = dispatch_numeric(A.dtype(), [&]<typename T>() {
+    const T* pa = A.data<T>();
+    const T* pb = B.data<T>();
+    T* pc = out.data<T>();
+    if (num_elements(bb) == 1) {  // B shared by every batch entry: one big GEMM
+      any_gemm<T>(num_elements(ba) * m, n, k, pa, pb, pc);
+      return;
+    }
+    Dims batch = broadcast_dims({&ba, &bb});
+    auto sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
+    int64_t count = num_elements(batch);
+    for (int64_t t = 0; t < count; ++t) {
+      int64_t rem = t, oa = 0, ob = 0;
+      for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+        int64_t i = rem % batch[d];
+        rem /= batch[d];
+        oa += i * sa[d];
+        ob += i * sb[d];
+      }
+      any_gemm<T>(m, n, k, pa + oa * m * k, pb + ob * k * n, pc + t * m * n);
+    }
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, A.dtype());
+}
+
+Status gemm_kernel(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  Tensor& Y = ctx.output(0);
+  bool ta = ctx.node().attr_int("transA", 0) != 0, tb = ctx.node().attr_int("transB", 0) != 0;
+  double alpha = ctx.node().attr_float("alpha", 1.f), beta = ctx.node().attr_float("beta", 1.f);
+  int64_t m = Y.dims()[0], n = Y.dims()[1], k = ta ? A.dims()[0] : A.dims()[1];
+  bool has_c = ctx.has_input(2) && beta != 0.0;
+  bool ok = dispatch_float(A.dtype(), [&]<typename T>() {
+    T* y = Y.data<T>();
+    if (has_c) {  // Y = beta * broadcast(C), then accumulate the product into it
+      const Tensor& C = ctx.input(2);
+      Dims ydims = Y.dims();
+      auto plan = make_broadcast_plan<1>(ydims, {&C.dims()});
+      const T* c = C.data<T>();
+      T b = static_cast<T>(beta);
+      for_each_broadcast_run(plan, [&](int64_t o, const std::array<int64_t, 1>& off, int64_t cnt) {
+        for (int64_t i = 0; i < cnt; ++i) y[o + i] = b * c[off[0] + i * plan.inner_step[0]];
+      });
+    }
+    if (m * n == 0) return;
+    if (k == 0) {
+      if (!has_c) std::memset(y, 0, sizeof(T) * static_cast<size_t>(m * n));
+      return;
+    }
+    gemm(ta, tb, m, n, k, static_cast<T>(alpha), A.data<T>(), A.dims()[1], B.data<T>(), B.dims()[1],
+         has_c ? T(1) : T(0), y, n);
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, A.dtype());
+}
+
+}  // namespace
+
+ORT_REGISTER_CPU_KERNEL("MatMul", 1, 1000, matmul);
+ORT_REGISTER_CPU_KERNEL("Gemm", 7, 1000, gemm_kernel);
+
+}  // namespace ort_train

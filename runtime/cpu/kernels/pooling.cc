@@ -1,0 +1,147 @@
+// CPU kernels: MaxPool (with optional Indices), AveragePool, GlobalAveragePool,
+// GlobalMaxPool over 1-D/2-D/3-D windows; one (image, channel) plane per task.
+#include <cmath>
+#include <limits>
+
+#include "graph/dispatch.h"
+#include "graph/ops/window_geometry.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+namespace {
+
+enum class PoolKind { kMax, kAverage };
+
+template <typename T>
+void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const std::vector<WindowDim>& geo,
+                PoolKind kind, bool count_include_pad, bool column_major_indices) {
+  int64_t nd = static_cast<int64_t>(geo.size());
+  int64_t out_size = 1, win = 1;
+  for (const WindowDim& w : geo) {
+    out_size *= w.out;
+    win *= w.kernel;
+  }
+  std::vector<int64_t> o(static_cast<size_t>(nd), 0), k(static_cast<size_t>(nd));
+  for (int64_t p = 0; p < out_size; ++p) {
+    T best = -std::numeric_limits<T>::infinity();
+    int64_t best_idx = -1;
+    T sum = 0;
+    int64_t count = 0, padded_count = 0;
+    for (int64_t q = 0; q < win; ++q) {
+      int64_t rem = q, off = 0, col_off = 0, col_stride = 1;
+      bool inside = true, in_padded = true;
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        k[d] = rem % geo[d].kernel;
+        rem /= geo[d].kernel;
+      }
+      int64_t stride = 1;
+      for (int64_t d = nd - 1; d >= 0; --d) {
+        int64_t i = o[d] * geo[d].stride - geo[d].pad_begin + k[d] * geo[d].dilation;
+        if (i < 0 || i >= geo[d].in) inside = false;
+        if (i < -geo[d].pad_begin || i >= geo[d].in + geo[d].pad_end) in_padded = false;
+        off += i * stride;
+        stride *= geo[d].in;
+      }
+      if (column_major_indices) {
+        for (int64_t d = 0; d < nd; ++d) {
+          int64_t i = o[d] * geo[d].stride - geo[d].pad_begin + k[d] * geo[d].dilation;
+          col_off += i * col_stride;
+          col_stride *= geo[d].in;
+        }
+      }
+      padded_count += in_padded;
+      if (!inside) continue;
+      T v = x[off];
+      if (kind == PoolKind::kMax) {
+        if (v > best || best_idx < 0) {
+          best = v;
+          best_idx = column_major_indices ? col_off : off;
+        }
+      } else {
+        sum += v;
+        ++count;
+      }
+    }
+    if (kind == PoolKind::kMax) {
+      y[p] = best;
+      if (indices) indices[p] = plane_offset + best_idx;
+    } else {
+      int64_t div = count_include_pad ? padded_count : count;
+      y[p] = div > 0 ? sum / static_cast<T>(div) : T(0);
+    }
+    for (int64_t d = nd - 1; d >= 0; --d) {
+      if (++o[d] < geo[d].out) break;
+      o[d] = 0;
+    }
+  }
+}
+
+template <PoolKind kKind>
+Status pool(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  Tensor& Y = ctx.output(0);
+  std::vector<int64_t> spatial(X.dims().begin() + 2, X.dims().end());
+  Node node = ctx.node();
+  if (kKind == PoolKind::kAverage && ctx.opset() < 19) {
+    // AveragePool gained dilations only at opset 19; ignore stray ones before.
+    std::erase_if(node.attributes, [](const Attribute& a) { return a.name == "dilations"; });
+  }
+  ASSIGN_OR_RETURN(auto geo, window_geometry(node, spatial, node.attr_ints("kernel_shape"), true));
+  int64_t planes = X.dims()[0] * X.dims()[1], in_size = 1, out_size = 1;
+  for (const WindowDim& w : geo) {
+    in_size *= w.in;
+    out_size *= w.out;
+  }
+  bool include_pad = ctx.node().attr_int("count_include_pad", 0) != 0;
+  bool column_major = ctx.node().attr_int("storage_order", 0) != 0;
+  int64_t* indices = ctx.has_output(1) ? ctx.output(1).data<int64_t>() : nullptr;
+  // MaxPool also runs on integer images (uint8 is common); AveragePool stays float.
+  auto body = [&]<typename T>() {
+    const T* x = X.data<T>();
+    T* y = Y.data<T>();
+    parallel_for(planes, 1, [&](int64_t b, int64_t e) {
+      for (int64_t pl = b; pl < e; ++pl)
+        pool_plane<T>(x + pl * in_size, y + pl * out_size, indices ? indices + pl * out_size : nullptr, pl * in_size,
+                      geo, kKind, include_pad, column_major);
+    });
+  };
+  bool ok = kKind == PoolKind::kMax ? dispatch_numeric(X.dtype(), body) : dispatch_float(X.dtype(), body);
+  return ok ? Status::Ok() : unsupported_dtype(ctx, X.dtype());
+}
+
+template <PoolKind kKind>
+Status global_pool(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  Tensor& Y = ctx.output(0);
+  int64_t planes = X.dims()[0] * X.dims()[1];
+  int64_t size = planes ? X.numel() / planes : 0;
+  bool ok = dispatch_float(X.dtype(), [&]<typename T>() {
+    const T* x = X.data<T>();
+    T* y = Y.data<T>();
+    parallel_for(planes, 1, [&](int64_t b, int64_t e) {
+      for (int64_t pl = b; pl < e; ++pl) {
+        const T* p = x + pl * size;
+        if (kKind == PoolKind::kMax) {
+          T m = -std::numeric_limits<T>::infinity();
+          for (int64_t i = 0; i < size; ++i) m = std::max(m, p[i]);
+          y[pl] = m;
+        } else {
+          T s = 0;
+          for (int64_t i = 0; i < size; ++i) s += p[i];
+          y[pl] = s / static_cast<T>(size);
+        }
+      }
+    });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, X.dtype());
+}
+
+}  // namespace
+
+ORT_REGISTER_CPU_KERNEL("MaxPool", 1, 1000, pool<PoolKind::kMax>);
+ORT_REGISTER_CPU_KERNEL("AveragePool", 1, 1000, pool<PoolKind::kAverage>);
+ORT_REGISTER_CPU_KERNEL("GlobalAveragePool", 1, 1000, global_pool<PoolKind::kAverage>);
+ORT_REGISTER_CPU_KERNEL("GlobalMaxPool", 1, 1000, global_pool<PoolKind::kMax>);
+
+}  // namespace ort_train
