@@ -1,0 +1,243 @@
+#!/usr/bin/python3
+"""Exports the small reference models ort_train is tested on, with PyTorch's outputs.
+
+Needs PyTorch and onnx: Debian's python3-torch and python3-onnx
+(`bash tools/install_deps.sh --python`), so run it with /usr/bin/python3:
+
+    /usr/bin/python3 tools/export_models.py [--out tests/models] [--only bert,gpt]
+
+For each model it writes <out>/<name>/model.onnx (torch.onnx.export, opset 17)
+and <out>/<name>/test_data_set_0/ with one TensorProto per graph input
+(<input name>.pb) and PyTorch's outputs as output_0.pb, output_1.pb, ... in the
+graph's output order. Everything is seeded, and each model is written to a
+temporary folder first and moved into place, so a failed export never leaves
+partial files.
+"""
+import argparse
+import collections
+import math
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import onnx
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from onnx import numpy_helper
+
+OPSET = 17
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = nn.Linear(32, 64), nn.Linear(64, 64), nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class LeNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1, self.fc2 = nn.Linear(16 * 5 * 5, 32), nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.avg_pool2d(F.relu(self.conv2(x)), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads, self.dh = heads, hidden // heads
+        self.q, self.k, self.v, self.o = (nn.Linear(hidden, hidden) for _ in range(4))
+
+    def forward(self, x, additive_mask):
+        b, s, h = x.shape
+        split = lambda t: t.view(b, s, self.heads, self.dh).transpose(1, 2)
+        q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dh) + additive_mask
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.o(ctx.transpose(1, 2).reshape(b, s, h))
+
+
+class BertLayer(nn.Module):
+    def __init__(self, hidden, heads, inter):
+        super().__init__()
+        self.attn = SelfAttention(hidden, heads)
+        self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.fc1, self.fc2 = nn.Linear(hidden, inter), nn.Linear(inter, hidden)
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x, mask):
+        x = self.ln1(x + self.drop(self.attn(x, mask)))
+        return self.ln2(x + self.drop(self.fc2(F.gelu(self.fc1(x)))))
+
+
+class Bert(nn.Module):
+    """BERT-style encoder with an MLM head: attention mask, LayerNorm, erf-GELU."""
+
+    def __init__(self, vocab=100, hidden=32, layers=2, heads=4, inter=64, max_pos=64):
+        super().__init__()
+        self.tok, self.pos, self.seg = nn.Embedding(vocab, hidden), nn.Embedding(max_pos, hidden), nn.Embedding(2, hidden)
+        self.ln = nn.LayerNorm(hidden)
+        self.layers = nn.ModuleList(BertLayer(hidden, heads, inter) for _ in range(layers))
+        self.head = nn.Linear(hidden, hidden)
+        self.head_ln = nn.LayerNorm(hidden)
+        self.decoder = nn.Linear(hidden, vocab)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        pos = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        x = self.ln(self.tok(input_ids) + self.pos(pos) + self.seg(token_type_ids))
+        mask = (1.0 - attention_mask[:, None, None, :].to(x.dtype)) * -10000.0
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.decoder(self.head_ln(F.gelu(self.head(x))))
+
+
+class GptBlock(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.attn = SelfAttention(hidden, heads)
+        self.fc1, self.fc2 = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x, mask):
+        x = x + self.attn(self.ln1(x), mask)
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+class Gpt(nn.Module):
+    """GPT-style causal LM that computes its own shifted cross-entropy loss."""
+
+    def __init__(self, vocab=100, hidden=32, layers=2, heads=4, max_pos=64):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, hidden), nn.Embedding(max_pos, hidden)
+        self.blocks = nn.ModuleList(GptBlock(hidden, heads) for _ in range(layers))
+        self.ln = nn.LayerNorm(hidden)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+
+    def forward(self, input_ids, labels):
+        s = input_ids.shape[1]
+        pos = torch.arange(s, device=input_ids.device).unsqueeze(0)
+        x = self.tok(input_ids) + self.pos(pos)
+        causal = torch.triu(torch.ones(s, s, device=input_ids.device), diagonal=1) * -1e9
+        for blk in self.blocks:
+            x = blk(x, causal)
+        logits = self.lm_head(self.ln(x))
+        loss = F.cross_entropy(logits[:, :-1, :].reshape(-1, logits.shape[-1]), labels[:, 1:].reshape(-1))
+        return loss, logits
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_len=64):
+        super().__init__()
+        pos = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        pe = torch.zeros(max_len, 1, d_model)
+        pe[:, 0, 0::2] = torch.sin(pos * div)
+        pe[:, 0, 1::2] = torch.cos(pos * div)
+        self.register_buffer("pe", pe)
+
+    def forward(self, x):
+        return x + self.pe[: x.size(0)]
+
+
+class TransformerLM(nn.Module):
+    """PyTorch's word-language-model TransformerEncoder LM (input [seq, batch])."""
+
+    def __init__(self, vocab=100, d_model=32, heads=4, ff=64, layers=2):
+        super().__init__()
+        self.d_model = d_model
+        self.embed = nn.Embedding(vocab, d_model)
+        self.pos = PositionalEncoding(d_model)
+        layer = nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.1)
+        # Nested tensors are an inference-only fast path that export cannot trace.
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.decoder = nn.Linear(d_model, vocab)
+
+    def forward(self, src):
+        s = src.shape[0]
+        mask = torch.triu(torch.full((s, s), float("-inf"), device=src.device), diagonal=1)
+        x = self.pos(self.embed(src) * math.sqrt(self.d_model))
+        return self.decoder(self.encoder(x, mask))
+
+
+def ids(shape, vocab, gen):
+    return torch.randint(0, vocab, shape, generator=gen, dtype=torch.int64)
+
+
+def model_specs():
+    g = torch.Generator().manual_seed(1234)
+    bert_mask = torch.ones(2, 8, dtype=torch.int64)
+    bert_mask[1, 6:] = 0  # padding in the second sequence
+    return {
+        "mlp": (MLP(), {"x": torch.randn(4, 32, generator=g)}, ["logits"], {"x": {0: "batch"}}),
+        "lenet": (LeNet(), {"image": torch.randn(2, 1, 28, 28, generator=g)}, ["logits"], {"image": {0: "batch"}}),
+        "bert": (Bert(), {"input_ids": ids((2, 8), 100, g), "attention_mask": bert_mask,
+                          "token_type_ids": torch.cat([torch.zeros(2, 4, dtype=torch.int64),
+                                                       torch.ones(2, 4, dtype=torch.int64)], 1)},
+                 ["logits"], {k: {0: "batch", 1: "seq"} for k in ["input_ids", "attention_mask", "token_type_ids"]}),
+        "gpt": (Gpt(), {"input_ids": ids((2, 8), 100, g), "labels": ids((2, 8), 100, g)}, ["loss", "logits"],
+                {"input_ids": {0: "batch"}, "labels": {0: "batch"}}),
+        "transformer_lm": (TransformerLM(), {"src": ids((8, 2), 100, g)}, ["logits"], {"src": {1: "batch"}}),
+    }
+
+
+def write_tensor(array, name, path):
+    # (np.ascontiguousarray would turn a 0-d loss into shape [1])
+    t = numpy_helper.from_array(np.array(array, order="C", copy=True), name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def export(name, module, inputs, output_names, dynamic_axes, out_root):
+    torch.manual_seed(0)
+    module.eval()
+    tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=out_root)
+    try:
+        path = os.path.join(tmp, "model.onnx")
+        args = tuple(inputs.values())
+        torch.onnx.export(module, args, path, input_names=list(inputs), output_names=output_names,
+                          dynamic_axes=dynamic_axes, opset_version=OPSET, do_constant_folding=True)
+        with torch.no_grad():
+            outs = module(*args)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        data = os.path.join(tmp, "test_data_set_0")
+        os.makedirs(data)
+        for k, v in inputs.items():
+            write_tensor(v.numpy(), k, os.path.join(data, f"{k}.pb"))
+        for i, (n, v) in enumerate(zip(output_names, outs)):
+            write_tensor(v.numpy(), n, os.path.join(data, f"output_{i}.pb"))
+        model = onnx.load(path)
+        ops = collections.Counter(n.op_type for n in model.graph.node)
+        final = os.path.join(out_root, name)
+        shutil.rmtree(final, ignore_errors=True)
+        os.rename(tmp, final)
+        size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(final) for f in fs)
+        print(f"{name}: {size / 1024:.0f} KiB, ops: " + ", ".join(f"{k}x{v}" for k, v in sorted(ops.items())))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    only = set(filter(None, args.only.split(",")))
+    torch.manual_seed(0)
+    for name, (module, inputs, outputs, dyn) in model_specs().items():
+        if not only or name in only:
+            export(name, module, inputs, outputs, dyn, args.out)
+
+
+if __name__ == "__main__":
+    main()
