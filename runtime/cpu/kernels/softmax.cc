@@ -27,8 +27,9 @@ void softmax_rows(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
         sum += ev;
       }
       if constexpr (kLog) {
-        T lse = mx + std::log(sum);
-        for (int64_t k = 0; k < n; ++k) yr[k * inner] = xr[k * inner] - lse;
+        // (x - max) - log(sum): subtracting max first keeps float precision for large logits.
+        T ls = std::log(sum);
+        for (int64_t k = 0; k < n; ++k) yr[k * inner] = (xr[k * inner] - mx) - ls;
       } else {
         T inv = T(1) / sum;
         for (int64_t k = 0; k < n; ++k) yr[k * inner] *= inv;

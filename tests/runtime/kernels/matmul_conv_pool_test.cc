@@ -1,0 +1,99 @@
+// MatMul/Gemm/Conv/pools against naive reference loops written here.
+#include "test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+namespace {
+
+// Naive batched matmul with numpy broadcasting over one leading batch dim.
+Tensor naive_matmul(const Tensor& a, const Tensor& b, int64_t batch, bool b_shared) {
+  int64_t m = a.dim(-2), k = a.dim(-1), n = b.dim(-1);
+  Tensor out = Tensor::host(DType::kFloat, {batch, m, n});
+  for (int64_t t = 0; t < batch; ++t)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p)
+          s += a.data<float>()[(t * m + i) * k + p] * b.data<float>()[((b_shared ? 0 : t) * k + p) * n + j];
+        out.data<float>()[(t * m + i) * n + j] = static_cast<float>(s);
+      }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("MatMul: shared B folds the batch, broadcast batches, 1-D operands", "[kernels][MatMul]") {
+  auto a = random_tensor({3, 4, 5}, 1), b = random_tensor({5, 6}, 2);
+  require_close(run_node({"MatMul", {a, b}})[0], naive_matmul(a, b, 3, true), 1e-5, 1e-5);
+  auto b3 = random_tensor({3, 5, 6}, 3);
+  require_close(run_node({"MatMul", {a, b3}})[0], naive_matmul(a, b3, 3, false), 1e-5, 1e-5);
+  auto a1 = random_tensor({1, 4, 5}, 4);  // broadcasts against B's batch of 3
+  auto bb = run_node({"MatMul", {a1, b3}})[0];
+  REQUIRE(bb.dims() == Dims{3, 4, 6});
+  auto v = make<float>({2}, {1, 2});
+  require_close(run_node({"MatMul", {v, make<float>({2, 2}, {1, 2, 3, 4})}})[0], make<float>({2}, {7, 10}));
+  require_close(run_node({"MatMul", {make<float>({2, 2}, {1, 2, 3, 4}), v}})[0], make<float>({2}, {5, 11}));
+  require_close(run_node({"MatMul", {v, v}})[0], make<float>({}, {5}));
+  REQUIRE(run_node({"MatMul", {Tensor::host(DType::kFloat, {2, 0}), Tensor::host(DType::kFloat, {0, 3})}})[0]
+              .to_double_vector() == std::vector<double>(6, 0.0));
+  REQUIRE(run_node_error({"MatMul", {a, random_tensor({4, 6}, 5)}}).code() == ErrorCode::kShape);
+}
+
+TEST_CASE("Gemm with transposes, alpha/beta and broadcast C", "[kernels][Gemm]") {
+  auto a = make<float>({2, 3}, {1, 2, 3, 4, 5, 6});  // used transposed: [3,2]
+  auto b = make<float>({2, 3}, {1, 0, 1, 0, 1, 0});  // used as is: [2,3]
+  auto y = run_node({"Gemm", {a, b, make<float>({3}, {1, 1, 1})},
+                     {Attribute::make_int("transA", 1), Attribute::make_float("alpha", 2), Attribute::make_float("beta", 0.5f)}});
+  // A^T [3,2] x B [2,3]: rows (1,4),(2,5),(3,6)
+  require_close(y[0], make<float>({3, 3}, {2.5f, 8.5f, 2.5f, 4.5f, 10.5f, 4.5f, 6.5f, 12.5f, 6.5f}));
+  auto d = run_node({"Gemm", {make<double>({1, 2}, {1, 2}), make<double>({3, 2}, {1, 1, 2, 2, 3, 3})},
+                     {Attribute::make_int("transB", 1)}});
+  require_close(d[0], make<double>({1, 3}, {3, 6, 9}));
+}
+
+TEST_CASE("Conv: padding, stride, dilation and groups against a naive loop", "[kernels][Conv]") {
+  auto x = random_tensor({2, 4, 7, 6}, 7), w = random_tensor({6, 2, 3, 2}, 8), bias = random_tensor({6}, 9);
+  std::vector<Attribute> attrs{Attribute::make_int("group", 2), Attribute::make_ints("strides", {2, 1}),
+                               Attribute::make_ints("dilations", {1, 2}), Attribute::make_ints("pads", {1, 0, 0, 1})};
+  auto y = run_node({"Conv", {x, w, bias}, attrs})[0];
+  // out H = (7+1-3)/2+1 = 3, W = (6+1-3)/1+1 = 5
+  REQUIRE(y.dims() == Dims{2, 6, 3, 5});
+  Tensor ref = Tensor::host(DType::kFloat, y.dims());
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t m = 0; m < 6; ++m)
+      for (int64_t oh = 0; oh < 3; ++oh)
+        for (int64_t ow = 0; ow < 5; ++ow) {
+          double s = bias.data<float>()[m];
+          int64_t g = m / 3;
+          for (int64_t c = 0; c < 2; ++c)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 2; ++kw) {
+                int64_t ih = oh * 2 - 1 + kh, iw = ow - 0 + kw * 2;
+                if (ih < 0 || ih >= 7 || iw < 0 || iw >= 6) continue;
+                s += x.data<float>()[((n * 4 + g * 2 + c) * 7 + ih) * 6 + iw] *
+                     w.data<float>()[((m * 2 + c) * 3 + kh) * 2 + kw];
+              }
+          ref.data<float>()[((n * 6 + m) * 3 + oh) * 5 + ow] = static_cast<float>(s);
+        }
+  require_close(y, ref, 1e-4, 1e-5);
+  auto same = run_node({"Conv", {random_tensor({1, 1, 5}, 1), random_tensor({1, 1, 3}, 2)},
+                        {Attribute::make_string("auto_pad", "SAME_UPPER"), Attribute::make_ints("strides", {2})}})[0];
+  REQUIRE(same.dims() == Dims{1, 1, 3});
+}
+
+TEST_CASE("MaxPool with indices and ceil_mode; AveragePool with and without pads counted", "[kernels][MaxPool][AveragePool]") {
+  auto x = make<float>({1, 1, 3, 3}, {1, 2, 3, 4, 9, 6, 7, 8, 5});
+  auto mp = run_node({"MaxPool", {x}, {Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_ints("strides", {2, 2}),
+                                       Attribute::make_int("ceil_mode", 1)}, 2});
+  require_close(mp[0], make<float>({1, 1, 2, 2}, {9, 6, 8, 5}));
+  REQUIRE(mp[1].to_int64_vector() == std::vector<int64_t>{4, 5, 7, 8});
+  std::vector<Attribute> avg{Attribute::make_ints("kernel_shape", {3, 3}), Attribute::make_ints("pads", {1, 1, 1, 1})};
+  auto a = run_node({"AveragePool", {x}, avg})[0];
+  REQUIRE(a.data<float>()[0] == Approx((1 + 2 + 4 + 9) / 4.0));
+  avg.push_back(Attribute::make_int("count_include_pad", 1));
+  auto b = run_node({"AveragePool", {x}, avg})[0];
+  REQUIRE(b.data<float>()[0] == Approx((1 + 2 + 4 + 9) / 9.0));
+  require_close(run_node({"GlobalAveragePool", {x}})[0], make<float>({1, 1, 1, 1}, {5}));
+  require_close(run_node({"GlobalMaxPool", {x}})[0], make<float>({1, 1, 1, 1}, {9}));
+}
