@@ -5,6 +5,8 @@
 // abs/rel error and fails if any value is outside tolerance.
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -91,8 +93,10 @@ Status run_command(const RunArgs& args) {
   }
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];
-  spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB", model.graph.nodes.size(),
-               executor->allocator().peak_bytes() / 1048576.0);
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB; peak RSS {:.1f} MiB", model.graph.nodes.size(),
+               executor->allocator().peak_bytes() / 1048576.0, usage.ru_maxrss / 1024.0);
   if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", median, args.repeat);
 
   if (!args.outputs.empty()) {
