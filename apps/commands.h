@@ -17,6 +17,7 @@ struct RunArgs {
   double rtol = 1e-3;
   double atol = 1e-5;
   int threads = 0;
+  bool profile = false;  // print time per op type
   int repeat = 1;  // forward runs to time; the median is reported
 };
 void add_run_command(CLI::App& app, RunArgs& args);

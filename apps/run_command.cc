@@ -32,6 +32,7 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
   run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
       ->check(CLI::PositiveNumber);
+  run->add_flag("--profile", args.profile, "print the time spent per op type over all runs");
 }
 
 namespace {
@@ -86,9 +87,12 @@ Status run_command(const RunArgs& args) {
   ASSIGN_OR_RETURN(auto feeds, read_feeds(model.graph, args.inputs));
   std::map<std::string, Tensor> outputs;
   std::vector<double> times;
+  std::map<std::string, double> op_ms;
+  RunOptions options;
+  if (args.profile) options.op_time_ms = &op_ms;
   for (int r = 0; r < args.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
-    ASSIGN_OR_RETURN(outputs, executor->run(feeds));
+    ASSIGN_OR_RETURN(outputs, executor->run(feeds, options));
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   std::sort(times.begin(), times.end());
@@ -98,6 +102,18 @@ Status run_command(const RunArgs& args) {
   spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB; peak RSS {:.1f} MiB", model.graph.nodes.size(),
                executor->allocator().peak_bytes() / 1048576.0, usage.ru_maxrss / 1024.0);
   if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", median, args.repeat);
+  if (args.profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [op, ms] : op_ms) {
+      rows.emplace_back(ms, op);
+      total += ms;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::printf("%-28s %12s %7s\n", "op", "ms/run", "share");
+    for (const auto& [ms, op] : rows)
+      std::printf("%-28s %12.3f %6.1f%%\n", op.c_str(), ms / args.repeat, total > 0 ? 100 * ms / total : 0.0);
+  }
 
   if (!args.outputs.empty()) {
     std::error_code ec;

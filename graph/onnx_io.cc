@@ -24,9 +24,10 @@ Result<std::string> read_file(const std::string& path) {
   if (fs::is_directory(path, ec)) return io_error("expected a file but found a directory: {}", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error("cannot open {}", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string bytes(static_cast<size_t>(fs::file_size(path, ec)), '\0');  // one buffer, no stream copy
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!in) return io_error("cannot read {}", path);
+  return bytes;
 }
 
 Status write_file_atomic(const std::string& path, const std::string& bytes) {
@@ -282,10 +283,11 @@ void attribute_to_proto(const Attribute& a, onnx::AttributeProto* p) {
 
 }  // namespace
 
-Result<Model> load_model_from_bytes(const std::string& bytes, const std::string& base_dir) {
-  onnx::ModelProto mp;
-  if (bytes.empty() || !parse_limited(&mp, bytes))
-    return io_error("not a valid ONNX model (the protobuf does not parse; is the file truncated?)");
+namespace {
+
+// Converts a parsed model, consuming its initializer bytes as it goes so the
+// weights are never held three times over (file bytes, proto, tensors).
+Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir) {
   if (!mp.has_graph()) return io_error("not a valid ONNX model (it has no graph)");
   Model m;
   m.ir_version = mp.ir_version();
@@ -299,13 +301,14 @@ Result<Model> load_model_from_bytes(const std::string& bytes, const std::string&
   for (const auto& kv : mp.metadata_props()) m.metadata_props.emplace_back(kv.key(), kv.value());
   for (const auto& f : mp.functions()) m.opaque_functions.push_back(f.SerializeAsString());
 
-  const onnx::GraphProto& gp = mp.graph();
+  onnx::GraphProto& gp = *mp.mutable_graph();
   Graph& g = m.graph;
   g.name = gp.name();
   g.doc_string = gp.doc_string();
-  for (const auto& init : gp.initializer()) {
+  for (auto& init : *gp.mutable_initializer()) {
     auto t = tensor_from_proto(init, base_dir);
     if (!t.ok()) return t.status();
+    init.clear_raw_data();  // copied into the tensor; free it now
     if (g.initializers.count(init.name())) return invalid_argument("initializer '{}' is defined twice", init.name());
     g.initializers[init.name()] = std::move(t).value();
     g.initializer_order.push_back(init.name());
@@ -349,9 +352,23 @@ Result<Model> load_model_from_bytes(const std::string& bytes, const std::string&
   return m;
 }
 
+}  // namespace
+
+Result<Model> load_model_from_bytes(const std::string& bytes, const std::string& base_dir) {
+  onnx::ModelProto mp;
+  if (bytes.empty() || !parse_limited(&mp, bytes))
+    return io_error("not a valid ONNX model (the protobuf does not parse; is the file truncated?)");
+  return model_from_proto(mp, base_dir);
+}
+
 Result<Model> load_model(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, read_file(path));
-  auto m = load_model_from_bytes(bytes, fs::path(path).parent_path().string());
+  onnx::ModelProto mp;
+  {
+    ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+    if (bytes.empty() || !parse_limited(&mp, bytes))
+      return io_error("{}: not a valid ONNX model (the protobuf does not parse; is the file truncated?)", path);
+  }  // the file's bytes are freed before the weights are copied out of the proto
+  auto m = model_from_proto(mp, fs::path(path).parent_path().string());
   if (!m.ok()) return m.status().with_context(path);
   return m;
 }

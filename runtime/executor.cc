@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <unordered_map>
 
 #include "graph/op_schema.h"
@@ -153,7 +154,11 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
         return make_error(ErrorCode::kInternal, "{}: the shape rule left output {} unknown at run time",
                           step.node->describe(), i);
     KernelContext kctx(*step.node, step.opset, std::move(inputs), ictx, *allocator_, options, index++);
+    auto started = std::chrono::steady_clock::now();
     st = step.kernel->fn(kctx);
+    if (options.op_time_ms)
+      (*options.op_time_ms)[step.node->op_type] +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     if (!st.ok()) return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
     for (size_t i = 0; i < step.outputs.size(); ++i) {
       int s = step.outputs[i];

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct RunOptions {
   bool training = false;  // Dropout/BatchNormalization behave as in training when the graph says so
   uint64_t seed = 0;      // base seed for random kernels
   uint64_t step = 0;      // advances random streams between runs
+  // When set, the executor adds each node's wall time (ms) under its op type.
+  std::map<std::string, double>* op_time_ms = nullptr;
 };
 
 class KernelContext {
