@@ -82,9 +82,23 @@ Mismatch compare(const Tensor& got, const Tensor& want, double rtol, double atol
 Status run_command(const RunArgs& args) {
   set_cpu_threads(args.threads);
   ASSIGN_OR_RETURN(Model model, load_model(args.model));
-  RETURN_IF_ERROR(infer_shapes(model));
-  ASSIGN_OR_RETURN(auto executor, Executor::create(model));
+  RETURN_IF_ERROR(check_ops_known(model));
   ASSIGN_OR_RETURN(auto feeds, read_feeds(model.graph, args.inputs));
+  // Bind symbolic dims to the fed sizes so inference gives concrete shapes and
+  // the plan's peak memory is known before anything runs.
+  ShapeInferenceOptions shape_options;
+  for (const ValueInfo* v : model.graph.required_inputs()) {
+    auto it = feeds.find(v->name);
+    if (it == feeds.end() || !v->shape || v->shape->size() != it->second.dims().size()) continue;
+    for (size_t k = 0; k < v->shape->size(); ++k)
+      if (!(*v->shape)[k].symbol.empty()) shape_options.dim_values[(*v->shape)[k].symbol] = it->second.dims()[k];
+  }
+  RETURN_IF_ERROR(infer_shapes(model, shape_options));
+  ASSIGN_OR_RETURN(auto executor, Executor::create(model));
+  MemoryEstimate estimate = estimate_memory(model);
+  spdlog::info("{} nodes; weights {:.2f} MiB; planned peak activations {:.2f} MiB{}", model.graph.nodes.size(),
+               estimate.initializer_bytes / 1048576.0, estimate.peak_activation_bytes / 1048576.0,
+               estimate.complete ? "" : " (some shapes known only at run time)");
   std::map<std::string, Tensor> outputs;
   std::vector<double> times;
   std::map<std::string, double> op_ms;

@@ -6,6 +6,16 @@
 
 namespace ort_train {
 
+namespace {
+ConstantEvaluator& evaluator_slot() {
+  static ConstantEvaluator e;
+  return e;
+}
+}  // namespace
+
+void register_constant_evaluator(ConstantEvaluator evaluator) { evaluator_slot() = std::move(evaluator); }
+const ConstantEvaluator& registered_constant_evaluator() { return evaluator_slot(); }
+
 Status check_ops_known(const Model& model) {
   std::vector<std::string> missing;
   for (const Node& n : model.graph.nodes) {
@@ -51,9 +61,29 @@ Status infer_shapes(Model& model, const ShapeInferenceOptions& options) {
       }
       inputs.push_back(in);
     }
+    std::vector<const Tensor*> values;
+    bool all_known = true;
+    for (const auto& in : inputs) {
+      values.push_back(in.value);
+      all_known = all_known && (in.shape == nullptr || in.value != nullptr);
+    }
     InferContext ctx(n, opset, std::move(inputs));
     Status st = schema->infer(ctx);
     if (!st.ok()) return st.message().find(n.name) == std::string::npos ? st.with_context(n.describe()) : st;
+    if (all_known && options.evaluate && !n.inputs.empty() && n.op_type != "Dropout") {
+      bool small = true;
+      for (size_t i = 0; i < n.outputs.size(); ++i) {
+        const auto& o = ctx.output(i);
+        small = small && !o.value && o.shape && shape_fully_known(*o.shape) &&
+                num_elements(dims_from_shape(*o.shape)) <= ShapeInferenceOptions::kMaxFoldedElements;
+      }
+      if (small) {
+        auto folded = options.evaluate(n, opset, values, ctx);
+        if (folded)
+          for (size_t i = 0; i < n.outputs.size() && i < folded->size(); ++i)
+            if (!n.outputs[i].empty() && (*folded)[i].defined()) ctx.set_output_value(i, (*folded)[i]);
+      }
+    }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i].empty()) continue;
       const auto& out = ctx.output(i);

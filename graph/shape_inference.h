@@ -4,16 +4,33 @@
 // and rules like Shape produce values, so shape arithmetic exported by PyTorch
 // (Shape -> Gather -> Concat -> Reshape) resolves when the input shapes are known.
 #pragma once
+#include <functional>
 #include <map>
+#include <optional>
+#include <vector>
+
+#include "graph/op_schema.h"
 #include <string>
 
 #include "graph/graph.h"
 
 namespace ort_train {
 
+// Computes a node's outputs from known input values (constant folding of small
+// shape arithmetic). graph/ cannot run kernels, so the runtime registers one.
+using ConstantEvaluator = std::function<std::optional<std::vector<Tensor>>(
+    const Node& node, int64_t opset, const std::vector<const Tensor*>& inputs, InferContext& shapes)>;
+void register_constant_evaluator(ConstantEvaluator evaluator);
+const ConstantEvaluator& registered_constant_evaluator();
+
 struct ShapeInferenceOptions {
   // Concrete sizes for symbolic dims ("batch" -> 8); applied to graph inputs first.
   std::map<std::string, int64_t> dim_values;
+  // Folds nodes whose inputs are all known and whose outputs are small (at most
+  // kMaxFoldedElements), so exported shape arithmetic (Shape -> Gather -> Concat
+  // -> Reshape) resolves to concrete shapes. Null disables folding.
+  ConstantEvaluator evaluate = registered_constant_evaluator();
+  static constexpr int64_t kMaxFoldedElements = 4096;
 };
 
 // Fills model.graph.values for every node output. Errors name the node.

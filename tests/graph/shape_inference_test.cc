@@ -48,3 +48,32 @@ TEST_CASE("dtype mismatches between inputs are reported with the node", "[graph]
   REQUIRE_THAT(st.message(), Catch::Contains("bad_add"));
   REQUIRE_THAT(st.message(), Catch::Contains("int64"));
 }
+
+TEST_CASE("exported shape arithmetic folds to concrete shapes at load time", "[graph][shape_inference]") {
+  // y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])): PyTorch's x.view(x.size(0), -1)
+  Model m;
+  m.opset_imports = {{"", 17}};
+  Graph& g = m.graph;
+  g.inputs.push_back({"x", DType::kFloat, Shape{Dim("batch"), Dim(3), Dim(4)}, ""});
+  g.initializers["zero"] = make<int64_t>({}, {0});
+  g.initializers["axes0"] = make<int64_t>({1}, {0});
+  g.initializers["minus1"] = make<int64_t>({1}, {-1});
+  g.nodes.push_back({"shape", "Shape", "", {"x"}, {"s"}, {}, ""});
+  g.nodes.push_back({"gather", "Gather", "", {"s", "zero"}, {"b"}, {}, ""});
+  g.nodes.push_back({"unsq", "Unsqueeze", "", {"b", "axes0"}, {"b1"}, {}, ""});
+  g.nodes.push_back({"concat", "Concat", "", {"b1", "minus1"}, {"target"}, {Attribute::make_int("axis", 0)}, ""});
+  g.nodes.push_back({"reshape", "Reshape", "", {"x", "target"}, {"y"}, {}, ""});
+  g.outputs.push_back({"y", DType::kUndefined, std::nullopt, ""});
+  ShapeInferenceOptions opts;
+  REQUIRE(infer_shapes(m, opts).ok());
+  REQUIRE(shape_to_string(m.graph.value("y")->shape) == "[?,?]");  // batch is symbolic: nothing to fold
+  opts.dim_values["batch"] = 5;
+  REQUIRE(infer_shapes(m, opts).ok());
+  REQUIRE(shape_to_string(m.graph.value("y")->shape) == "[5,12]");
+  // Without an evaluator the same graph stays partly unknown: folding is what resolved it.
+  opts.evaluate = nullptr;
+  Model m2 = m;
+  m2.graph.values.clear();
+  REQUIRE(infer_shapes(m2, opts).ok());
+  REQUIRE(shape_to_string(m2.graph.value("y")->shape) == "[?,?]");
+}

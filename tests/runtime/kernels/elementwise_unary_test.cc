@@ -48,7 +48,7 @@ TEST_CASE("Softmax and LogSoftmax: opset 13 axis vs opset 11 coercion, large val
   require_close(l, make<float>({2}, {-std::log(2.f), -std::log(2.f)}));
 }
 
-TEST_CASE("Cast between floats, ints and bool; NaN saturates to 0", "[kernels][Cast]") {
+TEST_CASE("Cast between floats, ints and bool, NaN saturates to 0", "[kernels][Cast]") {
   auto to = [](DType t) { return Attribute::make_int("to", static_cast<int64_t>(t)); };
   auto c = run_node({"Cast", {make<float>({4}, {1.7f, -2.2f, 0.f, NAN})}, {to(DType::kInt32)}})[0];
   REQUIRE(c.dtype() == DType::kInt32);
@@ -59,7 +59,7 @@ TEST_CASE("Cast between floats, ints and bool; NaN saturates to 0", "[kernels][C
   REQUIRE(like.dtype() == DType::kDouble);
 }
 
-TEST_CASE("Dropout: identity in inference; seeded, scaled and reproducible in training", "[kernels][Dropout]") {
+TEST_CASE("Dropout: identity in inference, seeded, scaled and reproducible in training", "[kernels][Dropout]") {
   auto x = Tensor::host(DType::kFloat, {100000});
   for (float& v : x.span<float>()) v = 1.f;
   auto inf = run_node({"Dropout", {x}, {}, 2});

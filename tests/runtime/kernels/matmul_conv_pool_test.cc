@@ -82,7 +82,7 @@ TEST_CASE("Conv: padding, stride, dilation and groups against a naive loop", "[k
   REQUIRE(same.dims() == Dims{1, 1, 3});
 }
 
-TEST_CASE("MaxPool with indices and ceil_mode; AveragePool with and without pads counted", "[kernels][MaxPool][AveragePool]") {
+TEST_CASE("MaxPool with indices and ceil_mode, AveragePool with and without pads counted", "[kernels][MaxPool][AveragePool]") {
   auto x = make<float>({1, 1, 3, 3}, {1, 2, 3, 4, 9, 6, 7, 8, 5});
   auto mp = run_node({"MaxPool", {x}, {Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_ints("strides", {2, 2}),
                                        Attribute::make_int("ceil_mode", 1)}, 2});

@@ -18,7 +18,7 @@ TEST_CASE("Shape with start/end, Size, Range, ConstantOfShape", "[kernels][Shape
   REQUIRE(empty[0].dims() == Dims{0, 3});
 }
 
-TEST_CASE("Reshape with 0 and -1, allowzero; views share storage", "[kernels][Reshape]") {
+TEST_CASE("Reshape with 0 and -1, allowzero, views share storage", "[kernels][Reshape]") {
   auto x = random_tensor({2, 3, 4}, 1);
   auto y = run_node({"Reshape", {x, make<int64_t>({3}, {0, -1, 2})}, {}, 1, 17, {1}});
   REQUIRE(y[0].dims() == Dims{2, 6, 2});
@@ -77,7 +77,7 @@ TEST_CASE("Slice with negative steps, clamping and the opset 9 attribute form", 
   require_close(old[0], make<float>({2, 2}, {1, 2, 5, 6}));
 }
 
-TEST_CASE("Gather with negative indices and axes; GatherElements; out of range is an error", "[kernels][Gather][GatherElements]") {
+TEST_CASE("Gather with negative indices and axes, GatherElements, out of range is an error", "[kernels][Gather][GatherElements]") {
   auto x = make<float>({3, 2}, {1, 2, 3, 4, 5, 6});
   require_close(run_node({"Gather", {x, make<int64_t>({2}, {-1, 0})}})[0], make<float>({2, 2}, {5, 6, 1, 2}));
   require_close(run_node({"Gather", {x, make<int64_t>({}, {1})}, {Attribute::make_int("axis", -1)}})[0],
