@@ -204,3 +204,33 @@ TEST_CASE("the ONNX Runtime tiny BERT test model (unsorted, decomposed LayerNorm
   }
   REQUIRE(loaded > 0);
 }
+
+TEST_CASE("a real exported model survives save and load and gives the same outputs", "[graph][onnx_io]") {
+  fs::path src = fs::path(source_dir()) / "tests" / "models" / "bert";
+  auto m = load_model((src / "model.onnx").string());
+  REQUIRE(m.ok());
+  fs::path dir = temp_dir("bert_roundtrip");
+  std::string saved = (dir / "bert.onnx").string();
+  REQUIRE(save_model(*m, saved).ok());
+  auto again = load_model(saved);
+  REQUIRE(again.ok());
+  REQUIRE(again->graph.nodes.size() == m->graph.nodes.size());
+  for (size_t i = 0; i < m->graph.nodes.size(); ++i) {
+    REQUIRE(again->graph.nodes[i].name == m->graph.nodes[i].name);
+    REQUIRE(again->graph.nodes[i].attributes.size() == m->graph.nodes[i].attributes.size());
+  }
+  std::map<std::string, Tensor> feeds;
+  for (const char* name : {"input_ids", "attention_mask", "token_type_ids"})
+    feeds[name] = read_tensor_file((src / "test_data_set_0" / (std::string(name) + ".pb")).string())->tensor;
+  auto run = [&](Model& model) {
+    REQUIRE(infer_shapes(model).ok());
+    auto ex = Executor::create(model);
+    REQUIRE(ex.ok());
+    auto out = (*ex)->run(feeds);
+    REQUIRE(out.ok());
+    return out->at("logits");
+  };
+  Tensor a = run(*m), b = run(*again);
+  require_close(b, a, 0, 0);
+  fs::remove_all(dir);
+}
