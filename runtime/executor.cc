@@ -154,6 +154,20 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
         return make_error(ErrorCode::kInternal, "{}: the shape rule left output {} unknown at run time",
                           step.node->describe(), i);
     KernelContext kctx(*step.node, step.opset, std::move(inputs), ictx, *allocator_, options, index++);
+    if (step.kernel->may_reuse_input) {
+      // An input dying here whose storage nobody else holds (not a feed, an
+      // initializer, a fetched value or the source of a live view).
+      for (int s : step.release)
+        if (!keep[s] && slots[s].storage() && slots[s].storage().use_count() == 1 &&
+            slots[s].dtype() == ictx.output(0).dtype && shapes[s] == ictx.output(0).shape) {
+          bool is_input = false;
+          for (int in : step.inputs) is_input = is_input || in == s;
+          if (is_input) {
+            kctx.set_reusable_input(&slots[s]);
+            break;
+          }
+        }
+    }
     auto started = std::chrono::steady_clock::now();
     st = step.kernel->fn(kctx);
     if (options.op_time_ms)

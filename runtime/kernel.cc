@@ -6,7 +6,11 @@ Tensor& KernelContext::output(size_t i) {
   Tensor& t = outputs_[i];
   if (!t.defined()) {
     const auto& o = shapes_.output(i);
-    t = allocate(o.dtype, dims_from_shape(*o.shape));
+    Dims dims = dims_from_shape(*o.shape);
+    if (i == 0 && reusable_ && reusable_->dtype() == o.dtype && reusable_->dims() == dims)
+      t = Tensor(o.dtype, std::move(dims), reusable_->storage());
+    else
+      t = allocate(o.dtype, std::move(dims));
   }
   return t;
 }

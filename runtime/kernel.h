@@ -51,6 +51,8 @@ class KernelContext {
   uint64_t random_seed() const;
   std::vector<Tensor>& outputs() { return outputs_; }
   const InferContext& shapes() const { return shapes_; }
+  // An input whose storage output 0 may take over (set by the executor).
+  void set_reusable_input(const Tensor* t) { reusable_ = t; }
 
  private:
   const Node& node_;
@@ -61,6 +63,7 @@ class KernelContext {
   const RunOptions& options_;
   uint64_t node_index_;
   std::vector<Tensor> outputs_;
+  const Tensor* reusable_ = nullptr;
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;
@@ -72,6 +75,11 @@ struct KernelDef {
   int64_t max_opset = 1000;
   DeviceKind device = DeviceKind::kCpu;
   KernelFn fn;
+  // The kernel reads input element i before writing output element i (and
+  // nothing after it), so output 0 may take over the storage of an input of
+  // the same dtype and dims that dies at this node. Saves a buffer and keeps
+  // the data in cache.
+  bool may_reuse_input = false;
 };
 
 class KernelRegistry {
@@ -99,3 +107,7 @@ Status unsupported_dtype(const KernelContext& ctx, DType t);
       domain, op, min_opset, max_opset, device, fn})
 #define ORT_REGISTER_CPU_KERNEL(op, min_opset, max_opset, fn) \
   ORT_REGISTER_KERNEL("", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn)
+// For kernels that may write output 0 over a dying input (see KernelDef::may_reuse_input).
+#define ORT_REGISTER_CPU_KERNEL_INPLACE(op, min_opset, max_opset, fn)                                    \
+  static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
+      "", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn, true})

@@ -183,11 +183,11 @@ Status where_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Add", 7, 1000, arithmetic(AddOp{}));
-ORT_REGISTER_CPU_KERNEL("Sub", 7, 1000, arithmetic(SubOp{}));
-ORT_REGISTER_CPU_KERNEL("Mul", 7, 1000, arithmetic(MulOp{}));
-ORT_REGISTER_CPU_KERNEL("Div", 7, 1000, arithmetic(DivOp{}));
-ORT_REGISTER_CPU_KERNEL("Pow", 7, 1000, pow_kernel);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Add", 7, 1000, arithmetic(AddOp{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Sub", 7, 1000, arithmetic(SubOp{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Mul", 7, 1000, arithmetic(MulOp{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Div", 7, 1000, arithmetic(DivOp{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Pow", 7, 1000, pow_kernel);
 ORT_REGISTER_CPU_KERNEL("Equal", 7, 1000, comparison(EqualOp{}));
 ORT_REGISTER_CPU_KERNEL("Less", 7, 1000, comparison(LessOp{}));
 ORT_REGISTER_CPU_KERNEL("Greater", 7, 1000, comparison(GreaterOp{}));
@@ -196,10 +196,10 @@ ORT_REGISTER_CPU_KERNEL("GreaterOrEqual", 12, 1000, comparison(GreaterEqOp{}));
 ORT_REGISTER_CPU_KERNEL("And", 7, 1000, comparison(AndOp{}));
 ORT_REGISTER_CPU_KERNEL("Or", 7, 1000, comparison(OrOp{}));
 ORT_REGISTER_CPU_KERNEL("Xor", 7, 1000, comparison(XorOp{}));
-ORT_REGISTER_CPU_KERNEL("Max", 8, 1000, variadic(MaxOp{}, false));
-ORT_REGISTER_CPU_KERNEL("Min", 8, 1000, variadic(MinOp{}, false));
-ORT_REGISTER_CPU_KERNEL("Sum", 8, 1000, variadic(AddOp{}, false));
-ORT_REGISTER_CPU_KERNEL("Mean", 8, 1000, variadic(AddOp{}, true));
-ORT_REGISTER_CPU_KERNEL("Where", 9, 1000, where_kernel);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Max", 8, 1000, variadic(MaxOp{}, false));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Min", 8, 1000, variadic(MinOp{}, false));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Sum", 8, 1000, variadic(AddOp{}, false));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Mean", 8, 1000, variadic(AddOp{}, true));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Where", 9, 1000, where_kernel);
 
 }  // namespace ort_train

@@ -164,22 +164,22 @@ Status cast(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Sqrt", 6, 1000, float_unary(Sqrt{}));
-ORT_REGISTER_CPU_KERNEL("Exp", 6, 1000, float_unary(Exp{}));
-ORT_REGISTER_CPU_KERNEL("Log", 6, 1000, float_unary(Log{}));
-ORT_REGISTER_CPU_KERNEL("Reciprocal", 6, 1000, float_unary(Reciprocal{}));
-ORT_REGISTER_CPU_KERNEL("Sin", 7, 1000, float_unary(Sin{}));
-ORT_REGISTER_CPU_KERNEL("Cos", 7, 1000, float_unary(Cos{}));
-ORT_REGISTER_CPU_KERNEL("Sigmoid", 6, 1000, float_unary(Sigmoid{}));
-ORT_REGISTER_CPU_KERNEL("Tanh", 6, 1000, float_unary(Tanh{}));
-ORT_REGISTER_CPU_KERNEL("Erf", 9, 1000, float_unary(Erf{}));
-ORT_REGISTER_CPU_KERNEL("Neg", 6, 1000, numeric_unary(Neg{}));
-ORT_REGISTER_CPU_KERNEL("Abs", 6, 1000, numeric_unary(Abs{}));
-ORT_REGISTER_CPU_KERNEL("Relu", 6, 1000, numeric_unary(Relu{}));
-ORT_REGISTER_CPU_KERNEL("LeakyRelu", 6, 1000, leaky_relu);
-ORT_REGISTER_CPU_KERNEL("Gelu", 20, 1000, gelu);
-ORT_REGISTER_CPU_KERNEL("Clip", 6, 1000, clip);
-ORT_REGISTER_CPU_KERNEL("Not", 1, 1000, logical_not);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Sqrt", 6, 1000, float_unary(Sqrt{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Exp", 6, 1000, float_unary(Exp{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Log", 6, 1000, float_unary(Log{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Reciprocal", 6, 1000, float_unary(Reciprocal{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Sin", 7, 1000, float_unary(Sin{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Cos", 7, 1000, float_unary(Cos{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Sigmoid", 6, 1000, float_unary(Sigmoid{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Tanh", 6, 1000, float_unary(Tanh{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Erf", 9, 1000, float_unary(Erf{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Neg", 6, 1000, numeric_unary(Neg{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Abs", 6, 1000, numeric_unary(Abs{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Relu", 6, 1000, numeric_unary(Relu{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("LeakyRelu", 6, 1000, leaky_relu);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Gelu", 20, 1000, gelu);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Clip", 6, 1000, clip);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Not", 1, 1000, logical_not);
 ORT_REGISTER_CPU_KERNEL("Cast", 6, 1000, cast);
 ORT_REGISTER_CPU_KERNEL("CastLike", 15, 1000, cast);
 

@@ -138,7 +138,7 @@ Status batch_norm(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("LayerNormalization", 17, 1000, layer_norm);
+ORT_REGISTER_CPU_KERNEL_INPLACE("LayerNormalization", 17, 1000, layer_norm);
 ORT_REGISTER_CPU_KERNEL("BatchNormalization", 7, 1000, batch_norm);
 
 }  // namespace ort_train

@@ -61,7 +61,7 @@ Status softmax(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Softmax", 1, 1000, softmax<false>);
-ORT_REGISTER_CPU_KERNEL("LogSoftmax", 1, 1000, softmax<true>);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Softmax", 1, 1000, softmax<false>);
+ORT_REGISTER_CPU_KERNEL_INPLACE("LogSoftmax", 1, 1000, softmax<true>);
 
 }  // namespace ort_train
