@@ -62,6 +62,11 @@ std::vector<const OpSchema*> OpRegistry::all() const {
   return out;
 }
 
+Status same_as_input0(InferContext& ctx) {
+  ctx.propagate(0, 0);
+  return Status::Ok();
+}
+
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const Node& node) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
     return shape_error("{}: axis {} is out of range for rank {}", node.describe(), axis, rank);

@@ -101,6 +101,8 @@ struct OpRegistrar {
 };
 
 // --- Shared shape helpers -------------------------------------------------
+// The rule of every op whose output 0 has input 0's dtype and shape.
+Status same_as_input0(InferContext& ctx);
 // Normalizes a possibly negative axis against a rank; error if out of range.
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const Node& node);
 // Numpy/ONNX multidirectional broadcast of shapes (symbolic dims allowed).

@@ -7,11 +7,6 @@
 namespace ort_train {
 namespace {
 
-Status same_as_input(InferContext& ctx) {
-  ctx.propagate(0, 0);
-  return Status::Ok();
-}
-
 Status softmax_rule(InferContext& ctx) {
   int64_t rank = ctx.input_rank(0);
   if (rank >= 0) {
@@ -44,22 +39,22 @@ Status dropout_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Sqrt", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Exp", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Log", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Neg", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Abs", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Reciprocal", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Sin", 7, 1000, same_as_input);
-ORT_REGISTER_OP("", "Cos", 7, 1000, same_as_input);
-ORT_REGISTER_OP("", "Not", 1, 1000, same_as_input);
-ORT_REGISTER_OP("", "Relu", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "LeakyRelu", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Sigmoid", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Tanh", 6, 1000, same_as_input);
-ORT_REGISTER_OP("", "Erf", 9, 1000, same_as_input);
-ORT_REGISTER_OP("", "Gelu", 20, 1000, same_as_input);
-ORT_REGISTER_OP("", "Clip", 6, 1000, same_as_input);
+ORT_REGISTER_OP("", "Sqrt", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Exp", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Log", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Neg", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Abs", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Reciprocal", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Sin", 7, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Cos", 7, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Not", 1, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Relu", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "LeakyRelu", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Sigmoid", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Tanh", 6, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Erf", 9, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Gelu", 20, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Clip", 6, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Softmax", 1, 1000, softmax_rule);
 ORT_REGISTER_OP("", "LogSoftmax", 1, 1000, softmax_rule);
 ORT_REGISTER_OP("", "Cast", 6, 1000, cast_rule);

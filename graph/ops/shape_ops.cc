@@ -97,11 +97,6 @@ Status range_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status identity_rule(InferContext& ctx) {
-  ctx.propagate(0, 0);
-  return Status::Ok();
-}
-
 }  // namespace
 
 ORT_REGISTER_OP("", "Shape", 1, 1000, shape_rule);
@@ -109,6 +104,6 @@ ORT_REGISTER_OP("", "Size", 1, 1000, size_rule);
 ORT_REGISTER_OP("", "Constant", 1, 1000, constant_rule);
 ORT_REGISTER_OP("", "ConstantOfShape", 9, 1000, constant_of_shape_rule);
 ORT_REGISTER_OP("", "Range", 11, 1000, range_rule);
-ORT_REGISTER_OP("", "Identity", 1, 1000, identity_rule);
+ORT_REGISTER_OP("", "Identity", 1, 1000, same_as_input0);
 
 }  // namespace ort_train
