@@ -316,6 +316,12 @@ Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir
   if (gp.sparse_initializer_size())
     return unsupported("sparse initializers are not supported (first: '{}')",
                        gp.sparse_initializer(0).values().name());
+  // Sequences, optionals and maps are outside the runtime's tensor-only world: say so up front.
+  for (const auto* list : {&gp.input(), &gp.output()})
+    for (const auto& v : *list)
+      if (v.has_type() && !v.type().has_tensor_type())
+        return unsupported("graph {} '{}' has a non-tensor type (sequence, optional or map), which is not supported",
+                           list == &gp.input() ? "input" : "output", v.name());
   for (const auto& v : gp.input()) g.inputs.push_back(value_info_from_proto(v));
   for (const auto& v : gp.output()) g.outputs.push_back(value_info_from_proto(v));
   for (const auto& v : gp.value_info()) {
