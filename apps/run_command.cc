@@ -83,6 +83,7 @@ Status run_command(const RunArgs& args) {
   set_cpu_threads(args.threads);
   ASSIGN_OR_RETURN(Model model, load_model(args.model));
   RETURN_IF_ERROR(check_ops_known(model));
+  RETURN_IF_ERROR(check_tensor_io(model.graph));
   ASSIGN_OR_RETURN(auto feeds, read_feeds(model.graph, args.inputs));
   // Bind symbolic dims to the fed sizes so inference gives concrete shapes and
   // the plan's peak memory is known before anything runs.

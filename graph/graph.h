@@ -23,6 +23,9 @@ struct ValueInfo {
   DType dtype = DType::kUndefined;
   OptShape shape;
   std::string doc_string;
+  // Serialized TypeProto of a non-tensor value (sequence, optional, map): kept so
+  // the model round-trips; the executor refuses to run such a value.
+  std::string non_tensor_type;
 };
 
 struct Node {

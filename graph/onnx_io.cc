@@ -187,6 +187,7 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& v) {
   ValueInfo info;
   info.name = v.name();
   info.doc_string = v.doc_string();
+  if (v.has_type() && !v.type().has_tensor_type()) info.non_tensor_type = v.type().SerializeAsString();
   if (v.type().has_tensor_type()) {
     const auto& tt = v.type().tensor_type();
     info.dtype = dtype_from_onnx(tt.elem_type());
@@ -206,6 +207,10 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& v) {
 void value_info_to_proto(const ValueInfo& info, onnx::ValueInfoProto* v) {
   v->set_name(info.name);
   if (!info.doc_string.empty()) v->set_doc_string(info.doc_string);
+  if (!info.non_tensor_type.empty()) {
+    v->mutable_type()->ParseFromString(info.non_tensor_type);
+    return;
+  }
   auto* tt = v->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(static_cast<int32_t>(info.dtype));
   if (info.shape) {
@@ -316,12 +321,6 @@ Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir
   if (gp.sparse_initializer_size())
     return unsupported("sparse initializers are not supported (first: '{}')",
                        gp.sparse_initializer(0).values().name());
-  // Sequences, optionals and maps are outside the runtime's tensor-only world: say so up front.
-  for (const auto* list : {&gp.input(), &gp.output()})
-    for (const auto& v : *list)
-      if (v.has_type() && !v.type().has_tensor_type())
-        return unsupported("graph {} '{}' has a non-tensor type (sequence, optional or map), which is not supported",
-                           list == &gp.input() ? "input" : "output", v.name());
   for (const auto& v : gp.input()) g.inputs.push_back(value_info_from_proto(v));
   for (const auto& v : gp.output()) g.outputs.push_back(value_info_from_proto(v));
   for (const auto& v : gp.value_info()) {

@@ -10,6 +10,15 @@
 
 namespace ort_train {
 
+Status check_tensor_io(const Graph& g) {
+  for (const auto* list : {&g.inputs, &g.outputs})
+    for (const ValueInfo& v : *list)
+      if (!v.non_tensor_type.empty())
+        return unsupported("graph {} '{}' has a non-tensor type (sequence, optional or map), which is not supported",
+                           list == &g.inputs ? "input" : "output", v.name);
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<Executor>> Executor::create(const Model& model, DeviceKind device) {
   if (device != DeviceKind::kCpu) return unsupported("only the CPU device is available in this build");
   std::unique_ptr<Executor> ex(new Executor(model, make_cpu_caching_allocator()));
@@ -20,6 +29,7 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, DeviceKin
 Status Executor::build_plan(DeviceKind device) {
   RETURN_IF_ERROR(check_ops_known(model_));
   const Graph& g = model_.graph;
+  RETURN_IF_ERROR(check_tensor_io(g));
   auto slot_of = [&](const std::string& name) {
     auto [it, inserted] = plan_.slots.emplace(name, static_cast<int>(plan_.slot_names.size()));
     if (inserted) plan_.slot_names.push_back(name);

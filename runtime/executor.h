@@ -43,6 +43,10 @@ struct MemoryEstimate {
 };
 MemoryEstimate estimate_memory(const Model& model);
 
+// Sequences, optionals and maps are outside the runtime's tensor-only world:
+// an error naming the first graph input or output of such a type.
+Status check_tensor_io(const Graph& g);
+
 class Executor {
  public:
   // Resolves every node's shape rule and kernel for the device; lists all
