@@ -57,6 +57,7 @@ Result<std::map<std::string, Tensor>> read_feeds(const Graph& g, const std::stri
 
 struct Mismatch {
   double max_abs = 0, max_rel = 0;
+  double max_expected = 0;  // largest |expected|: max_abs / max_expected is the scale-relative error
   bool ok = true;
 };
 
@@ -67,6 +68,7 @@ Mismatch compare(const Tensor& got, const Tensor& want, double rtol, double atol
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) && std::isnan(b[i])) continue;
     if (std::isinf(a[i]) && a[i] == b[i]) continue;
+    if (std::isfinite(b[i])) m.max_expected = std::max(m.max_expected, std::abs(b[i]));
     double abs = std::abs(a[i] - b[i]);
     double rel = abs / std::max(std::abs(b[i]), 1e-12);
     if (std::isnan(abs)) abs = rel = INFINITY;
@@ -158,7 +160,8 @@ Status run_command(const RunArgs& args) {
       continue;
     }
     Mismatch m = compare(got, want.tensor, args.rtol, args.atol);
-    std::printf("%s: max abs err %.3g, max rel err %.3g %s\n", name.c_str(), m.max_abs, m.max_rel,
+    std::printf("%s: max abs err %.3g, max rel err %.3g, max abs err / max |expected| %.3g %s\n", name.c_str(),
+                m.max_abs, m.max_rel, m.max_expected > 0 ? m.max_abs / m.max_expected : m.max_abs,
                 m.ok ? "ok" : "MISMATCH");
     all_ok = all_ok && m.ok;
     ++compared;

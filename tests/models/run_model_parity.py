@@ -27,10 +27,11 @@ def main():
         r = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model", os.path.join(d, "model.onnx"),
                             "--inputs", os.path.join(d, "test_data_set_0"), "--rtol", args.rtol, "--atol", args.atol],
                            capture_output=True, text=True)
-        errs = re.findall(r"^(\S+): max abs err (\S+), max rel err (\S+)", r.stdout, re.M)
+        errs = re.findall(r"^(\S+): max abs err ([^,\s]+), max rel err ([^,\s]+), max abs err / max \|expected\| ([^,\s]+)",
+                          r.stdout, re.M)
         ok = r.returncode == 0 and errs and "MISMATCH" not in r.stdout
         failed += not ok
-        detail = "; ".join(f"{n} abs {a} rel {rel}" for n, a, rel in errs) or (r.stderr.strip() or r.stdout.strip())
+        detail = "; ".join(f"{n}: abs {a}, rel {rel}, abs/max|ref| {scaled}" for n, a, rel, scaled in errs) or (r.stderr.strip() or r.stdout.strip())
         print(f"{name:16s} {'ok' if ok else 'FAIL':8s} {detail}")
     print(f"\n{len(names) - failed} passed, {failed} failed")
     return 1 if failed else 0
