@@ -1,8 +1,9 @@
-// CPU kernel: Dropout. Inference (the default, and always before opset 12) is the
-// identity with an all-true mask. Training mode (opset 12+, training_mode input
-// true) drops each element with probability `ratio` and scales the kept ones by
-// 1/(1-ratio). The keep decision is a counter-based hash of (seed, element
-// index): reproducible for a seed and independent of the thread count.
+// CPU kernel: Dropout. Inference is the identity with an all-true mask. Training
+// mode (opset 12+: the training_mode input is true; before 12 ONNX leaves it to
+// the runtime, so a training run) drops each element with probability `ratio`
+// and scales the kept ones by 1/(1-ratio). The keep decision is a counter-based
+// hash of (seed, element index): reproducible for a seed and independent of the
+// thread count.
 #include <cstring>
 
 #include "graph/dispatch.h"
@@ -11,26 +12,42 @@
 
 namespace ort_train {
 
-// Uniform in [0, 1) from (seed, counter): splitmix64 finalizer, top 24 bits.
-inline float counter_uniform(uint64_t seed, uint64_t counter) {
-  uint64_t z = seed + (counter + 1) * 0x9E3779B97F4A7C15ull;
+// splitmix64's finalizer: a bijective 64-bit mix.
+inline uint64_t mix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, 1) from (seed, counter): the top 24 bits of a splitmix64 draw.
+inline float counter_uniform(uint64_t seed, uint64_t counter) {
+  uint64_t z = mix64(seed + (counter + 1) * 0x9E3779B97F4A7C15ull);
   return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
 }
 
 namespace {
 
+// The first element of an optional scalar input, or `fallback` when it is absent or empty.
+double optional_scalar(const KernelContext& ctx, size_t i, double fallback) {
+  if (!ctx.has_input(i) || ctx.input(i).numel() == 0) return fallback;
+  return ctx.input(i).to_double_vector()[0];
+}
+
+// The node's `seed` attribute fixes the stream (still advancing with the run's
+// step, so successive training steps draw fresh masks); without it the seed is
+// unique to the node and step.
+uint64_t dropout_seed(const KernelContext& ctx) {
+  if (!ctx.node().attr("seed")) return ctx.random_seed();
+  uint64_t attr_seed = static_cast<uint64_t>(ctx.node().attr_int("seed", 0));
+  return mix64(attr_seed ^ (ctx.options().step * 0x9E3779B97F4A7C15ull));
+}
+
 Status dropout(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  float ratio = ctx.opset() >= 12 ? (ctx.has_input(1) ? static_cast<float>(ctx.input(1).to_double_vector().at(0)) : 0.5f)
-                                  : ctx.node().attr_float("ratio", 0.5f);
-  bool training = ctx.opset() >= 12 && ctx.has_input(2) && ctx.input(2).to_int64_vector().at(0) != 0;
-  if (ratio < 0.f || ratio >= 1.f)
-    return invalid_argument("{}: ratio must be in [0, 1), got {}", ctx.node().describe(), ratio);
+  double ratio = ctx.opset() >= 12 ? optional_scalar(ctx, 1, 0.5) : ctx.node().attr_float("ratio", 0.5f);
+  bool training = ctx.opset() >= 12 ? optional_scalar(ctx, 2, 0.0) != 0.0 : ctx.options().training;
   bool with_mask = ctx.has_output(1);
-  if (!training || ratio == 0.f) {
+  if (!training || ratio == 0.0) {
     ctx.alias_output(0, x);
     if (with_mask) {
       Tensor& m = ctx.output(1);
@@ -38,7 +55,10 @@ Status dropout(KernelContext& ctx) {
     }
     return Status::Ok();
   }
-  uint64_t seed = ctx.node().attr("seed") ? static_cast<uint64_t>(ctx.node().attr_int("seed", 0)) : ctx.random_seed();
+  if (!(ratio > 0.0 && ratio < 1.0))
+    return invalid_argument("{}: ratio must be in [0, 1), got {}", ctx.node().describe(), ratio);
+  uint64_t seed = dropout_seed(ctx);
+  float drop_below = static_cast<float>(ratio);
   Tensor& out = ctx.output(0);
   bool* mask = with_mask ? ctx.output(1).data<bool>() : nullptr;
   bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
@@ -47,7 +67,7 @@ Status dropout(KernelContext& ctx) {
     T scale = static_cast<T>(1.0 / (1.0 - ratio));
     parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        bool keep = counter_uniform(seed, static_cast<uint64_t>(i)) >= ratio;
+        bool keep = counter_uniform(seed, static_cast<uint64_t>(i)) >= drop_below;
         o[i] = keep ? p[i] * scale : T(0);
         if (mask) mask[i] = keep;
       }
@@ -58,6 +78,7 @@ Status dropout(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Dropout", 7, 1000, dropout);
+// Element i is read before output element i is written, so the output may take over the input.
+ORT_REGISTER_CPU_KERNEL_INPLACE("Dropout", 7, 1000, dropout);
 
 }  // namespace ort_train

@@ -1,6 +1,8 @@
 // CPU kernels: unary math and activations (float/double; Neg/Abs/Relu/Clip on
 // integers too), Cast, and Not.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "graph/dispatch.h"
@@ -55,19 +57,22 @@ struct Sigmoid {
 };
 struct Tanh { template <typename T> T operator()(T v) const { return std::tanh(v); } };
 struct Erf { template <typename T> T operator()(T v) const { return std::erf(v); } };
-struct Neg {
-  template <typename T> T operator()(T v) const {
-    if constexpr (std::is_unsigned_v<T>) return static_cast<T>(0 - v);
-    else return static_cast<T>(-v);
-  }
-};
+// Integer negation in unsigned arithmetic: the lowest value wraps to itself
+// (as numpy does) instead of being signed overflow, which C++ leaves undefined.
+template <typename T>
+T wrapping_neg(T v) {
+  if constexpr (std::is_floating_point_v<T>) return -v;
+  else return static_cast<T>(std::make_unsigned_t<T>(0) - static_cast<std::make_unsigned_t<T>>(v));
+}
+struct Neg { template <typename T> T operator()(T v) const { return wrapping_neg(v); } };
 struct Abs {
   template <typename T> T operator()(T v) const {
     if constexpr (std::is_unsigned_v<T>) return v;
-    else return v < 0 ? static_cast<T>(-v) : v;
+    else return v < T(0) ? wrapping_neg(v) : v;
   }
 };
-struct Relu { template <typename T> T operator()(T v) const { return v > T(0) ? v : T(0); } };
+// Written so NaN passes through, as max(x, 0) does in numpy and PyTorch.
+struct Relu { template <typename T> T operator()(T v) const { return v < T(0) ? T(0) : v; } };
 
 Status leaky_relu(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -98,15 +103,23 @@ Status gelu(KernelContext& ctx) {
 
 Status clip(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
+  if (ctx.opset() < 11 && !dtype_is_float(x.dtype())) return unsupported_dtype(ctx, x.dtype());
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!ctx.has_input(i)) continue;
+    const Tensor& bound = ctx.input(i);
+    if (bound.dtype() != x.dtype())
+      return invalid_argument("{}: {} has dtype {} but the input has {}", ctx.node().describe(), i == 1 ? "min" : "max",
+                              dtype_name(bound.dtype()), dtype_name(x.dtype()));
+    if (bound.numel() > 1)
+      return invalid_argument("{}: {} must be a scalar, got {} elements", ctx.node().describe(), i == 1 ? "min" : "max",
+                              bound.numel());
+  }
   bool ok = dispatch_numeric(x.dtype(), [&]<typename T>() {
     T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
     if (ctx.opset() < 11) {
-      lo = static_cast<T>(ctx.node().attr_float("min", -std::numeric_limits<float>::max()));
-      hi = static_cast<T>(ctx.node().attr_float("max", std::numeric_limits<float>::max()));
-      if constexpr (std::is_floating_point_v<T>) {
-        if (!ctx.node().attr("min")) lo = std::numeric_limits<T>::lowest();
-        if (!ctx.node().attr("max")) hi = std::numeric_limits<T>::max();
-      }
+      // Before 11 the bounds are float attributes (and only float inputs are allowed).
+      if (ctx.node().attr("min")) lo = static_cast<T>(ctx.node().attr_float("min", 0.f));
+      if (ctx.node().attr("max")) hi = static_cast<T>(ctx.node().attr_float("max", 0.f));
     } else {
       if (ctx.has_input(1) && ctx.input(1).numel()) lo = ctx.input(1).data<T>()[0];
       if (ctx.has_input(2) && ctx.input(2).numel()) hi = ctx.input(2).data<T>()[0];

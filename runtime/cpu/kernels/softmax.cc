@@ -1,7 +1,10 @@
 // CPU kernels: Softmax and LogSoftmax, numerically stable (max subtracted).
 // Before opset 13 the input is coerced to 2-D at `axis` and normalized over
 // everything from `axis` on; from 13 on only `axis` is normalized.
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
@@ -10,30 +13,81 @@
 namespace ort_train {
 namespace {
 
+// An all -inf row would give (-inf) - (-inf) = NaN; shifting by 0 instead yields
+// exp(-inf) = 0 and the same NaN/-inf result the reference computes.
+template <typename T>
+T finite_shift(T mx) {
+  return std::isinf(mx) && mx < 0 ? T(0) : mx;
+}
+
+// One contiguous row of n values (the axis is the innermost dimension).
+// y may alias x: every element is read before it is written.
 template <typename T, bool kLog>
-void softmax_rows(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
-  parallel_for(outer * inner, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+void softmax_row(const T* x, T* y, int64_t n) {
+  T mx = -std::numeric_limits<T>::infinity();
+  for (int64_t k = 0; k < n; ++k) mx = std::max(mx, x[k]);
+  mx = finite_shift(mx);
+  T sum = 0;
+  if constexpr (kLog) {
+    for (int64_t k = 0; k < n; ++k) sum += std::exp(x[k] - mx);
+    // (x - max) - log(sum): subtracting max first keeps float precision for large logits.
+    T log_sum = std::log(sum);
+    for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - mx) - log_sum;
+  } else {
+    for (int64_t k = 0; k < n; ++k) {
+      y[k] = std::exp(x[k] - mx);
+      sum += y[k];
+    }
+    T inv = T(1) / sum;
+    for (int64_t k = 0; k < n; ++k) y[k] *= inv;
+  }
+}
+
+// `width` interleaved columns of an [n, stride] block (the axis is not innermost):
+// the loops run along the contiguous dimension, one running max/sum per column,
+// instead of striding through memory once per column.
+template <typename T, bool kLog>
+void softmax_columns(const T* x, T* y, int64_t n, int64_t stride, int64_t width, T* mx, T* sum) {
+  std::fill(mx, mx + width, -std::numeric_limits<T>::infinity());
+  std::fill(sum, sum + width, T(0));
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < width; ++i) mx[i] = std::max(mx[i], x[k * stride + i]);
+  for (int64_t i = 0; i < width; ++i) mx[i] = finite_shift(mx[i]);
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < width; ++i) {
+      T e = std::exp(x[k * stride + i] - mx[i]);
+      if constexpr (!kLog) y[k * stride + i] = e;
+      sum[i] += e;
+    }
+  if constexpr (kLog) {
+    for (int64_t i = 0; i < width; ++i) sum[i] = std::log(sum[i]);
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t i = 0; i < width; ++i) y[k * stride + i] = (x[k * stride + i] - mx[i]) - sum[i];
+  } else {
+    for (int64_t i = 0; i < width; ++i) sum[i] = T(1) / sum[i];
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t i = 0; i < width; ++i) y[k * stride + i] *= sum[i];
+  }
+}
+
+// x viewed as [outer, n, inner], normalized along n.
+template <typename T, bool kLog>
+void softmax_3d(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
+  if (inner == 1) {
+    parallel_for(outer, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) softmax_row<T, kLog>(x + o * n, y + o * n, n);
+    });
+    return;
+  }
+  // Work items are (outer index, block of columns) so a small `outer` still spreads over threads.
+  const int64_t block = std::min<int64_t>(inner, 512);
+  const int64_t blocks = (inner + block - 1) / block;
+  parallel_for(outer * blocks, std::max<int64_t>(1, kElementwiseGrain / (n * block)), [&](int64_t b, int64_t e) {
+    std::vector<T> mx(block), sum(block);
     for (int64_t t = b; t < e; ++t) {
-      int64_t o = t / inner, i = t % inner;
-      const T* xr = x + o * n * inner + i;
-      T* yr = y + o * n * inner + i;
-      T mx = -std::numeric_limits<T>::infinity();
-      for (int64_t k = 0; k < n; ++k) mx = std::max(mx, xr[k * inner]);
-      if (std::isinf(mx) && mx < 0) mx = 0;  // an all -inf row stays -inf/NaN like the reference
-      T sum = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        T ev = std::exp(xr[k * inner] - mx);
-        if constexpr (!kLog) yr[k * inner] = ev;
-        sum += ev;
-      }
-      if constexpr (kLog) {
-        // (x - max) - log(sum): subtracting max first keeps float precision for large logits.
-        T ls = std::log(sum);
-        for (int64_t k = 0; k < n; ++k) yr[k * inner] = (xr[k * inner] - mx) - ls;
-      } else {
-        T inv = T(1) / sum;
-        for (int64_t k = 0; k < n; ++k) yr[k * inner] *= inv;
-      }
+      int64_t o = t / blocks, c0 = (t % blocks) * block;
+      int64_t offset = o * n * inner + c0;
+      softmax_columns<T, kLog>(x + offset, y + offset, n, inner, std::min(block, inner - c0), mx.data(), sum.data());
     }
   });
 }
@@ -45,17 +99,17 @@ Status softmax(KernelContext& ctx) {
   int64_t rank = x.rank();
   int64_t axis = ctx.node().attr_int("axis", ctx.opset() >= 13 ? -1 : 1);
   if (axis < 0) axis += rank;
-  if (rank == 0) axis = 0;
+  axis = std::clamp<int64_t>(axis, 0, rank);  // the rule validated it; rank 0 is a one-element row
   int64_t outer = 1, n = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[d];
   if (ctx.opset() >= 13) {
-    n = rank ? x.dims()[axis] : 1;
+    n = axis < rank ? x.dims()[axis] : 1;
     for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dims()[d];
   } else {
     for (int64_t d = axis; d < rank; ++d) n *= x.dims()[d];
   }
   if (x.numel() == 0) return Status::Ok();
-  bool ok = dispatch_float(x.dtype(), [&]<typename T>() { softmax_rows<T, kLog>(x.data<T>(), out.data<T>(), outer, n, inner); });
+  bool ok = dispatch_float(x.dtype(), [&]<typename T>() { softmax_3d<T, kLog>(x.data<T>(), out.data<T>(), outer, n, inner); });
   return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 
