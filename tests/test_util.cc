@@ -53,7 +53,7 @@ Result<std::vector<Tensor>> try_run(const NodeSpec& spec) {
     size_t i = std::stoul(v.name.substr(2));
     feeds[v.name] = spec.inputs[i];
   }
-  ASSIGN_OR_RETURN(auto outs, ex->run(feeds));
+  ASSIGN_OR_RETURN(auto outs, ex->run(feeds, spec.run_options));
   std::vector<Tensor> result;
   for (size_t i = 0; i < spec.num_outputs; ++i) result.push_back(outs["out" + std::to_string(i)]);
   return result;

@@ -24,6 +24,7 @@ struct NodeSpec {
   int64_t opset = 17;
   std::vector<size_t> constant_inputs;  // indices fed as initializers
   std::string domain;
+  RunOptions run_options;               // training flag, seed and step for random kernels
 };
 Model single_node_model(const NodeSpec& spec);
 

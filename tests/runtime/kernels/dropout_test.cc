@@ -24,22 +24,6 @@ double kept_fraction(const Tensor& mask) {
   return mask.numel() ? kept / static_cast<double>(mask.numel()) : 0;
 }
 
-// Runs the node with explicit run options (the training flag and step run_node leaves at their defaults).
-std::vector<Tensor> run_with(const NodeSpec& spec, const RunOptions& options) {
-  Model m = single_node_model(spec);
-  REQUIRE(infer_shapes(m).ok());
-  auto ex = Executor::create(m);
-  REQUIRE(ex.ok());
-  std::map<std::string, Tensor> feeds;
-  for (size_t i = 0; i < spec.inputs.size(); ++i)
-    if (spec.inputs[i].defined()) feeds["in" + std::to_string(i)] = spec.inputs[i];
-  auto outs = (*ex)->run(feeds, options);
-  REQUIRE(outs.ok());
-  std::vector<Tensor> result;
-  for (size_t i = 0; i < spec.num_outputs; ++i) result.push_back(outs.value()["out" + std::to_string(i)]);
-  return result;
-}
-
 }  // namespace
 
 TEST_CASE("Dropout in inference is a view of the input with an all-true mask", "[kernels][Dropout]") {
@@ -94,37 +78,32 @@ TEST_CASE("Dropout masks are reproducible per seed and independent of the thread
   auto other = run_node(training_node(x, 0.3f, {Attribute::make_int("seed", 8)}));
   REQUIRE(one[1].to_int64_vector() != other[1].to_int64_vector());
   // Without a seed attribute the run's seed decides.
-  RunOptions a, b;
-  a.seed = b.seed = 5;
-  REQUIRE(run_with(training_node(x, 0.3f), a)[1].to_int64_vector() ==
-          run_with(training_node(x, 0.3f), b)[1].to_int64_vector());
-  b.seed = 6;
-  REQUIRE(run_with(training_node(x, 0.3f), a)[1].to_int64_vector() !=
-          run_with(training_node(x, 0.3f), b)[1].to_int64_vector());
+  NodeSpec unseeded = training_node(x, 0.3f);
+  unseeded.run_options.seed = 5;
+  auto mask5 = run_node(unseeded)[1].to_int64_vector();
+  REQUIRE(mask5 == run_node(unseeded)[1].to_int64_vector());
+  unseeded.run_options.seed = 6;
+  REQUIRE(mask5 != run_node(unseeded)[1].to_int64_vector());
 }
 
 TEST_CASE("Dropout draws a fresh mask at every step, seeded or not", "[kernels][Dropout]") {
   auto x = ones({10000});
   for (bool seeded : {true, false}) {
     INFO("seed attribute " << seeded);
-    std::vector<Attribute> attrs;
-    if (seeded) attrs.push_back(Attribute::make_int("seed", 3));
-    RunOptions step0, step1;
-    step1.step = 1;
-    auto m0 = run_with(training_node(x, 0.5f, attrs), step0)[1].to_int64_vector();
-    auto m1 = run_with(training_node(x, 0.5f, attrs), step1)[1].to_int64_vector();
-    REQUIRE(m0 != m1);
-    REQUIRE(m0 == run_with(training_node(x, 0.5f, attrs), step0)[1].to_int64_vector());
+    NodeSpec node = training_node(x, 0.5f);
+    if (seeded) node.attributes.push_back(Attribute::make_int("seed", 3));
+    auto step0 = run_node(node)[1].to_int64_vector();
+    REQUIRE(step0 == run_node(node)[1].to_int64_vector());
+    node.run_options.step = 1;
+    REQUIRE(step0 != run_node(node)[1].to_int64_vector());
   }
 }
 
 TEST_CASE("Dropout before opset 12 drops only in a training run", "[kernels][Dropout]") {
-  auto x = ones({10000});
-  NodeSpec old{"Dropout", {x}, {Attribute::make_float("ratio", 0.2f)}, 2, 10};
-  RunOptions training;
-  training.training = true;
-  REQUIRE(kept_fraction(run_with(old, training)[1]) == Approx(0.8).margin(0.02));
-  REQUIRE(kept_fraction(run_with(old, RunOptions{})[1]) == 1.0);
+  NodeSpec old{"Dropout", {ones({10000})}, {Attribute::make_float("ratio", 0.2f)}, 2, 10};
+  REQUIRE(kept_fraction(run_node(old)[1]) == 1.0);
+  old.run_options.training = true;
+  REQUIRE(kept_fraction(run_node(old)[1]) == Approx(0.8).margin(0.02));
 }
 
 TEST_CASE("Dropout in training on double, scalar and empty inputs; bad ratio refused", "[kernels][Dropout]") {
