@@ -2,7 +2,8 @@
 """Exports the small reference models ort_train is tested on, with PyTorch's outputs.
 
 Needs PyTorch and onnx: Debian's python3-torch and python3-onnx
-(`bash tools/install_deps.sh --python`), so run it with /usr/bin/python3:
+(`bash tools/install_deps.sh --python`), so run it with /usr/bin/python3
+(the pyenv `python3` on PATH has no torch):
 
     /usr/bin/python3 tools/export_models.py [--out tests/models] [--only bert,gpt]
 
@@ -11,7 +12,8 @@ and <out>/<name>/test_data_set_0/ with one TensorProto per graph input
 (<input name>.pb) and PyTorch's outputs as output_0.pb, output_1.pb, ... in the
 graph's output order. Everything is seeded, and each model is written to a
 temporary folder first and moved into place, so a failed export never leaves
-partial files.
+partial files. The export must pass onnx.checker and use only ONNX-domain
+ops. Prints, per model, its op types with counts and each file's size.
 """
 import argparse
 import collections
@@ -158,7 +160,11 @@ class TransformerLM(nn.Module):
         self.embed = nn.Embedding(vocab, d_model)
         self.pos = PositionalEncoding(d_model)
         layer = nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.1)
-        # Nested tensors are an inference-only fast path that export cannot trace.
+        # torch 1.13's eval-mode fast paths (nested tensors in TransformerEncoder,
+        # torch._transformer_encoder_layer_fwd in the layer) need batch_first and no
+        # src_mask, so this [seq, batch] masked model already takes the plain path,
+        # which exports to standard ops; enable_nested_tensor=False keeps it there
+        # regardless. export() rejects any op outside the ONNX domain (e.g. ATen).
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.decoder = nn.Linear(d_model, vocab)
 
@@ -216,12 +222,22 @@ def export(name, module, inputs, output_names, dynamic_axes, out_root):
         for i, (n, v) in enumerate(zip(output_names, outs)):
             write_tensor(v.numpy(), n, os.path.join(data, f"output_{i}.pb"))
         model = onnx.load(path)
+        onnx.checker.check_model(model)
+        foreign = sorted({f"{n.domain}::{n.op_type}" for n in model.graph.node if n.domain not in ("", "ai.onnx")})
+        if foreign:
+            raise RuntimeError(f"{name}: export produced ops outside the ONNX domain: {', '.join(foreign)}")
         ops = collections.Counter(n.op_type for n in model.graph.node)
         final = os.path.join(out_root, name)
         shutil.rmtree(final, ignore_errors=True)
         os.rename(tmp, final)
-        size = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(final) for f in fs)
-        print(f"{name}: {size / 1024:.0f} KiB, ops: " + ", ".join(f"{k}x{v}" for k, v in sorted(ops.items())))
+        print(f"{name}: {len(model.graph.node)} nodes, ops: " + ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+        total = 0
+        for dirpath, _, files in sorted(os.walk(final)):
+            for f in sorted(files):
+                size = os.path.getsize(os.path.join(dirpath, f))
+                total += size
+                print(f"  {os.path.relpath(os.path.join(dirpath, f), final)}: {size} B")
+        print(f"  total: {total / 1024:.1f} KiB")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
