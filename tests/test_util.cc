@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <random>
+#include <type_traits>
+
+#include "graph/dispatch.h"
 
 namespace ort_train::testing {
 
@@ -92,6 +95,15 @@ Tensor random_tensor(Dims dims, uint64_t seed, float lo, float hi) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   for (float& v : t.span<float>()) v = dist(rng);
+  return t;
+}
+
+Tensor counting_tensor(DType dtype, Dims dims) {
+  Tensor t = Tensor::host(dtype, std::move(dims));
+  dispatch_all(dtype, [&]<typename T>() {
+    T* p = t.data<T>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(std::is_same_v<T, bool> ? i % 2 : i % 101);
+  });
   return t;
 }
 

@@ -42,6 +42,9 @@ Tensor make(Dims dims, std::vector<T> values) {
 }
 // Deterministic pseudo-random float tensor in [lo, hi).
 Tensor random_tensor(Dims dims, uint64_t seed, float lo = -1.f, float hi = 1.f);
+// A tensor of any stored dtype holding 0, 1, 2, ... modulo 101 (so every type holds it
+// exactly; bool alternates), for layout tests that compare positions exactly.
+Tensor counting_tensor(DType dtype, Dims dims);
 
 std::string source_dir();
 std::string ort_train_binary();

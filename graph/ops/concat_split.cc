@@ -15,18 +15,28 @@ Result<std::vector<int64_t>> split_sizes(const Node& node, int64_t opset, const 
   }
   if (!sizes.empty()) {
     int64_t total = 0;
-    for (int64_t s : sizes) total += s;
+    for (int64_t s : sizes) {
+      if (s < 0) return shape_error("{}: negative split size {}", node.describe(), s);
+      total += s;
+    }
     if (sizes.size() != num_outputs || total != dim)
       return shape_error("{}: split sizes sum to {} over {} parts, but the axis has {} and the node {} outputs",
                          node.describe(), total, sizes.size(), dim, num_outputs);
     return sizes;
   }
   int64_t n = static_cast<int64_t>(num_outputs);
-  if (opset >= 18 && node.attr("num_outputs")) n = node.attr_int("num_outputs", n);
-  int64_t chunk = (dim + n - 1) / n;
+  if (opset >= 18 && node.attr("num_outputs") && node.attr_int("num_outputs", n) != n)
+    return shape_error("{}: num_outputs is {} but the node has {} outputs", node.describe(),
+                       node.attr_int("num_outputs", n), n);
+  if (n == 0) return shape_error("{}: Split needs at least one output", node.describe());
   if (opset < 18 && dim % n != 0)
     return shape_error("{}: axis of size {} does not split evenly into {} outputs", node.describe(), dim, n);
-  for (int64_t i = 0; i < n; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));
+  // Opset 18: equal chunks of ceil(dim / n), the last one smaller.
+  int64_t chunk = (dim + n - 1) / n;
+  sizes.assign(static_cast<size_t>(n), chunk);
+  sizes.back() = dim - chunk * (n - 1);
+  if (sizes.back() < 0)
+    return shape_error("{}: axis of size {} cannot split into {} chunks of {}", node.describe(), dim, n, chunk);
   return sizes;
 }
 
@@ -42,7 +52,12 @@ Status concat_rule(InferContext& ctx) {
     return Status::Ok();
   }
   int64_t rank = static_cast<int64_t>((*first)->size());
+  if (rank == 0) return shape_error("{}: scalars cannot be concatenated", ctx.node().describe());
   ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 0), rank, ctx.node()));
+  for (size_t i = 0; i < ctx.num_inputs(); ++i)
+    if (ctx.input_dtype(i) != DType::kUndefined && dt != DType::kUndefined && ctx.input_dtype(i) != dt)
+      return shape_error("{}: input {} is {} but input 0 is {}", ctx.node().describe(), i,
+                         dtype_name(ctx.input_dtype(i)), dtype_name(dt));
   Shape out = **first;
   int64_t total = 0;
   bool known = true;
@@ -78,6 +93,7 @@ Status split_rule(InferContext& ctx) {
     return Status::Ok();
   }
   int64_t rank = static_cast<int64_t>(in->size());
+  if (rank == 0) return shape_error("{}: a scalar cannot be split", ctx.node().describe());
   ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.attr_int("axis", 0), rank, ctx.node()));
   bool split_unknown = ctx.opset() >= 13 && ctx.has_input(1) && !ctx.input_value(1);
   if (!(*in)[axis].known() || split_unknown) {

@@ -1,4 +1,6 @@
 // Shape rules: Expand (bidirectional broadcast to a shape), Tile, Pad.
+#include <algorithm>
+
 #include "graph/op_schema.h"
 
 namespace ort_train {
@@ -15,6 +17,7 @@ Result<std::vector<int64_t>> pad_amounts(const Node& node, int64_t opset, int64_
     return shape_error("{}: pads has {} values, expected {}", node.describe(), p.size(), 2 * ax.size());
   std::vector<int64_t> out(static_cast<size_t>(2 * rank), 0);
   for (size_t i = 0; i < ax.size(); ++i) {
+    if (rank == 0) return shape_error("{}: a scalar has no axis {} to pad", node.describe(), ax[i]);
     ASSIGN_OR_RETURN(int64_t a, normalize_axis(ax[i], rank, node));
     out[a] = p[i];
     out[a + rank] = p[i + ax.size()];
@@ -27,6 +30,16 @@ namespace {
 Status expand_rule(InferContext& ctx) {
   const OptShape& in = ctx.input_shape(0);
   const Tensor* shape = ctx.input_value(1);
+  const OptShape& shape_shape = ctx.input_shape(1);
+  if (in && !shape && shape_shape && shape_shape->size() == 1 && (*shape_shape)[0].known()) {
+    // The target's length gives the rank; a known input dim other than 1 survives any valid target.
+    size_t rank = std::max(in->size(), static_cast<size_t>((*shape_shape)[0].value));
+    Shape out(rank, Dim());
+    for (size_t i = 0; i < in->size(); ++i)
+      if ((*in)[i].known() && (*in)[i].value != 1) out[rank - in->size() + i] = (*in)[i];
+    ctx.set_output(0, ctx.input_dtype(0), std::move(out));
+    return Status::Ok();
+  }
   if (!in || !shape) {
     ctx.set_output(0, ctx.input_dtype(0), std::nullopt);
     return Status::Ok();

@@ -1,11 +1,42 @@
 // Shape rules for the view ops: Reshape, Flatten, Squeeze, Unsqueeze.
 // Their kernels alias the input's storage, so only the shape changes here.
 #include <algorithm>
+#include <string>
 
 #include "graph/op_schema.h"
 
 namespace ort_train {
 namespace {
+
+// The size -1 stands for in Reshape: the input's dims over the output's other dims.
+// Symbols that appear on both sides cancel ([batch, 12, 64] -> [batch, -1] is 768,
+// [batch, 12, 64] -> [-1, 768] is batch); anything else stays unknown.
+Result<Dim> inferred_dim(const Shape& in, const Shape& out, size_t infer_at, const Node& node) {
+  int64_t in_known = 1, out_known = 1;
+  std::vector<std::string> symbols;  // the input's, less those matched in the output
+  for (const Dim& d : in) {
+    if (d.known()) in_known *= d.value;
+    else if (d.symbol.empty()) return Dim();
+    else symbols.push_back(d.symbol);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (i == infer_at) continue;
+    if (out[i].known()) {
+      out_known *= out[i].value;
+      continue;
+    }
+    auto it = std::find(symbols.begin(), symbols.end(), out[i].symbol);
+    if (out[i].symbol.empty() || it == symbols.end()) return Dim();
+    symbols.erase(it);
+  }
+  if (symbols.empty()) {
+    if (out_known == 0 || in_known % out_known != 0)
+      return shape_error("{}: cannot reshape {} elements into {}", node.describe(), in_known, shape_to_string(out));
+    return Dim(in_known / out_known);
+  }
+  if (symbols.size() == 1 && in_known == out_known) return Dim(symbols[0]);
+  return Dim();
+}
 
 Status reshape_rule(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
@@ -37,21 +68,10 @@ Status reshape_rule(InferContext& ctx) {
       out.emplace_back(v);
     }
   }
-  if (infer_at >= 0 && in && shape_fully_known(*in)) {
-    int64_t total = num_elements(dims_from_shape(*in));
-    int64_t rest = 1;
-    bool known = true;
-    for (size_t i = 0; i < out.size(); ++i)
-      if (static_cast<int64_t>(i) != infer_at) {
-        known = known && out[i].known();
-        rest *= out[i].value;
-      }
-    if (known) {
-      if (rest == 0 || total % rest != 0)
-        return shape_error("{}: cannot reshape {} elements into {}", ctx.node().describe(), total,
-                           shape_to_string(out));
-      out[infer_at] = Dim(total / rest);
-    }
+  if (allowzero && infer_at >= 0 && std::find(want.begin(), want.end(), 0) != want.end())
+    return shape_error("{}: with allowzero=1 the target shape cannot hold both 0 and -1", ctx.node().describe());
+  if (infer_at >= 0 && in) {
+    ASSIGN_OR_RETURN(out[infer_at], inferred_dim(*in, out, static_cast<size_t>(infer_at), ctx.node()));
   }
   if (in && shape_fully_known(*in) && shape_fully_known(out) &&
       num_elements(dims_from_shape(*in)) != num_elements(dims_from_shape(out)))
@@ -102,6 +122,7 @@ Status squeeze_rule(InferContext& ctx) {
     }
   }
   for (int64_t a : *axes) {
+    if (rank == 0) return shape_error("{}: a scalar has no axis {} to squeeze", ctx.node().describe(), a);
     ASSIGN_OR_RETURN(int64_t ax, normalize_axis(a, rank, ctx.node()));
     if ((*in)[ax].known() && (*in)[ax].value != 1)
       return shape_error("{}: cannot squeeze axis {} of size {}", ctx.node().describe(), a, (*in)[ax].value);
@@ -116,6 +137,8 @@ Status squeeze_rule(InferContext& ctx) {
 
 Status unsqueeze_rule(InferContext& ctx) {
   const OptShape& in = ctx.input_shape(0);
+  if (ctx.opset() >= 13 ? !ctx.has_input(1) : !ctx.has_attr("axes"))
+    return invalid_argument("{}: Unsqueeze needs axes", ctx.node().describe());
   auto axes = ctx.opset() >= 13 ? ctx.ints_from_input_or_attr(1, "") : std::optional(ctx.attr_ints("axes"));
   if (!in || !axes) {
     ctx.set_output(0, ctx.input_dtype(0), std::nullopt);

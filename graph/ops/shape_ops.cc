@@ -81,8 +81,23 @@ Status constant_of_shape_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// max(ceil((limit - start) / delta), 0) elements; exact for integer types.
+int64_t range_length(DType dt, const Tensor& s, const Tensor& l, const Tensor& d) {
+  if (dtype_is_integer(dt)) {
+    int64_t start = s.to_int64_vector()[0], limit = l.to_int64_vector()[0], delta = d.to_int64_vector()[0];
+    if (delta > 0) return limit > start ? (limit - start + delta - 1) / delta : 0;
+    return start > limit ? (start - limit - delta - 1) / -delta : 0;
+  }
+  double start = s.to_double_vector()[0], limit = l.to_double_vector()[0], delta = d.to_double_vector()[0];
+  return std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+}
+
 Status range_rule(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
+  for (size_t i = 1; i < 3; ++i)
+    if (ctx.input_dtype(i) != DType::kUndefined && dt != DType::kUndefined && ctx.input_dtype(i) != dt)
+      return invalid_argument("{}: start is {} but input {} is {}", ctx.node().describe(), dtype_name(dt), i,
+                              dtype_name(ctx.input_dtype(i)));
   const Tensor *s = ctx.input_value(0), *l = ctx.input_value(1), *d = ctx.input_value(2);
   if (!s || !l || !d) {
     ctx.set_output(0, dt, Shape{Dim()});
@@ -90,10 +105,8 @@ Status range_rule(InferContext& ctx) {
   }
   if (s->numel() != 1 || l->numel() != 1 || d->numel() != 1)
     return shape_error("{}: start, limit and delta must be scalars", ctx.node().describe());
-  double start = s->to_double_vector()[0], limit = l->to_double_vector()[0], delta = d->to_double_vector()[0];
-  if (delta == 0) return invalid_argument("{}: delta must not be zero", ctx.node().describe());
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
-  ctx.set_output(0, dt, Shape{Dim(n)});
+  if (d->to_double_vector()[0] == 0) return invalid_argument("{}: delta must not be zero", ctx.node().describe());
+  ctx.set_output(0, dt, Shape{Dim(range_length(dt, *s, *l, *d))});
   return Status::Ok();
 }
 

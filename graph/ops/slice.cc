@@ -20,10 +20,21 @@ Result<std::vector<SliceAxis>> resolve_slice(const Node& node, const Dims& dims,
   if (steps.empty()) steps.assign(starts.size(), 1);
   if (axes.size() != starts.size() || steps.size() != starts.size())
     return shape_error("{}: starts, ends, axes and steps must have the same length", node.describe());
+  if (rank == 0 && !axes.empty()) return shape_error("{}: a scalar cannot be sliced", node.describe());
+  std::vector<bool> seen(dims.size(), false);
   for (size_t i = 0; i < axes.size(); ++i) {
     ASSIGN_OR_RETURN(int64_t ax, normalize_axis(axes[i], rank, node));
+    if (seen[ax]) return invalid_argument("{}: axis {} is sliced twice", node.describe(), axes[i]);
+    seen[ax] = true;
     int64_t d = dims[ax], step = steps[i];
     if (step == 0) return invalid_argument("{}: step must not be zero", node.describe());
+    if (d == 0) {
+      out[ax] = {0, 1, 0};
+      continue;
+    }
+    // A step longer than the axis takes at most one element whatever its size; bounding
+    // it keeps the count arithmetic and the kernel's strides from overflowing.
+    step = std::clamp<int64_t>(step, -d, d);
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += d;
     if (e < 0) e += d;

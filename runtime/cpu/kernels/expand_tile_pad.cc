@@ -1,7 +1,10 @@
-// CPU kernels: Expand, Tile and Pad, each as a per-dim index table
-// (output index -> source index, or -1 for Pad's constant) fed to gather_by_tables.
+// CPU kernels: Expand, Tile and Pad. Expand and Tile are one strided copy each
+// (stride 0 repeats a source element or block); constant Pad fills the output and
+// copies the input into its interior; reflect/edge/wrap Pad maps every output index
+// to a source index per dim and gathers.
 #include <string>
 
+#include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/copy.h"
 #include "runtime/kernel.h"
 
@@ -15,36 +18,52 @@ namespace {
 Status expand(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& out = ctx.output(0);
-  Dims src(out.rank() - x.rank(), 1);
-  src.insert(src.end(), x.dims().begin(), x.dims().end());
-  std::vector<std::vector<int64_t>> tables(src.size());
-  for (size_t d = 0; d < src.size(); ++d)
-    for (int64_t i = 0; i < out.dims()[d]; ++i) tables[d].push_back(src[d] == 1 ? 0 : i);
-  gather_by_tables(dtype_size(x.dtype()), out.dims(), tables, x.raw(), src, out.raw(), nullptr);
+  strided_copy(dtype_size(x.dtype()), out.dims(), x.raw(), broadcast_strides(x.dims(), out.dims()), out.raw(),
+               contiguous_strides(out.dims()));
   return Status::Ok();
 }
 
+// Output dim d of size reps[d] * n[d] is walked as (rep, i): the source ignores rep
+// (stride 0) and the destination steps a whole block of n[d] per rep.
 Status tile(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& out = ctx.output(0);
-  std::vector<std::vector<int64_t>> tables(x.dims().size());
-  for (size_t d = 0; d < tables.size(); ++d)
-    for (int64_t i = 0; i < out.dims()[d]; ++i) tables[d].push_back(i % x.dims()[d]);
-  gather_by_tables(dtype_size(x.dtype()), out.dims(), tables, x.raw(), x.dims(), out.raw(), nullptr);
+  std::vector<int64_t> xs = contiguous_strides(x.dims()), os = contiguous_strides(out.dims());
+  Dims dims;
+  std::vector<int64_t> src_strides, dst_strides;
+  for (int64_t d = 0; d < x.rank(); ++d) {
+    int64_t n = x.dims()[d];
+    dims.insert(dims.end(), {n == 0 ? 0 : out.dims()[d] / n, n});
+    src_strides.insert(src_strides.end(), {0, xs[d]});
+    dst_strides.insert(dst_strides.end(), {n * os[d], os[d]});
+  }
+  strided_copy(dtype_size(x.dtype()), dims, x.raw(), src_strides, out.raw(), dst_strides);
   return Status::Ok();
 }
 
-// Source index for output position j - begin along an axis of size n, or -1.
+// Source index along an axis of size n for output position j - begin (j outside [0, n)).
 int64_t pad_source(int64_t j, int64_t n, const std::string& mode) {
   if (j >= 0 && j < n) return j;
-  if (mode == "constant" || n == 0) return -1;
   if (mode == "edge") return j < 0 ? 0 : n - 1;
   if (mode == "wrap") return ((j % n) + n) % n;
-  // reflect: mirror without repeating the edge element
+  // reflect: mirror without repeating the edge element, as numpy does for any width
   if (n == 1) return 0;
   int64_t period = 2 * (n - 1);
   int64_t m = ((j % period) + period) % period;
   return m < n ? m : period - m;
+}
+
+// The fill value in x's dtype: constant_value input (opset 11+) or `value` attribute.
+Tensor pad_value(const KernelContext& ctx, DType dtype) {
+  if (ctx.opset() >= 11) {
+    if (ctx.has_input(2) && ctx.input(2).numel() > 0) return ctx.input(2);
+    return Tensor::host(dtype, {});
+  }
+  // Pad-2 takes float types only, so the float attribute converts exactly.
+  float v = ctx.node().attr_float("value", 0.f);
+  if (dtype == DType::kDouble) return Tensor::from_vector<double>({}, {v});
+  if (dtype == DType::kFloat) return Tensor::from_vector<float>({}, {v});
+  return Tensor::host(dtype, {});
 }
 
 Status pad(KernelContext& ctx) {
@@ -56,21 +75,35 @@ Status pad(KernelContext& ctx) {
     return invalid_argument("{}: unknown pad mode '{}'", ctx.node().describe(), mode);
   const Tensor* axes = ctx.opset() >= 18 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
   ASSIGN_OR_RETURN(auto p, pad_amounts(ctx.node(), ctx.opset(), rank, ctx.opset() >= 11 ? &ctx.input(1) : nullptr, axes));
-  // The fill value, converted to the tensor's dtype.
-  Tensor fill = Tensor::host(x.dtype(), {});
-  if (ctx.opset() >= 11 && ctx.has_input(2) && ctx.input(2).numel() > 0) {
-    fill = ctx.input(2).clone();
-  } else if (ctx.opset() < 11) {
-    float v = ctx.node().attr_float("value", 0.f);
-    if (x.dtype() == DType::kFloat) *fill.data<float>() = v;
-    else if (x.dtype() == DType::kDouble) *fill.data<double>() = v;
+  size_t es = dtype_size(x.dtype());
+  if (out.numel() == 0) return Status::Ok();
+  if (mode == "constant") {
+    Tensor value = pad_value(ctx, x.dtype());
+    if (value.dtype() != x.dtype())
+      return invalid_argument("{}: constant_value is {} but the data is {}", ctx.node().describe(),
+                              dtype_name(value.dtype()), dtype_name(x.dtype()));
+    fill_elements(es, out.raw(), out.numel(), value.raw());
+    // The part of x that survives (negative pads crop) lands at max(pad, 0) in the output.
+    std::vector<int64_t> xs = contiguous_strides(x.dims()), os = contiguous_strides(out.dims());
+    Dims kept(static_cast<size_t>(rank));
+    int64_t src_off = 0, dst_off = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t begin = p[d], end = p[d + rank];
+      kept[d] = std::max<int64_t>(0, x.dims()[d] - std::max<int64_t>(0, -begin) - std::max<int64_t>(0, -end));
+      src_off += std::max<int64_t>(0, -begin) * xs[d];
+      dst_off += std::max<int64_t>(0, begin) * os[d];
+    }
+    if (num_elements(kept) > 0)
+      strided_copy(es, kept, static_cast<const char*>(x.raw()) + src_off * static_cast<int64_t>(es), xs,
+                   static_cast<char*>(out.raw()) + dst_off * static_cast<int64_t>(es), os);
+    return Status::Ok();
   }
-  if (mode != "constant" && x.numel() == 0 && out.numel() > 0)
+  if (x.numel() == 0)
     return invalid_argument("{}: cannot {}-pad an empty axis", ctx.node().describe(), mode);
   std::vector<std::vector<int64_t>> tables(static_cast<size_t>(rank));
   for (int64_t d = 0; d < rank; ++d)
     for (int64_t i = 0; i < out.dims()[d]; ++i) tables[d].push_back(pad_source(i - p[d], x.dims()[d], mode));
-  gather_by_tables(dtype_size(x.dtype()), out.dims(), tables, x.raw(), x.dims(), out.raw(), fill.raw());
+  gather_by_tables(es, out.dims(), tables, x.raw(), x.dims(), out.raw());
   return Status::Ok();
 }
 

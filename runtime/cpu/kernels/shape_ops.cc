@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "graph/dispatch.h"
+#include "runtime/cpu/copy.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -16,14 +17,8 @@ Status value_from_rule(KernelContext& ctx) {
 
 Status constant_of_shape(KernelContext& ctx) {
   Tensor& out = ctx.output(0);
-  const Attribute* a = ctx.node().attr("value");
-  char* p = static_cast<char*>(out.raw());
-  size_t es = dtype_size(out.dtype());
-  if (!a) {
-    std::memset(p, 0, out.nbytes());
-    return Status::Ok();
-  }
-  for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(p + i * es, a->t.raw(), es);
+  if (const Attribute* a = ctx.node().attr("value")) fill_elements(dtype_size(out.dtype()), out.raw(), out.numel(), a->t.raw());
+  else std::memset(out.raw(), 0, out.nbytes());
   return Status::Ok();
 }
 
