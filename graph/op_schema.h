@@ -17,6 +17,9 @@
 
 namespace ort_train {
 
+// Domain of the project's own ops (gradient ops, SumTo, ...), documented in docs/gradient_ops.md.
+inline constexpr const char* kOrtTrainDomain = "com.ort_train";
+
 class InferContext {
  public:
   struct Input {

@@ -33,6 +33,28 @@ struct ShapeInferenceOptions {
   static constexpr int64_t kMaxFoldedElements = 4096;
 };
 
+// Inference one node at a time, for passes that add nodes to an inferred graph
+// (the gradient builder infers each node it emits). Keeps the values that rules
+// and folding computed, so later nodes see them.
+class ShapeInferencer {
+ public:
+  // Seeds the values of initializers and graph inputs (with dim_values bound).
+  ShapeInferencer(Model& model, ShapeInferenceOptions options = {});
+  // Infers node `n` (whose inputs must already be inferred) into model.graph.values.
+  Status infer(const Node& n);
+  // A new initializer's value and type, visible to later nodes.
+  void add_initializer(const std::string& name, const Tensor& value);
+  // Known value of a value (initializer, Constant, folded), or nullptr.
+  const Tensor* constant(const std::string& name) const;
+  // Copies inferred types onto graph outputs that declare none.
+  void finish();
+
+ private:
+  Model& model_;
+  ShapeInferenceOptions options_;
+  std::map<std::string, Tensor> constants_;
+};
+
 // Fills model.graph.values for every node output. Errors name the node.
 Status infer_shapes(Model& model, const ShapeInferenceOptions& options = {});
 

@@ -11,6 +11,7 @@
 #include "graph/dispatch.h"
 #include "graph/ops/reduce.h"
 #include "runtime/cpu/copy.h"
+#include "runtime/cpu/kernels/reduce.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 
@@ -105,26 +106,20 @@ void reduce_3d(Kind k, const T* x, T* y, int64_t outer, int64_t n, int64_t inner
   });
 }
 
+// Reduces x over the dims marked in `reduced` into out (same element count as
+// the kept dims). False when the dtype is not numeric.
 template <Kind kKind>
-Status reduce(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  Tensor& out = ctx.output(0);
-  const Tensor* axes = ctx.has_input(1) ? &ctx.input(1) : nullptr;
-  ASSIGN_OR_RETURN(auto r, resolve_reduce_axes(ctx.node(), ctx.opset(), x.rank(), axes, axes != nullptr));
-  if (r.noop) {
-    ctx.alias_output(0, x);
-    return Status::Ok();
-  }
+bool reduce_axes(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
   // Merge dims into groups of (kept | reduced) runs: [k0, r0, k1, r1, ...].
   std::vector<int64_t> sizes;
   std::vector<bool> is_reduced;
   for (int64_t d = 0; d < x.rank(); ++d) {
     if (x.dims()[d] == 1) continue;
-    if (!sizes.empty() && is_reduced.back() == r.reduced[d]) {
+    if (!sizes.empty() && is_reduced.back() == reduced[d]) {
       sizes.back() *= x.dims()[d];
     } else {
       sizes.push_back(x.dims()[d]);
-      is_reduced.push_back(r.reduced[d]);
+      is_reduced.push_back(reduced[d]);
     }
   }
   bool ok = dispatch_numeric(x.dtype(), [&]<typename T>() {
@@ -169,15 +164,34 @@ Status reduce(KernelContext& ctx) {
       first = false;
     }
     for (int64_t i = 0; i < out.numel(); ++i) {
-      T v = src[i];  // no reduced dim of size > 1 left means src is still the input
-      if (kKind == Kind::kMean) v = static_cast<T>(static_cast<Acc<T>>(v) / static_cast<Acc<T>>(total_n));
+      T v = src[i];
+      // With no reduced dim of size > 1 there was no pass and src is the input:
+      // each output reduces one element, which the square/abs kinds still transform.
+      if (first) v = finish<T>(kKind, step<T>(kKind, init<T>(kKind), v), 1);
+      else if (kKind == Kind::kMean) v = static_cast<T>(static_cast<Acc<T>>(v) / static_cast<Acc<T>>(total_n));
       y[i] = v;
     }
   });
-  return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+  return ok;
+}
+
+template <Kind kKind>
+Status reduce(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor* axes = ctx.has_input(1) ? &ctx.input(1) : nullptr;
+  ASSIGN_OR_RETURN(auto r, resolve_reduce_axes(ctx.node(), ctx.opset(), x.rank(), axes, axes != nullptr));
+  if (r.noop) {
+    ctx.alias_output(0, x);
+    return Status::Ok();
+  }
+  return reduce_axes<kKind>(x, r.reduced, ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 
 }  // namespace
+
+bool sum_axes(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
+  return reduce_axes<Kind::kSum>(x, reduced, out);
+}
 
 ORT_REGISTER_CPU_KERNEL("ReduceSum", 1, 1000, reduce<Kind::kSum>);
 ORT_REGISTER_CPU_KERNEL("ReduceMean", 1, 1000, reduce<Kind::kMean>);

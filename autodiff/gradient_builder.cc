@@ -1,0 +1,198 @@
+#include "autodiff/gradient_builder.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "autodiff/gradient_rule.h"
+
+namespace ort_train {
+namespace {
+
+bool is_float(DType t) {
+  return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
+// Which values depend differentiably on a trainable initializer, and which nodes
+// lie on a path from one to the loss. Nodes without a rule are assumed to pass
+// gradients through, so that every missing rule on a path is found at once.
+struct PathAnalysis {
+  std::set<std::string> reached;  // values that depend on a trainable initializer
+  std::set<std::string> needed;   // values whose gradient the loss needs (loss included)
+  std::vector<bool> on_path;      // per node
+  std::vector<std::string> missing_rules;
+};
+
+PathAnalysis analyze(const Model& model, const std::string& loss, const std::vector<std::string>& trainable) {
+  const Graph& g = model.graph;
+  auto dtype_of = [&](const std::string& v) {
+    const ValueInfo* info = g.value(v);
+    return info ? info->dtype : DType::kUndefined;
+  };
+  PathAnalysis p;
+  p.reached.insert(trainable.begin(), trainable.end());
+  const auto& registry = GradientRegistry::instance();
+  auto flows = [&](const Node& n, size_t i) {
+    const GradientRule* r = registry.find(n.domain, n.op_type);
+    return r == nullptr || r->differentiable_input(i);
+  };
+  for (const Node& n : g.nodes) {
+    bool any = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      any = any || (!n.inputs[i].empty() && p.reached.count(n.inputs[i]) && flows(n, i));
+    if (!any) continue;
+    for (const std::string& o : n.outputs)
+      if (!o.empty() && is_float(dtype_of(o))) p.reached.insert(o);
+  }
+  p.on_path.assign(g.nodes.size(), false);
+  if (p.reached.count(loss)) p.needed.insert(loss);
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const Node& n = g.nodes[k];
+    bool out_needed = false;
+    for (const std::string& o : n.outputs) out_needed = out_needed || (!o.empty() && p.needed.count(o));
+    if (!out_needed) continue;
+    bool any = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const std::string& in = n.inputs[i];
+      if (in.empty() || !p.reached.count(in) || !is_float(dtype_of(in)) || !flows(n, i)) continue;
+      p.needed.insert(in);
+      any = true;
+    }
+    p.on_path[k] = any;
+    if (any && !registry.find(n.domain, n.op_type))
+      p.missing_rules.push_back(fmt::format("{} ({}{})", n.name, n.domain.empty() ? "" : n.domain + "::", n.op_type));
+  }
+  std::reverse(p.missing_rules.begin(), p.missing_rules.end());
+  return p;
+}
+
+// Sums the contributions to one value's gradient.
+Result<std::string> accumulate(GraphBuilder& b, const std::vector<std::string>& parts, const std::string& value) {
+  if (parts.empty()) return std::string();
+  if (parts.size() == 1) return parts[0];
+  return b.add1("Sum", parts, {}, "", value + "_grad_sum");
+}
+
+}  // namespace
+
+std::vector<std::string> nodes_without_gradient(const Model& model, const std::string& loss,
+                                                const std::vector<std::string>& trainable) {
+  return analyze(model, loss, trainable).missing_rules;
+}
+
+Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
+                                      const std::vector<std::string>& trainable) {
+  Model& model = b.model();
+  GradientGraph out;
+  out.loss = loss;
+  out.forward_nodes = model.graph.nodes.size();
+  if (!model.graph.value(loss)) return invalid_argument("loss '{}' is not a value of the model", loss);
+  DType loss_type = b.dtype(loss);
+  if (!is_float(loss_type))
+    return invalid_argument("loss '{}' has dtype {}; a floating-point loss is needed", loss, dtype_name(loss_type));
+  if (const OptShape& s = b.shape(loss)) {
+    for (const Dim& d : *s)
+      if (d.known() && d.value != 1)
+        return shape_error("loss '{}' has shape {}; a scalar (one element) is needed", loss, shape_to_string(s));
+  }
+  for (const std::string& w : trainable) {
+    bool is_input = std::any_of(model.graph.inputs.begin(), model.graph.inputs.end(),
+                                [&](const ValueInfo& v) { return v.name == w; });
+    if (!model.graph.is_initializer(w) && !is_input)
+      return invalid_argument("trainable '{}' is neither an initializer nor a graph input", w);
+    if (!is_float(b.dtype(w)))
+      return invalid_argument("trainable '{}' has dtype {}; only floating-point tensors train", w,
+                              dtype_name(b.dtype(w)));
+  }
+
+  PathAnalysis p = analyze(model, loss, trainable);
+  if (!p.missing_rules.empty()) {
+    std::string msg = fmt::format("{} node(s) between the trainable initializers and the loss have no gradient rule:",
+                                  p.missing_rules.size());
+    for (const auto& m : p.missing_rules) msg += "\n  " + m;
+    return unsupported("{}", msg);
+  }
+
+  std::map<std::string, std::vector<std::string>> parts;  // value -> gradient contributions
+  if (p.needed.count(loss)) {
+    std::string one = b.scalar(1.0, loss_type);
+    ASSIGN_OR_RETURN(std::string seed, b.reshape_like(one, loss));
+    parts[loss].push_back(seed);
+  }
+  const auto& registry = GradientRegistry::instance();
+  for (size_t k = out.forward_nodes; k-- > 0;) {
+    if (!p.on_path[k]) continue;
+    const Node fwd = model.graph.nodes[k];
+    std::vector<std::string> go;
+    bool any_go = false;
+    for (const std::string& o : fwd.outputs) {
+      std::string g;
+      if (!o.empty() && parts.count(o)) {
+        ASSIGN_OR_RETURN(g, accumulate(b, parts[o], o));
+        parts.erase(o);
+      }
+      any_go = any_go || !g.empty();
+      go.push_back(g);
+    }
+    if (!any_go) continue;
+    std::vector<bool> wanted(fwd.inputs.size(), false);
+    const GradientRule* rule = registry.find(fwd.domain, fwd.op_type);
+    for (size_t i = 0; i < fwd.inputs.size(); ++i) {
+      const std::string& in = fwd.inputs[i];
+      wanted[i] = !in.empty() && p.needed.count(in) && rule->differentiable_input(i);
+    }
+    GradientContext ctx(b, k, go, wanted);
+    Status st = rule->build(ctx);
+    if (!st.ok())
+      return st.message().find(fwd.name) == std::string::npos ? st.with_context("gradient of " + fwd.describe()) : st;
+    for (size_t i = 0; i < fwd.inputs.size(); ++i) {
+      if (!wanted[i]) continue;
+      std::string gi = ctx.input_grads()[i];
+      const std::string& in = fwd.inputs[i];
+      if (gi.empty())
+        return make_error(ErrorCode::kInternal, "gradient rule of {} produced no gradient for input {} ('{}')",
+                          fwd.describe(), i, in);
+      if (b.dtype(gi) != b.dtype(in))
+        return make_error(ErrorCode::kInternal, "gradient rule of {}: gradient of input {} has dtype {}, input has {}",
+                          fwd.describe(), i, dtype_name(b.dtype(gi)), dtype_name(b.dtype(in)));
+      ASSIGN_OR_RETURN(gi, b.sum_to_shape_of(gi, in));
+      // Statically known dims must agree; symbolic ones are checked when the graph runs.
+      const OptShape& gs = b.shape(gi);
+      const OptShape& is = b.shape(in);
+      if (gs && is) {
+        bool ok = gs->size() == is->size();
+        for (size_t d = 0; ok && d < gs->size(); ++d)
+          ok = !((*gs)[d].known() && (*is)[d].known() && (*gs)[d].value != (*is)[d].value);
+        if (!ok)
+          return make_error(ErrorCode::kInternal, "gradient rule of {}: gradient of input {} has shape {}, input has {}",
+                            fwd.describe(), i, shape_to_string(gs), shape_to_string(is));
+      }
+      parts[in].push_back(gi);
+    }
+  }
+
+  std::vector<ValueInfo> grad_outputs;
+  for (const std::string& w : trainable) {
+    auto it = parts.find(w);
+    if (it == parts.end() || it->second.empty()) {
+      out.unreached.push_back(w);
+      continue;
+    }
+    std::string name = b.fresh_name(w + "_grad");
+    if (it->second.size() == 1) {
+      RETURN_IF_ERROR(b.add_named("Identity", {it->second[0]}, {name}));
+    } else {
+      RETURN_IF_ERROR(b.add_named("Sum", it->second, {name}));
+    }
+    b.refine_shape(name, b.shape(w));
+    out.trainable.push_back(w);
+    out.gradient[w] = name;
+    ValueInfo v = *model.graph.value(name);
+    grad_outputs.push_back(v);
+  }
+  for (auto& v : grad_outputs) model.graph.outputs.push_back(v);
+  return out;
+}
+
+}  // namespace ort_train

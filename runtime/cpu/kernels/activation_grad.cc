@@ -1,0 +1,83 @@
+// CPU kernels of the activation gradient ops: one pass over (dY, Y or X).
+//   ReluGrad(dY, Y)            dY * (Y > 0)
+//   SigmoidGrad(dY, Y)         dY * Y * (1 - Y)
+//   TanhGrad(dY, Y)            dY * (1 - Y^2)
+//   GeluGrad(dY, X)            dY * d/dx gelu(x), attribute approximate = none | tanh
+//   LeakyReluGrad(dY, X)       dY * (X > 0 ? 1 : alpha)
+#include <cmath>
+
+#include "graph/dispatch.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+namespace {
+
+template <typename Op>
+KernelFn binary_grad(Op op) {
+  return [op](KernelContext& ctx) -> Status {
+    const Tensor& dy = ctx.input(0);
+    const Tensor& y = ctx.input(1);
+    if (y.dims() != dy.dims())
+      return shape_error("{}: dY and its second input differ in shape", ctx.node().describe());
+    bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
+      const T* g = dy.data<T>();
+      const T* v = y.data<T>();
+      T* o = ctx.output(0).data<T>();
+      parallel_for(dy.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = op(g[i], v[i], ctx.node());
+      });
+    });
+    return ok ? Status::Ok() : unsupported_dtype(ctx, dy.dtype());
+  };
+}
+
+struct ReluGrad {
+  template <typename T> T operator()(T g, T y, const Node&) const { return y > T(0) ? g : T(0); }
+};
+struct SigmoidGrad {
+  template <typename T> T operator()(T g, T y, const Node&) const { return g * y * (T(1) - y); }
+};
+struct TanhGrad {
+  template <typename T> T operator()(T g, T y, const Node&) const { return g * (T(1) - y * y); }
+};
+struct LeakyReluGrad {
+  template <typename T> T operator()(T g, T x, const Node& n) const {
+    return x > T(0) ? g : g * static_cast<T>(n.attr_float("alpha", 0.01f));
+  }
+};
+
+Status gelu_grad(KernelContext& ctx) {
+  const Tensor& dy = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  bool tanh_approx = ctx.node().attr_string("approximate", "none") == "tanh";
+  bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
+    const T* g = dy.data<T>();
+    const T* v = x.data<T>();
+    T* o = ctx.output(0).data<T>();
+    parallel_for(dy.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        double xi = static_cast<double>(v[i]), d;
+        if (tanh_approx) {
+          const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+          double t = std::tanh(k * (xi + c * xi * xi * xi));
+          d = 0.5 * (1 + t) + 0.5 * xi * (1 - t * t) * k * (1 + 3 * c * xi * xi);
+        } else {
+          d = 0.5 * (1 + std::erf(xi / std::sqrt(2.0))) + xi * std::exp(-0.5 * xi * xi) / std::sqrt(2 * M_PI);
+        }
+        o[i] = static_cast<T>(static_cast<double>(g[i]) * d);
+      }
+    });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, dy.dtype());
+}
+
+}  // namespace
+
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "ReluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(ReluGrad{}));
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "SigmoidGrad", 1, 1000, DeviceKind::kCpu, binary_grad(SigmoidGrad{}));
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "TanhGrad", 1, 1000, DeviceKind::kCpu, binary_grad(TanhGrad{}));
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(LeakyReluGrad{}));
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "GeluGrad", 1, 1000, DeviceKind::kCpu, gelu_grad);
+
+}  // namespace ort_train

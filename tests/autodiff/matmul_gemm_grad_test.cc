@@ -1,0 +1,52 @@
+// Finite-difference checks of MatMul (batched, broadcast, 1-D operands) and Gemm
+// (every transpose combination, alpha/beta, broadcast C).
+#include "autodiff/gradient_check.h"
+
+namespace ort_train::testing {
+namespace {
+
+GRAD_CASE("MatMul", {"MatMul 2-D", [](Rng& r) {
+  int64_t m = r.integer(1, 4), k = r.integer(1, 4), n = r.integer(1, 4);
+  return NodeSpec{.op = "MatMul", .inputs = {r.uniform({m, k}), r.uniform({k, n})}};
+}});
+GRAD_CASE("MatMul", {"MatMul batched with broadcast batch dims", [](Rng& r) {
+  int64_t m = r.integer(1, 4), k = r.integer(1, 4), n = r.integer(1, 4), b = r.integer(2, 3);
+  return NodeSpec{.op = "MatMul", .inputs = {r.uniform({b, 1, m, k}), r.uniform({3, k, n})}};
+}});
+GRAD_CASE("MatMul", {"MatMul linear layer (3-D by 2-D)", [](Rng& r) {
+  int64_t m = r.integer(1, 4), k = r.integer(1, 4), n = r.integer(1, 4), b = r.integer(1, 3);
+  return NodeSpec{.op = "MatMul", .inputs = {r.uniform({b, m, k}), r.uniform({k, n})}};
+}});
+GRAD_CASE("MatMul", {"MatMul vector by batched matrix", [](Rng& r) {
+  int64_t k = r.integer(1, 4), n = r.integer(1, 4);
+  return NodeSpec{.op = "MatMul", .inputs = {r.uniform({k}), r.uniform({2, k, n})}};
+}});
+GRAD_CASE("MatMul", {"MatMul batched matrix by vector", [](Rng& r) {
+  int64_t m = r.integer(1, 4), k = r.integer(1, 4);
+  return NodeSpec{.op = "MatMul", .inputs = {r.uniform({2, m, k}), r.uniform({k})}};
+}});
+GRAD_CASE("MatMul", {"MatMul dot product", [](Rng& r) {
+  int64_t k = r.integer(1, 5);
+  return NodeSpec{.op = "MatMul", .inputs = {r.uniform({k}), r.uniform({k})}};
+}});
+GRAD_CASE("Gemm", {"Gemm all transposes, alpha, beta, broadcast C", [](Rng& r) {
+  int64_t m = r.integer(1, 4), k = r.integer(1, 4), n = r.integer(1, 4);
+  int64_t ta = r.integer(0, 1), tb = r.integer(0, 1);
+  Dims a = ta ? Dims{k, m} : Dims{m, k};
+  Dims b = tb ? Dims{n, k} : Dims{k, n};
+  Dims cdims = r.integer(0, 1) ? Dims{n} : Dims{m, 1};
+  return NodeSpec{.op = "Gemm", .inputs = {r.uniform(a), r.uniform(b), r.uniform(cdims)},
+                  .attributes = {Attribute::make_int("transA", ta), Attribute::make_int("transB", tb),
+                                 Attribute::make_float("alpha", 0.75f), Attribute::make_float("beta", 1.5f)}};
+}, {}, 1e-5, 1e-6, 1e-6, 8});
+GRAD_CASE("Gemm", {"Gemm without C", [](Rng& r) {
+  int64_t m = r.integer(1, 4), k = r.integer(1, 4), n = r.integer(1, 4);
+  return NodeSpec{.op = "Gemm", .inputs = {r.uniform({m, k}), r.uniform({n, k})},
+                  .attributes = {Attribute::make_int("transB", 1)}};
+}});
+
+}  // namespace
+
+TEST_CASE("gradcheck.matmul_gemm") { check_registered({"MatMul", "Gemm"}); }
+
+}  // namespace ort_train::testing
