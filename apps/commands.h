@@ -5,6 +5,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
+
+#include "apps/training_setup.h"
 #include "graph/status.h"
 
 namespace ort_train::app {
@@ -22,5 +25,22 @@ struct RunArgs {
 };
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);
+
+struct TrainArgs {
+  SetupArgs setup;
+  std::string data;
+  std::optional<int64_t> seed;
+  int threads = 0;
+  std::string save_training_graph;
+  std::string dump_gradients;
+};
+void add_train_command(CLI::App& app, TrainArgs& args);
+Status train_command(const TrainArgs& args);
+
+struct InspectArgs {
+  SetupArgs setup;
+};
+void add_inspect_command(CLI::App& app, InspectArgs& args);
+Status inspect_command(const InspectArgs& args);
 
 }  // namespace ort_train::app

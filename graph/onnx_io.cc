@@ -1,3 +1,4 @@
+#include <cctype>
 #include "graph/onnx_io.h"
 
 #include <algorithm>
@@ -466,6 +467,17 @@ Status save_model(const Model& m, const std::string& path) {
   std::string bytes;
   if (!mp.SerializeToString(&bytes)) return io_error("cannot serialize the model for {}", path);
   return write_file_atomic(path, bytes);
+}
+
+std::string tensor_file_name(const std::string& tensor_name) {
+  std::string out;
+  for (size_t i = 0; i < tensor_name.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(tensor_name[i]);
+    bool safe = std::isalnum(c) || c == '_' || c == '-' || (c == '.' && i > 0);
+    if (safe) out += static_cast<char>(c);
+    else out += fmt::format("%{:02X}", c);
+  }
+  return out + ".pb";
 }
 
 }  // namespace ort_train

@@ -33,6 +33,10 @@ struct NamedTensor {
 };
 Result<NamedTensor> read_tensor_file(const std::string& path);
 Status write_tensor_file(const Tensor& t, const std::string& name, const std::string& path);
+// File name for a tensor name ("<escaped>.pb"): every byte outside [A-Za-z0-9._-]
+// becomes %XX (uppercase hex), '%' included, and a leading '.' becomes %2E, so
+// any name maps to one safe file name and back ("onnx::MatMul_1" -> "onnx%3A%3AMatMul_1.pb").
+std::string tensor_file_name(const std::string& tensor_name);
 
 // Writes bytes to path atomically: a temporary sibling, flushed, then renamed.
 Status write_file_atomic(const std::string& path, const std::string& bytes);

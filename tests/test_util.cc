@@ -1,5 +1,10 @@
 #include "test_util.h"
 
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
 #include <cmath>
 #include <random>
 #include <type_traits>
@@ -109,5 +114,20 @@ Tensor counting_tensor(DType dtype, Dims dims) {
 
 std::string source_dir() { return ORT_TRAIN_SOURCE_DIR; }
 std::string ort_train_binary() { return ORT_TRAIN_BINARY; }
+
+CliOutcome run_cli(const std::string& args, const std::string& dir) {
+  std::string err_file = dir + "/stderr.txt";
+  std::string cmd = ort_train_binary() + " " + args + " 2>" + err_file;
+  CliOutcome o;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.stdout_text.append(buf.data(), n);
+  int status = pclose(p);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto err = read_file(err_file);
+  o.stderr_text = err.ok() ? *err : "";
+  return o;
+}
 
 }  // namespace ort_train::testing

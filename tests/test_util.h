@@ -46,6 +46,15 @@ Tensor random_tensor(Dims dims, uint64_t seed, float lo = -1.f, float hi = 1.f);
 // exactly; bool alternates), for layout tests that compare positions exactly.
 Tensor counting_tensor(DType dtype, Dims dims);
 
+// Runs the ort_train binary with `args` (a shell command line tail), capturing
+// stdout and stderr (through a file in `dir`) and the exit code.
+struct CliOutcome {
+  int exit_code = -1;
+  std::string stdout_text;
+  std::string stderr_text;
+};
+CliOutcome run_cli(const std::string& args, const std::string& dir);
+
 std::string source_dir();
 std::string ort_train_binary();
 

@@ -15,26 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string stdout_text;
-  std::string stderr_text;
-};
-
-Outcome run_cli(const std::string& args, const fs::path& dir) {
-  std::string err_file = (dir / "stderr.txt").string();
-  std::string cmd = ort_train_binary() + " " + args + " 2>" + err_file;
-  Outcome o;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.stdout_text.append(buf.data(), n);
-  int status = pclose(p);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.stderr_text = *read_file(err_file);
-  return o;
-}
-
 int count_lines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
@@ -63,7 +43,7 @@ fs::path make_case(const std::string& name) {
 TEST_CASE("run writes outputs and checks expected ones", "[cli]") {
   fs::path dir = make_case("ok");
   REQUIRE(write_tensor_file(make<float>({2, 3}, {1, 2, 3, 2, 4, 6}), "y", (dir / "inputs" / "output_0.pb").string()).ok());
-  Outcome o = run_cli("run --model " + (dir / "model.onnx").string() + " --inputs " + (dir / "inputs").string() +
+  CliOutcome o = run_cli("run --model " + (dir / "model.onnx").string() + " --inputs " + (dir / "inputs").string() +
                           " --outputs " + (dir / "out").string(), dir);
   INFO(o.stderr_text);
   REQUIRE(o.exit_code == 0);
@@ -75,7 +55,7 @@ TEST_CASE("run writes outputs and checks expected ones", "[cli]") {
 
   // A wrong expected value fails the run.
   REQUIRE(write_tensor_file(make<float>({2, 3}, {1, 2, 3, 2, 4, 7}), "y", (dir / "inputs" / "output_0.pb").string()).ok());
-  Outcome bad = run_cli("run --model " + (dir / "model.onnx").string() + " --inputs " + (dir / "inputs").string(), dir);
+  CliOutcome bad = run_cli("run --model " + (dir / "model.onnx").string() + " --inputs " + (dir / "inputs").string(), dir);
   REQUIRE(bad.exit_code != 0);
   REQUIRE_THAT(bad.stdout_text, Catch::Contains("MISMATCH"));
   fs::remove_all(dir);
@@ -87,7 +67,7 @@ TEST_CASE("bad input gets one line on stderr and a non-zero exit", "[cli][errors
   std::string inputs = (dir / "inputs").string();
 
   SECTION("missing model file") {
-    Outcome o = run_cli("run --model " + (dir / "nope.onnx").string() + " --inputs " + inputs, dir);
+    CliOutcome o = run_cli("run --model " + (dir / "nope.onnx").string() + " --inputs " + inputs, dir);
     REQUIRE(o.exit_code != 0);
     REQUIRE_THAT(o.stderr_text, Catch::Contains("file not found"));
     REQUIRE(count_lines(o.stderr_text) == 1);
@@ -95,41 +75,41 @@ TEST_CASE("bad input gets one line on stderr and a non-zero exit", "[cli][errors
   SECTION("truncated model") {
     std::string bytes = *read_file(model);
     std::ofstream(dir / "cut.onnx", std::ios::binary) << bytes.substr(0, bytes.size() - 7);
-    Outcome o = run_cli("run --model " + (dir / "cut.onnx").string() + " --inputs " + inputs, dir);
+    CliOutcome o = run_cli("run --model " + (dir / "cut.onnx").string() + " --inputs " + inputs, dir);
     REQUIRE(o.exit_code != 0);
     REQUIRE_THAT(o.stderr_text, Catch::Contains("not a valid ONNX model"));
     REQUIRE(count_lines(o.stderr_text) == 1);
   }
   SECTION("missing input file") {
     fs::remove(dir / "inputs" / "x.pb");
-    Outcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
+    CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
     REQUIRE(o.exit_code != 0);
     REQUIRE_THAT(o.stderr_text, Catch::Contains("missing input 'x'"));
     REQUIRE(count_lines(o.stderr_text) == 1);
   }
   SECTION("wrong dtype") {
     REQUIRE(write_tensor_file(make<int64_t>({2, 3}, {1, 1, 1, 2, 2, 2}), "x", (dir / "inputs" / "x.pb").string()).ok());
-    Outcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
+    CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
     REQUIRE(o.exit_code != 0);
     REQUIRE_THAT(o.stderr_text, Catch::Contains("expected dtype float32, got int64"));
     REQUIRE(count_lines(o.stderr_text) == 1);
   }
   SECTION("wrong shape") {
     REQUIRE(write_tensor_file(make<float>({3, 2}, {1, 1, 1, 2, 2, 2}), "x", (dir / "inputs" / "x.pb").string()).ok());
-    Outcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
+    CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
     REQUIRE(o.exit_code != 0);
     REQUIRE_THAT(o.stderr_text, Catch::Contains("expected shape [2,3], got [3,2]"));
     REQUIRE(count_lines(o.stderr_text) == 1);
   }
   SECTION("corrupt input file") {
     std::ofstream(dir / "inputs" / "x.pb", std::ios::binary) << "\xff\xff\xff garbage";
-    Outcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
+    CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
     REQUIRE(o.exit_code != 0);
     REQUIRE_THAT(o.stderr_text, Catch::Contains("not a valid ONNX TensorProto"));
     REQUIRE(count_lines(o.stderr_text) == 1);
   }
   SECTION("unknown flag") {
-    Outcome o = run_cli("run --model " + model + " --inputs " + inputs + " --bogus 1", dir);
+    CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs + " --bogus 1", dir);
     REQUIRE(o.exit_code != 0);
     REQUIRE_THAT(o.stderr_text, Catch::Contains("--bogus"));
   }
@@ -145,7 +125,7 @@ TEST_CASE("unsupported ops are all listed before anything runs", "[cli][errors]"
   m.graph.nodes.push_back({"stft_node", "STFT", "", {"a"}, {"y"}, {}, ""});
   m.graph.outputs.push_back({"y", DType::kFloat, std::nullopt, ""});
   REQUIRE(save_model(m, (dir / "bad_ops.onnx").string()).ok());
-  Outcome o = run_cli("run --model " + (dir / "bad_ops.onnx").string() + " --inputs " + (dir / "inputs").string(), dir);
+  CliOutcome o = run_cli("run --model " + (dir / "bad_ops.onnx").string() + " --inputs " + (dir / "inputs").string(), dir);
   REQUIRE(o.exit_code != 0);
   REQUIRE_THAT(o.stderr_text, Catch::Contains("fft_node (DFT opset 17)"));
   REQUIRE_THAT(o.stderr_text, Catch::Contains("stft_node (STFT opset 17)"));

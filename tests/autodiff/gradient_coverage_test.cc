@@ -21,7 +21,8 @@ TEST_CASE("gradcheck.every_rule_has_a_case") {
 TEST_CASE("gradcheck.every_op_declares_its_gradient") {
   std::set<std::string> missing;
   for (const OpSchema* s : OpRegistry::instance().all()) {
-    if (s->domain == kOrtTrainDomain) continue;  // the project's own (gradient) ops are not differentiated
+    // The project's own (gradient) ops are not differentiated; "test.*" ops exist only in tests.
+    if (s->domain == kOrtTrainDomain || s->domain.rfind("test.", 0) == 0) continue;
     if (!GradientRegistry::instance().find(s->domain, s->op_type)) missing.insert(s->op_type);
   }
   std::string list;

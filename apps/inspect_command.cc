@@ -1,0 +1,91 @@
+// `ort_train inspect`: what a model needs before anything runs: its ops, its
+// parameters, every op without a CPU kernel or a gradient rule (all of them,
+// with node names), the training graph's size, the time to build it, and the
+// memory it will need. Exits 3 when something is missing.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <map>
+
+#include "apps/commands.h"
+#include "apps/training_setup.h"
+#include "autodiff/gradient_builder.h"
+#include "runtime/executor.h"
+#include "runtime/kernel.h"
+
+namespace ort_train::app {
+
+void add_inspect_command(CLI::App& app, InspectArgs& args) {
+  CLI::App* cmd = app.add_subcommand("inspect", "List a model's ops, parameters, missing kernels/gradients and memory");
+  cmd->add_option("--model", args.setup.model, "forward ONNX model");
+  cmd->add_option("--config", args.setup.config, "model description (YAML or JSON)");
+  cmd->add_option("--batch-size", args.setup.batch_size, "binds the dim 'batch' for the memory estimate")
+      ->check(CLI::PositiveNumber);
+}
+
+namespace {
+
+// "name (Op)" of every node without a CPU kernel.
+std::vector<std::string> nodes_without_kernel(const Model& m) {
+  std::vector<std::string> out;
+  for (const Node& n : m.graph.nodes)
+    if (!KernelRegistry::instance().find(n.domain, n.op_type, m.opset(n.domain), DeviceKind::kCpu))
+      out.push_back(n.describe());
+  return out;
+}
+
+double mib(size_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+
+}  // namespace
+
+Status inspect_command(const InspectArgs& args) {
+  ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
+  const Model& fwd = setup.forward;
+  std::map<std::string, int> ops;
+  for (const Node& n : fwd.graph.nodes) ops[(n.domain.empty() ? "" : n.domain + "::") + n.op_type]++;
+  std::printf("model: %s (%zu nodes, opset %lld)\n", setup.model_path.c_str(), fwd.graph.nodes.size(),
+              static_cast<long long>(fwd.opset("")));
+  std::printf("ops:");
+  for (const auto& [op, count] : ops) std::printf(" %s x%d", op.c_str(), count);
+  std::printf("\n");
+
+  int missing = 0;
+  Status known = check_ops_known(fwd);
+  if (!known.ok()) {
+    std::printf("forward ops without a shape rule:\n%s\n", known.message().c_str());
+    return known;
+  }
+  auto no_kernel = nodes_without_kernel(fwd);
+  std::printf("forward nodes without a CPU kernel: %zu\n", no_kernel.size());
+  for (const auto& n : no_kernel) std::printf("  %s\n", n.c_str());
+  missing += static_cast<int>(no_kernel.size());
+
+  Model copy = fwd;
+  auto tg = build_training_graph(std::move(copy), setup.desc);
+  if (!tg.ok()) {
+    // List every node without a gradient rule, not just the first problem.
+    std::printf("training graph: not built: %s\n", tg.status().message().c_str());
+    return tg.status();
+  }
+  std::printf("nodes without a gradient rule on the loss path: 0\n");
+  const GradientGraph& gg = tg->gradients;
+  std::printf("parameters: %zu trainable tensors, %lld elements; %zu frozen tensors, %lld elements\n",
+              gg.trainable.size(), static_cast<long long>(count_elements(tg->model, gg.trainable)), tg->frozen.size(),
+              static_cast<long long>(count_elements(tg->model, tg->frozen)));
+  for (const auto& w : gg.unreached) std::printf("  no gradient (no differentiable path to the loss): %s\n", w.c_str());
+  std::printf("training graph: %zu forward + loss nodes, %zu backward nodes, built in %.1f ms\n", gg.forward_nodes,
+              tg->model.graph.nodes.size() - gg.forward_nodes, tg->build_ms);
+  auto no_kernel_training = nodes_without_kernel(tg->model);
+  std::printf("training-graph nodes without a CPU kernel: %zu\n", no_kernel_training.size());
+  for (const auto& n : no_kernel_training) std::printf("  %s\n", n.c_str());
+  missing += static_cast<int>(no_kernel_training.size());
+  MemoryEstimate est = estimate_memory(tg->model);
+  std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB%s\n", mib(est.initializer_bytes),
+              mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),
+              mib(est.peak_activation_bytes),
+              est.complete ? "" : " (lower bound: some shapes depend on unbound dims; give --batch-size or dims:)");
+  if (missing > 0) return unsupported("{} node(s) lack a CPU kernel (listed above)", missing);
+  return Status::Ok();
+}
+
+}  // namespace ort_train::app

@@ -1,0 +1,35 @@
+// What `train`, `inspect` and the other training subcommands share: reading
+// the model and its description, with command-line values overriding the file.
+#pragma once
+#include <string>
+
+#include "autodiff/training_graph.h"
+#include "configs/model_description.h"
+#include "graph/graph.h"
+
+namespace ort_train::app {
+
+struct SetupArgs {
+  std::string model;
+  std::string config;
+  int64_t batch_size = 0;  // 0 = from the description
+};
+
+struct Setup {
+  ModelDescription desc;
+  std::string model_path;
+  Model forward;
+};
+
+// Loads the description (when given) and the model; --model overrides the
+// description's model, --batch-size its batch_size, which binds the dim "batch".
+Result<Setup> load_setup(const SetupArgs& args);
+
+// Logs the training graph's summary (nodes, parameters, warnings about
+// unreached initializers and exclude globs that matched nothing).
+void log_training_graph(const TrainingGraph& tg);
+
+// Number of elements over the named initializers.
+int64_t count_elements(const Model& m, const std::vector<std::string>& names);
+
+}  // namespace ort_train::app

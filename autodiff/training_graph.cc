@@ -1,0 +1,95 @@
+#include "autodiff/training_graph.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "autodiff/loss.h"
+
+namespace ort_train {
+namespace {
+
+bool is_float(DType t) {
+  return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
+bool glob_match(const std::string& glob, const std::string& name) {
+  return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
+}
+
+}  // namespace
+
+std::vector<std::string> select_trainable(const Model& model, const std::vector<std::string>& exclude_globs,
+                                          std::vector<std::string>* frozen, std::vector<std::string>* unused_globs) {
+  std::vector<std::string> trainable;
+  std::vector<bool> used(exclude_globs.size(), false);
+  for (const std::string& name : model.graph.initializer_order) {
+    const Tensor& t = model.graph.initializers.at(name);
+    if (!is_float(t.dtype())) continue;
+    bool excluded = false;
+    for (size_t i = 0; i < exclude_globs.size(); ++i)
+      if (glob_match(exclude_globs[i], name)) {
+        excluded = true;
+        used[i] = true;
+      }
+    if (excluded) {
+      if (frozen) frozen->push_back(name);
+    } else {
+      trainable.push_back(name);
+    }
+  }
+  if (unused_globs)
+    for (size_t i = 0; i < exclude_globs.size(); ++i)
+      if (!used[i]) unused_globs->push_back(exclude_globs[i]);
+  return trainable;
+}
+
+Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc) {
+  if (desc.loss) return *desc.loss;
+  const auto& outs = model.graph.outputs;
+  for (const ValueInfo& o : outs)
+    if (o.name == "loss") return LossSpec{.output = "loss"};
+  if (outs.size() == 1 && is_float(outs[0].dtype) && outs[0].shape && outs[0].shape->empty())
+    return LossSpec{.output = outs[0].name};
+  std::string names;
+  for (const ValueInfo& o : outs) names += (names.empty() ? "" : ", ") + o.name;
+  return invalid_argument(
+      "the model's outputs ({}) include no scalar loss: describe one with --config "
+      "(loss: {{type: softmax_cross_entropy, input: <output>, target: <label>}}, or loss: {{output: <name>}})",
+      names);
+}
+
+Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc) {
+  auto started = std::chrono::steady_clock::now();
+  TrainingGraph tg;
+  tg.model = std::move(forward);
+  Graph& g = tg.model.graph;
+  // Labels are graph inputs that only the loss reads.
+  for (const TensorDecl& label : desc.labels) {
+    bool exists = g.is_initializer(label.name) ||
+                  std::any_of(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) { return v.name == label.name; });
+    if (exists) continue;
+    g.inputs.push_back(ValueInfo{label.name, label.dtype, label.shape, "label"});
+  }
+  // Declared input shapes fill in what the file leaves unnamed.
+  for (const TensorDecl& in : desc.inputs) {
+    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const ValueInfo& v) { return v.name == in.name; });
+    if (it == g.inputs.end())
+      return invalid_argument("{}: input '{}' is not an input of the model", desc.path.empty() ? "description" : desc.path,
+                              in.name);
+    if (!in.shape.empty() && (!it->shape || it->shape->size() == in.shape.size())) it->shape = in.shape;
+  }
+  ASSIGN_OR_RETURN(LossSpec loss_spec, resolve_loss(tg.model, desc));
+  // Chosen before the loss adds its own constants, which never train.
+  std::vector<std::string> trainable = select_trainable(tg.model, desc.trainable_exclude, &tg.frozen, &tg.unused_globs);
+  ASSIGN_OR_RETURN(auto builder, GraphBuilder::create(tg.model, desc.dims));
+  ASSIGN_OR_RETURN(std::string loss, append_loss(*builder, loss_spec));
+  if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == loss; }))
+    g.outputs.insert(g.outputs.begin(), *g.value(loss));
+  ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable));
+  tg.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return tg;
+}
+
+}  // namespace ort_train

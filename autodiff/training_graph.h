@@ -1,0 +1,34 @@
+// From a forward model and its description to the training graph: labels
+// become graph inputs, the loss is appended (or the model's own is used), the
+// trainable initializers are chosen, and the backward graph is built. The
+// result is one ONNX-representable model whose outputs are the loss, the
+// original outputs, and "<initializer>_grad" per trainable initializer.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "autodiff/gradient_builder.h"
+#include "configs/model_description.h"
+
+namespace ort_train {
+
+struct TrainingGraph {
+  Model model;                       // forward + loss + backward
+  GradientGraph gradients;           // loss name, trainable list, gradient names, unreached
+  std::vector<std::string> frozen;   // float initializers excluded by the description's globs
+  std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
+  double build_ms = 0;
+};
+
+// Trainable initializers: every floating-point initializer not matched by an
+// exclude glob, in file order. `frozen` receives the excluded ones.
+std::vector<std::string> select_trainable(const Model& model, const std::vector<std::string>& exclude_globs,
+                                          std::vector<std::string>* frozen, std::vector<std::string>* unused_globs);
+
+// The loss a description asks for, or the model's own when it has none: an
+// output named "loss", else its only output if that is a float scalar.
+Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc);
+
+Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc);
+
+}  // namespace ort_train

@@ -1,0 +1,304 @@
+#include "configs/model_description.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace ort_train {
+namespace fs = std::filesystem;
+namespace {
+
+// Error positions name the key path ("optimizer.betas") and the file.
+struct Parser {
+  std::string source;
+
+  Status error(const std::string& key, const std::string& what) const {
+    return invalid_argument("{}: {}: {}", source, key, what);
+  }
+
+  Status check_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
+    if (!map.IsMap()) return error(where.empty() ? "top level" : where, "expected a mapping");
+    for (const auto& kv : map) {
+      std::string k = kv.first.as<std::string>();
+      if (!allowed.count(k)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        return error(where.empty() ? k : where + "." + k, "unknown key (expected one of: " + list + ")");
+      }
+    }
+    return Status::Ok();
+  }
+
+  template <typename T>
+  Result<T> scalar(const YAML::Node& n, const std::string& key, const char* expected) const {
+    if (!n.IsScalar()) return error(key, std::string("expected ") + expected);
+    try {
+      return n.as<T>();
+    } catch (const YAML::Exception&) {
+      return error(key, std::string("expected ") + expected + ", got '" + n.Scalar() + "'");
+    }
+  }
+  Result<double> number(const YAML::Node& n, const std::string& key) const { return scalar<double>(n, key, "a number"); }
+  Result<int64_t> integer(const YAML::Node& n, const std::string& key) const {
+    return scalar<int64_t>(n, key, "an integer");
+  }
+  Result<int64_t> positive(const YAML::Node& n, const std::string& key) const {
+    ASSIGN_OR_RETURN(int64_t v, integer(n, key));
+    if (v <= 0) return error(key, "expected a positive integer, got " + std::to_string(v));
+    return v;
+  }
+  Result<std::string> string(const YAML::Node& n, const std::string& key) const {
+    return scalar<std::string>(n, key, "a string");
+  }
+  Result<bool> boolean(const YAML::Node& n, const std::string& key) const {
+    return scalar<bool>(n, key, "true or false");
+  }
+  Result<std::vector<std::string>> strings(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsSequence()) return error(key, "expected a list of strings");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n.size(); ++i) {
+      ASSIGN_OR_RETURN(std::string s, string(n[i], key + "[" + std::to_string(i) + "]"));
+      out.push_back(s);
+    }
+    return out;
+  }
+  Result<std::pair<double, double>> pair(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsSequence() || n.size() != 2) return error(key, "expected a list of two numbers");
+    ASSIGN_OR_RETURN(double a, number(n[0], key + "[0]"));
+    ASSIGN_OR_RETURN(double b, number(n[1], key + "[1]"));
+    return std::make_pair(a, b);
+  }
+
+  Result<TensorDecl> tensor(const YAML::Node& n, const std::string& key) const {
+    RETURN_IF_ERROR(check_keys(n, key, {"name", "dtype", "shape", "range"}));
+    TensorDecl t;
+    if (!n["name"]) return error(key + ".name", "missing");
+    ASSIGN_OR_RETURN(t.name, string(n["name"], key + ".name"));
+    if (n["dtype"]) {
+      ASSIGN_OR_RETURN(std::string d, string(n["dtype"], key + ".dtype"));
+      auto dt = parse_dtype_name(d);
+      if (!dt.ok()) return error(key + ".dtype", dt.status().message());
+      t.dtype = *dt;
+    }
+    if (n["shape"]) {
+      const YAML::Node& s = n["shape"];
+      if (!s.IsSequence()) return error(key + ".shape", "expected a list of sizes or dim names");
+      for (size_t i = 0; i < s.size(); ++i) {
+        std::string k = key + ".shape[" + std::to_string(i) + "]";
+        if (!s[i].IsScalar()) return error(k, "expected a size or a dim name");
+        const std::string& text = s[i].Scalar();
+        bool numeric = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(c); });
+        if (numeric) t.shape.emplace_back(std::stoll(text));
+        else t.shape.emplace_back(text);
+      }
+    }
+    if (n["range"]) {
+      ASSIGN_OR_RETURN(auto r, pair(n["range"], key + ".range"));
+      t.range = r;
+    }
+    return t;
+  }
+
+  Result<std::vector<TensorDecl>> tensors(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsSequence()) return error(key, "expected a list of {name, dtype, shape}");
+    std::vector<TensorDecl> out;
+    for (size_t i = 0; i < n.size(); ++i) {
+      ASSIGN_OR_RETURN(TensorDecl t, tensor(n[i], key + "[" + std::to_string(i) + "]"));
+      out.push_back(t);
+    }
+    return out;
+  }
+
+  Result<LossSpec> loss(const YAML::Node& n) const {
+    RETURN_IF_ERROR(check_keys(n, "loss", {"output", "type", "input", "target", "reduction", "ignore_index"}));
+    LossSpec s;
+    if (n["output"]) { ASSIGN_OR_RETURN(s.output, string(n["output"], "loss.output")); }
+    if (n["type"]) { ASSIGN_OR_RETURN(s.type, string(n["type"], "loss.type")); }
+    if (s.output.empty() == s.type.empty()) return error("loss", "give exactly one of `output` (the model's own loss) or `type`");
+    if (!s.output.empty()) {
+      for (const char* k : {"input", "target", "reduction", "ignore_index"})
+        if (n[k]) return error(std::string("loss.") + k, "only applies with `type`, not with `output`");
+      return s;
+    }
+    static const std::set<std::string> kTypes{"softmax_cross_entropy", "nll", "mse", "l1", "bce_with_logits"};
+    if (!kTypes.count(s.type)) return error("loss.type", "'" + s.type + "' is not one of: " + loss_types());
+    if (!n["input"]) return error("loss.input", "missing (the model output the loss reads)");
+    if (!n["target"]) return error("loss.target", "missing (the label tensor)");
+    ASSIGN_OR_RETURN(s.input, string(n["input"], "loss.input"));
+    ASSIGN_OR_RETURN(s.target, string(n["target"], "loss.target"));
+    if (n["reduction"]) {
+      ASSIGN_OR_RETURN(s.reduction, string(n["reduction"], "loss.reduction"));
+      if (s.reduction != "mean" && s.reduction != "sum")
+        return error("loss.reduction", "'" + s.reduction + "' is not one of: mean, sum");
+    }
+    if (n["ignore_index"]) {
+      if (s.type != "softmax_cross_entropy" && s.type != "nll")
+        return error("loss.ignore_index", "only applies to softmax_cross_entropy and nll");
+      ASSIGN_OR_RETURN(s.ignore_index, integer(n["ignore_index"], "loss.ignore_index"));
+    }
+    return s;
+  }
+
+  Result<OptimizerConfig> optimizer(const YAML::Node& n) const {
+    RETURN_IF_ERROR(check_keys(n, "optimizer", {"name", "lr", "betas", "eps", "weight_decay", "no_decay", "momentum",
+                                                "mode", "max_grad_norm", "ratio_min", "ratio_max"}));
+    OptimizerConfig o;
+    if (n["name"]) {
+      ASSIGN_OR_RETURN(std::string name, string(n["name"], "optimizer.name"));
+      auto norm = normalize_optimizer(name);
+      if (!norm) return error("optimizer.name", "'" + name + "' is not one of: Sgd, Adam, AdamW, Lamb");
+      o.name = *norm;
+    }
+    auto opt_number = [&](const char* k, std::optional<double>& field) -> Status {
+      if (!n[k]) return Status::Ok();
+      ASSIGN_OR_RETURN(double v, number(n[k], std::string("optimizer.") + k));
+      field = v;
+      return Status::Ok();
+    };
+    RETURN_IF_ERROR(opt_number("lr", o.lr));
+    RETURN_IF_ERROR(opt_number("eps", o.eps));
+    RETURN_IF_ERROR(opt_number("weight_decay", o.weight_decay));
+    RETURN_IF_ERROR(opt_number("momentum", o.momentum));
+    RETURN_IF_ERROR(opt_number("max_grad_norm", o.max_grad_norm));
+    RETURN_IF_ERROR(opt_number("ratio_min", o.ratio_min));
+    RETURN_IF_ERROR(opt_number("ratio_max", o.ratio_max));
+    if (n["betas"]) {
+      ASSIGN_OR_RETURN(auto b, pair(n["betas"], "optimizer.betas"));
+      o.betas = b;
+    }
+    if (n["no_decay"]) { ASSIGN_OR_RETURN(o.no_decay, strings(n["no_decay"], "optimizer.no_decay")); }
+    if (n["mode"]) {
+      ASSIGN_OR_RETURN(o.mode, string(n["mode"], "optimizer.mode"));
+      if (o.mode != "torch" && o.mode != "huggingface")
+        return error("optimizer.mode", "'" + o.mode + "' is not one of: torch, huggingface");
+    }
+    return o;
+  }
+
+  Result<ScheduleConfig> schedule(const YAML::Node& n) const {
+    RETURN_IF_ERROR(check_keys(n, "schedule", {"type", "warmup_steps", "total_steps", "power", "lr_end", "num_cycles"}));
+    ScheduleConfig s;
+    if (n["type"]) {
+      ASSIGN_OR_RETURN(s.type, string(n["type"], "schedule.type"));
+      if (s.type != "constant" && s.type != "linear" && s.type != "cosine" && s.type != "poly")
+        return error("schedule.type", "'" + s.type + "' is not one of: constant, linear, cosine, poly");
+    }
+    if (n["warmup_steps"]) {
+      ASSIGN_OR_RETURN(s.warmup_steps, integer(n["warmup_steps"], "schedule.warmup_steps"));
+      if (s.warmup_steps < 0) return error("schedule.warmup_steps", "must not be negative");
+    }
+    if (n["total_steps"]) { ASSIGN_OR_RETURN(s.total_steps, positive(n["total_steps"], "schedule.total_steps")); }
+    if (n["power"]) { ASSIGN_OR_RETURN(s.power, number(n["power"], "schedule.power")); }
+    if (n["lr_end"]) { ASSIGN_OR_RETURN(s.lr_end, number(n["lr_end"], "schedule.lr_end")); }
+    if (n["num_cycles"]) { ASSIGN_OR_RETURN(s.num_cycles, number(n["num_cycles"], "schedule.num_cycles")); }
+    return s;
+  }
+
+  static std::optional<std::string> normalize_optimizer(const std::string& name) {
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    for (const char* known : {"Sgd", "Adam", "AdamW", "Lamb"}) {
+      std::string k = known;
+      std::transform(k.begin(), k.end(), k.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (k == lower) return std::string(known);
+    }
+    return std::nullopt;
+  }
+};
+
+std::string resolve(const std::string& base_dir, const std::string& p) {
+  if (p.empty() || p == "synthetic" || fs::path(p).is_absolute() || base_dir.empty()) return p;
+  return (fs::path(base_dir) / p).lexically_normal().string();
+}
+
+}  // namespace
+
+Result<DType> parse_dtype_name(const std::string& s) {
+  static const std::map<std::string, DType> kNames{
+      {"float32", DType::kFloat}, {"float", DType::kFloat},   {"float64", DType::kDouble}, {"double", DType::kDouble},
+      {"float16", DType::kFloat16}, {"bfloat16", DType::kBFloat16}, {"int64", DType::kInt64}, {"int32", DType::kInt32},
+      {"int8", DType::kInt8},     {"uint8", DType::kUInt8},   {"bool", DType::kBool}};
+  auto it = kNames.find(s);
+  if (it == kNames.end())
+    return invalid_argument("'{}' is not a dtype (float32, float64, float16, bfloat16, int64, int32, int8, uint8, bool)", s);
+  return it->second;
+}
+
+Result<ModelDescription> parse_description(const std::string& text, const std::string& base_dir,
+                                           const std::string& source_name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return invalid_argument("{}: not valid YAML/JSON: {}", source_name, e.what());
+  }
+  Parser p{source_name};
+  ModelDescription d;
+  if (root.IsNull()) return d;
+  RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "optimizer",
+                                          "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data"}));
+  try {
+    if (root["model"]) {
+      ASSIGN_OR_RETURN(std::string m, p.string(root["model"], "model"));
+      d.model = resolve(base_dir, m);
+    }
+    if (root["inputs"]) { ASSIGN_OR_RETURN(d.inputs, p.tensors(root["inputs"], "inputs")); }
+    if (root["labels"]) { ASSIGN_OR_RETURN(d.labels, p.tensors(root["labels"], "labels")); }
+    if (root["dims"]) {
+      const YAML::Node& dims = root["dims"];
+      if (!dims.IsMap()) return p.error("dims", "expected a mapping of dim name to size");
+      for (const auto& kv : dims) {
+        std::string k = kv.first.as<std::string>();
+        ASSIGN_OR_RETURN(int64_t v, p.positive(kv.second, "dims." + k));
+        d.dims[k] = v;
+      }
+    }
+    if (root["loss"]) { ASSIGN_OR_RETURN(d.loss, p.loss(root["loss"])); }
+    if (root["trainable"]) {
+      RETURN_IF_ERROR(p.check_keys(root["trainable"], "trainable", {"exclude"}));
+      if (root["trainable"]["exclude"]) {
+        ASSIGN_OR_RETURN(d.trainable_exclude, p.strings(root["trainable"]["exclude"], "trainable.exclude"));
+      }
+    }
+    if (root["optimizer"]) { ASSIGN_OR_RETURN(d.optimizer, p.optimizer(root["optimizer"])); }
+    if (root["schedule"]) { ASSIGN_OR_RETURN(d.schedule, p.schedule(root["schedule"])); }
+    if (root["steps"]) { ASSIGN_OR_RETURN(d.steps, p.positive(root["steps"], "steps")); }
+    if (root["epochs"]) { ASSIGN_OR_RETURN(d.epochs, p.positive(root["epochs"], "epochs")); }
+    if (root["batch_size"]) { ASSIGN_OR_RETURN(d.batch_size, p.positive(root["batch_size"], "batch_size")); }
+    if (root["grad_accum"]) { ASSIGN_OR_RETURN(d.grad_accum, p.positive(root["grad_accum"], "grad_accum")); }
+    if (root["seed"]) { ASSIGN_OR_RETURN(d.seed, p.integer(root["seed"], "seed")); }
+    if (root["data"]) {
+      const YAML::Node& data = root["data"];
+      if (data.IsScalar()) {
+        d.data.train = resolve(base_dir, data.Scalar());
+      } else {
+        RETURN_IF_ERROR(p.check_keys(data, "data", {"train", "shuffle"}));
+        if (data["train"]) {
+          ASSIGN_OR_RETURN(std::string t, p.string(data["train"], "data.train"));
+          d.data.train = resolve(base_dir, t);
+        }
+        if (data["shuffle"]) { ASSIGN_OR_RETURN(d.data.shuffle, p.boolean(data["shuffle"], "data.shuffle")); }
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return invalid_argument("{}: {}", source_name, e.what());
+  }
+  return d;
+}
+
+Result<ModelDescription> load_description(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return io_error("cannot read model description {}", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  ASSIGN_OR_RETURN(ModelDescription d, parse_description(ss.str(), fs::path(path).parent_path().string(), path));
+  d.path = path;
+  return d;
+}
+
+}  // namespace ort_train

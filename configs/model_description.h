@@ -1,0 +1,76 @@
+// The model description (YAML or JSON; yaml-cpp reads both): what the model's
+// inputs and labels are, the loss, what trains, and the training settings.
+// Every key is checked: an unknown key or a wrong value is an error naming the
+// key and what was expected. The user-facing reference is docs/model_description.md.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "autodiff/loss.h"
+#include "graph/dtype.h"
+#include "graph/shape.h"
+#include "graph/status.h"
+
+namespace ort_train {
+
+struct TensorDecl {
+  std::string name;
+  DType dtype = DType::kFloat;
+  Shape shape;                                   // symbolic dims by name ("batch", "seq")
+  std::optional<std::pair<double, double>> range;  // synthetic data: values in [lo, hi)
+};
+
+struct OptimizerConfig {
+  std::string name;  // Sgd | Adam | AdamW | Lamb (case-insensitive; normalized to this spelling)
+  std::optional<double> lr;
+  std::optional<std::pair<double, double>> betas;
+  std::optional<double> eps;
+  std::optional<double> weight_decay;
+  std::vector<std::string> no_decay;
+  std::optional<double> momentum;
+  std::string mode;  // torch | huggingface
+  std::optional<double> max_grad_norm;
+  std::optional<double> ratio_min, ratio_max;
+};
+
+struct ScheduleConfig {
+  std::string type = "constant";  // constant | linear | cosine | poly
+  int64_t warmup_steps = 0;
+  std::optional<int64_t> total_steps;
+  std::optional<double> power;   // poly
+  std::optional<double> lr_end;  // poly
+  std::optional<double> num_cycles;  // cosine
+};
+
+struct DataConfig {
+  std::string train;  // path (relative to the description) or "synthetic"
+  bool shuffle = true;
+};
+
+struct ModelDescription {
+  std::string path;   // the file it was read from ("" when built in code)
+  std::string model;  // model path, resolved against the file's folder
+  std::vector<TensorDecl> inputs;
+  std::vector<TensorDecl> labels;
+  std::map<std::string, int64_t> dims;
+  std::optional<LossSpec> loss;
+  std::vector<std::string> trainable_exclude;  // globs on initializer names
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  std::optional<int64_t> steps, epochs, batch_size, grad_accum, seed;
+  DataConfig data;
+};
+
+// Reads and checks a description file.
+Result<ModelDescription> load_description(const std::string& path);
+// Parses description text; relative paths resolve against `base_dir`.
+Result<ModelDescription> parse_description(const std::string& text, const std::string& base_dir,
+                                           const std::string& source_name = "<description>");
+
+// dtype names as the description writes them (float32, int64, ...).
+Result<DType> parse_dtype_name(const std::string& s);
+
+}  // namespace ort_train

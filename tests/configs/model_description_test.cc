@@ -1,0 +1,98 @@
+// The model description parser: the spec's example parses; YAML and JSON give
+// the same result; every bad key or value is named in the error.
+#include "configs/model_description.h"
+#include "test_util.h"
+
+namespace ort_train::testing {
+
+TEST_CASE("description.spec_example_parses") {
+  const char* text = R"(
+model: bert.onnx
+inputs:
+  - {name: input_ids,      dtype: int64, shape: [batch, seq], range: [0, 30522]}
+  - {name: attention_mask, dtype: int64, shape: [batch, seq]}
+labels:
+  - {name: labels, dtype: int64, shape: [batch, seq]}
+dims: {seq: 128}
+loss:
+  type: softmax_cross_entropy
+  input: logits
+  target: labels
+  reduction: mean
+  ignore_index: -100
+trainable:
+  exclude: ["*.running_mean", "pos_encoder.pe"]
+optimizer:
+  name: lamb
+  lr: 1.0e-4
+  betas: [0.9, 0.999]
+  eps: 1.0e-6
+  weight_decay: 0.01
+  no_decay: ["*bias", "*LayerNorm*"]
+  mode: torch
+  max_grad_norm: 1.0
+schedule: {type: linear, warmup_steps: 100, total_steps: 10000}
+steps: 1000
+batch_size: 32
+grad_accum: 1
+data: {train: data/train.npz, shuffle: true}
+)";
+  auto d = parse_description(text, "/models", "bert.yaml");
+  INFO(d.status().message());
+  REQUIRE(d.ok());
+  CHECK(d->model == "/models/bert.onnx");
+  REQUIRE(d->inputs.size() == 2);
+  CHECK(d->inputs[0].dtype == DType::kInt64);
+  CHECK(d->inputs[0].shape == Shape{Dim(std::string("batch")), Dim(std::string("seq"))});
+  CHECK(d->inputs[0].range->second == 30522);
+  CHECK(d->dims.at("seq") == 128);
+  CHECK(d->loss->type == "softmax_cross_entropy");
+  CHECK(d->loss->ignore_index == -100);
+  CHECK(d->trainable_exclude.size() == 2);
+  CHECK(d->optimizer.name == "Lamb");
+  CHECK(d->optimizer.betas->second == Approx(0.999));
+  CHECK(d->schedule.total_steps == 10000);
+  CHECK(d->data.train == "/models/data/train.npz");
+}
+
+TEST_CASE("description.json_reads_like_yaml") {
+  auto y = parse_description("loss: {output: loss}\ninputs:\n  - {name: x, dtype: float32, shape: [batch, 4]}\n", "");
+  auto j = parse_description(R"({"loss": {"output": "loss"}, "inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", 4]}]})", "");
+  REQUIRE(y.ok());
+  REQUIRE(j.ok());
+  CHECK(y->loss->output == j->loss->output);
+  CHECK(y->inputs[0].shape == j->inputs[0].shape);
+}
+
+TEST_CASE("description.errors_name_the_key") {
+  struct Bad {
+    const char* text;
+    const char* expect;
+  };
+  for (const Bad& b : {
+           Bad{"optimiser: {name: Adam}", "optimiser: unknown key"},
+           Bad{"optimizer: {name: Adagrad}", "optimizer.name: 'Adagrad' is not one of"},
+           Bad{"optimizer: {lr: fast}", "optimizer.lr: expected a number"},
+           Bad{"optimizer: {betas: [0.9]}", "optimizer.betas: expected a list of two numbers"},
+           Bad{"loss: {type: hinge, input: y, target: t}", "loss.type: 'hinge'"},
+           Bad{"loss: {output: l, type: mse}", "give exactly one of"},
+           Bad{"loss: {type: mse, input: y}", "loss.target: missing"},
+           Bad{"loss: {type: mse, input: y, target: t, ignore_index: 1}", "loss.ignore_index: only applies"},
+           Bad{"inputs: [{name: x, dtype: complex64}]", "inputs[0].dtype"},
+           Bad{"inputs: [{name: x, sizes: [1]}]", "inputs[0].sizes: unknown key"},
+           Bad{"steps: -3", "steps: expected a positive integer"},
+           Bad{"schedule: {type: step}", "schedule.type: 'step'"},
+           Bad{"trainable: {include: [a]}", "trainable.include: unknown key"},
+           Bad{"data: {train: x.npz, shuffle: maybe}", "data.shuffle: expected true or false"},
+           Bad{"inputs: [unclosed", "not valid YAML/JSON"},
+       }) {
+    auto d = parse_description(b.text, "", "desc.yaml");
+    INFO(b.text);
+    REQUIRE_FALSE(d.ok());
+    INFO(d.status().message());
+    CHECK(d.status().message().find(b.expect) != std::string::npos);
+    CHECK(d.status().message().find("desc.yaml") != std::string::npos);
+  }
+}
+
+}  // namespace ort_train::testing
