@@ -31,6 +31,7 @@ struct TrainArgs {
   std::string data;
   std::optional<int64_t> seed;
   int threads = 0;
+  int repeat = 1;
   std::string save_training_graph;
   std::string dump_gradients;
 };

@@ -5,6 +5,8 @@
 // initializer. Optimizer steps are not implemented yet (docs/cli.md).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -27,6 +29,8 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--data", args.data, "batch directory, or 'synthetic'");
   train->add_option("--seed", args.seed, "seeds synthetic data and dropout");
   train->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
+  train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
+      ->check(CLI::PositiveNumber);
   train->add_option("--save-training-graph", args.save_training_graph,
                     "write the forward+loss+backward graph as ONNX");
   train->add_option("--dump-gradients", args.dump_gradients,
@@ -90,7 +94,15 @@ Status train_command(const TrainArgs& args) {
   RunOptions options;
   options.training = true;
   options.seed = seed;
-  ASSIGN_OR_RETURN(auto out, executor->run(feeds, options));
+  std::vector<double> times;
+  std::map<std::string, Tensor> out;
+  for (int i = 0; i < args.repeat; ++i) {
+    auto started = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(out, executor->run(feeds, options));
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  }
+  std::sort(times.begin(), times.end());
+  spdlog::info("forward+backward: median {:.2f} ms over {} runs", times[times.size() / 2], times.size());
   const Tensor& loss = out.at(tg.gradients.loss);
   double loss_value = loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
   double sq = 0;

@@ -105,7 +105,13 @@ Result<std::string> GraphBuilder::squeeze(const std::string& x, const std::vecto
   return add1("Squeeze", {x}, {Attribute::make_ints("axes", axes)});
 }
 
-Result<std::string> GraphBuilder::shape_of(const std::string& x) { return add1("Shape", {x}); }
+Result<std::string> GraphBuilder::shape_of(const std::string& x) {
+  // An initializer's shape never changes: a constant saves a node per parameter.
+  // (Other values' shapes may hold dims bound for this build only, so they are read at run time.)
+  auto it = model_.graph.initializers.find(x);
+  if (it != model_.graph.initializers.end()) return ints(it->second.dims());
+  return add1("Shape", {x});
+}
 
 Result<std::string> GraphBuilder::reshape_like(const std::string& x, const std::string& like) {
   if (same_shape(x, like)) return x;

@@ -43,6 +43,7 @@ class GraphBuilder {
   Result<std::string> reduce_sum(const std::string& x, const std::vector<int64_t>& axes, bool keepdims);
   Result<std::string> unsqueeze(const std::string& x, const std::vector<int64_t>& axes);
   Result<std::string> squeeze(const std::string& x, const std::vector<int64_t>& axes);
+  // Shape of x as a 1-D int64 value (a constant for initializers).
   Result<std::string> shape_of(const std::string& x);
   // Reshape x to the shape of `like` (read at run time).
   Result<std::string> reshape_like(const std::string& x, const std::string& like);

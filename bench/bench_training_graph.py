@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""BERT-style encoder training graph: build time, and one forward+backward pass
+in ort_train and in PyTorch eager side by side (same threads, same model and
+batch, loss = softmax cross-entropy over the vocabulary).
+
+  /usr/bin/python3 bench/bench_training_graph.py [--layers 12 --hidden 768 ...]
+
+The model is exported by tools/export_models.py's Bert class (opset 17) into a
+temporary folder; nothing is written into the repository. Prints one table:
+training-graph build time (from `ort_train inspect`), ms per forward+backward
+(median of --repeat runs after one warm-up) for both, their ratio, and each
+framework's peak RSS.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import bench_forward  # noqa: E402  (shares the model builder and the RSS wrapper)
+
+DESCRIPTION = """inputs:
+  - {{name: input_ids, dtype: int64, shape: [batch, {seq}]}}
+  - {{name: attention_mask, dtype: int64, shape: [batch, {seq}]}}
+  - {{name: token_type_ids, dtype: int64, shape: [batch, {seq}]}}
+labels:
+  - {{name: labels, dtype: int64, shape: [batch, {seq}]}}
+loss: {{type: softmax_cross_entropy, input: logits, target: labels}}
+"""
+
+
+def worker_torch(args):
+    import torch
+    torch.set_num_threads(args.threads)
+    model, inputs = bench_forward.build(args)
+    model.train()
+    g = torch.Generator().manual_seed(2)
+    labels = torch.randint(0, args.vocab, (args.batch, args.seq), generator=g)
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        logits = model(*inputs.values())
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+        loss.backward()
+    step()
+    times = []
+    for _ in range(args.repeat):
+        t = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t) * 1000)
+    times.sort()
+    print(json.dumps({"ms": times[len(times) // 2], "version": torch.__version__}))
+
+
+def export(args, folder):
+    import torch
+    bench_forward.worker_export(args, folder)
+    from export_models import write_tensor
+    g = torch.Generator().manual_seed(2)
+    labels = torch.randint(0, args.vocab, (args.batch, args.seq), generator=g)
+    batch = os.path.join(folder, "data", "0")
+    os.makedirs(batch)
+    for f in os.listdir(os.path.join(folder, "inputs")):
+        os.rename(os.path.join(folder, "inputs", f), os.path.join(batch, f))
+    write_tensor(labels.numpy(), "labels", os.path.join(batch, "labels.pb"))
+    with open(os.path.join(folder, "desc.yaml"), "w") as f:
+        f.write(DESCRIPTION.format(seq=args.seq))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ort-train", default="build/ort_train")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--hidden", type=int, default=768)
+    ap.add_argument("--heads", type=int, default=12)
+    ap.add_argument("--intermediate", type=int, default=0)
+    ap.add_argument("--vocab", type=int, default=30522)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker == "torch":
+        return worker_torch(args)
+    with tempfile.TemporaryDirectory() as folder:
+        export(args, folder)
+        model, desc = os.path.join(folder, "model.onnx"), os.path.join(folder, "desc.yaml")
+        r = subprocess.run([args.ort_train, "inspect", "--model", model, "--config", desc, "--batch-size",
+                            str(args.batch)], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"ort_train inspect failed:\n{r.stdout}\n{r.stderr}")
+        built = float(re.search(r"built in ([0-9.]+) ms", r.stdout).group(1))
+        nodes = re.search(r"training graph: (.*) built", r.stdout).group(1)
+        out, err, ort_rss = bench_forward.measured(
+            [args.ort_train, "train", "--model", model, "--config", desc, "--data", os.path.join(folder, "data"),
+             "--threads", str(args.threads), "--repeat", str(args.repeat + 1)], "ort_train train")
+        times = re.search(r"forward\+backward: median ([0-9.]+) ms", err)
+        ort_ms = float(times.group(1))
+        own = [sys.executable, os.path.abspath(__file__), "--worker", "torch"] + [
+            a for a in sys.argv[1:] if not a.startswith("--ort-train")]
+        tout, _, torch_rss = bench_forward.measured(own, "PyTorch")
+        t = json.loads(tout.strip().splitlines()[-1])
+    print(f"BERT-style encoder: {args.layers} layers, hidden {args.hidden}, seq {args.seq}, batch {args.batch}, "
+          f"{args.threads} threads")
+    print(f"training graph: {nodes} built in {built:.0f} ms")
+    print(f"{'':28}{'ms/fwd+bwd':>12}{'peak RSS MiB':>14}")
+    print(f"{'PyTorch ' + t['version'] + ' eager':28}{t['ms']:12.1f}{torch_rss:14.0f}")
+    print(f"{'ort_train':28}{ort_ms:12.1f}{ort_rss:14.0f}")
+    print(f"ratio ort_train / PyTorch: time {ort_ms / t['ms']:.2f}, memory {ort_rss / torch_rss:.2f}")
+
+
+if __name__ == "__main__":
+    main()
