@@ -1,0 +1,10 @@
+// Shape rules of SoftmaxGrad and LogSoftmaxGrad (com.ort_train): dX has dY's
+// dtype and shape. Kernels in runtime/cpu/kernels/softmax_grad.cc.
+#include "graph/op_schema.h"
+
+namespace ort_train {
+
+ORT_REGISTER_OP(kOrtTrainDomain, "SoftmaxGrad", 1, 1000, same_as_input0);
+ORT_REGISTER_OP(kOrtTrainDomain, "LogSoftmaxGrad", 1, 1000, same_as_input0);
+
+}  // namespace ort_train

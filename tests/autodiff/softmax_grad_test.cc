@@ -1,0 +1,25 @@
+// Finite-difference checks of Softmax and LogSoftmax, both axis semantics.
+#include "autodiff/gradient_check.h"
+
+namespace ort_train::testing {
+namespace {
+
+std::function<NodeSpec(Rng&)> softmax(const char* op, int64_t opset) {
+  return [=](Rng& r) {
+    Dims d = r.shape(1, 4);
+    return NodeSpec{.op = op, .inputs = {r.uniform(d, -2, 2)},
+                    .attributes = {Attribute::make_int("axis", r.axis(static_cast<int64_t>(d.size())))},
+                    .opset = opset};
+  };
+}
+
+GRAD_CASE("Softmax", {"Softmax random axis (opset 13)", softmax("Softmax", 13)});
+GRAD_CASE("Softmax", {"Softmax coerced to 2-D (opset 11)", softmax("Softmax", 11)});
+GRAD_CASE("LogSoftmax", {"LogSoftmax random axis (opset 13)", softmax("LogSoftmax", 13)});
+GRAD_CASE("LogSoftmax", {"LogSoftmax coerced to 2-D (opset 11)", softmax("LogSoftmax", 11)});
+
+}  // namespace
+
+TEST_CASE("gradcheck.softmax") { check_registered({"Softmax", "LogSoftmax"}); }
+
+}  // namespace ort_train::testing
