@@ -42,8 +42,10 @@ PathAnalysis analyze(const Model& model, const std::string& loss, const std::vec
     for (size_t i = 0; i < n.inputs.size(); ++i)
       any = any || (!n.inputs[i].empty() && p.reached.count(n.inputs[i]) && flows(n, i));
     if (!any) continue;
-    for (const std::string& o : n.outputs)
-      if (!o.empty() && is_float(dtype_of(o))) p.reached.insert(o);
+    const GradientRule* r = registry.find(n.domain, n.op_type);
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (!n.outputs[k].empty() && is_float(dtype_of(n.outputs[k])) && (!r || r->differentiable_output(k)))
+        p.reached.insert(n.outputs[k]);
   }
   p.on_path.assign(g.nodes.size(), false);
   if (p.reached.count(loss)) p.needed.insert(loss);

@@ -26,6 +26,10 @@ bool GradientRule::differentiable_input(size_t i) const {
          std::find(no_gradient_inputs.begin(), no_gradient_inputs.end(), i) == no_gradient_inputs.end();
 }
 
+bool GradientRule::differentiable_output(size_t i) const {
+  return std::find(no_gradient_outputs.begin(), no_gradient_outputs.end(), i) == no_gradient_outputs.end();
+}
+
 GradientRegistry& GradientRegistry::instance() {
   static GradientRegistry r;
   return r;

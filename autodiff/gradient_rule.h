@@ -94,9 +94,11 @@ struct GradientRule {
   std::string domain;
   std::string op_type;
   GradientKind kind = GradientKind::kRule;
-  std::vector<size_t> no_gradient_inputs;  // index, shape, axes, condition inputs
+  std::vector<size_t> no_gradient_inputs;   // index, shape, axes, condition inputs
+  std::vector<size_t> no_gradient_outputs;  // outputs that are not functions to differentiate (running statistics)
   std::function<Status(GradientContext&)> build;
   bool differentiable_input(size_t i) const;
+  bool differentiable_output(size_t i) const;
 };
 
 class GradientRegistry {
@@ -119,6 +121,10 @@ class GradientRuleBuilder {
   }
   GradientRuleBuilder& no_gradient_for(std::vector<size_t> inputs) {
     rule_.no_gradient_inputs = std::move(inputs);
+    return *this;
+  }
+  GradientRuleBuilder& no_gradient_from_outputs(std::vector<size_t> outputs) {
+    rule_.no_gradient_outputs = std::move(outputs);
     return *this;
   }
   int rule(std::function<Status(GradientContext&)> fn);
