@@ -101,4 +101,16 @@ Result<Shape> broadcast_shapes(const std::vector<const Shape*>& shapes, const No
   return out;
 }
 
+Status shape_from_value(InferContext& ctx, size_t dtype_input, size_t shape_input) {
+  DType dt = ctx.input_dtype(dtype_input);
+  if (const Tensor* v = ctx.input_value(shape_input)) {
+    ctx.set_output(0, dt, shape_from_dims(v->to_int64_vector()));
+    return Status::Ok();
+  }
+  const OptShape& s = ctx.input_shape(shape_input);
+  if (s && s->size() == 1 && (*s)[0].known()) ctx.set_output(0, dt, Shape(static_cast<size_t>((*s)[0].value), Dim()));
+  else ctx.set_output(0, dt, std::nullopt);
+  return Status::Ok();
+}
+
 }  // namespace ort_train

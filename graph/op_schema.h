@@ -106,6 +106,10 @@ struct OpRegistrar {
 // --- Shared shape helpers -------------------------------------------------
 // The rule of every op whose output 0 has input 0's dtype and shape.
 Status same_as_input0(InferContext& ctx);
+// Output 0 takes input `dtype_input`'s dtype and the shape held in the value of
+// 1-D int64 input `shape_input` (rank only when the value is unknown): the rule
+// of gradient ops that rebuild a tensor of a forward input's shape.
+Status shape_from_value(InferContext& ctx, size_t dtype_input, size_t shape_input);
 // Normalizes a possibly negative axis against a rank; error if out of range.
 Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const Node& node);
 // Numpy/ONNX multidirectional broadcast of shapes (symbolic dims allowed).
