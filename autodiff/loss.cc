@@ -51,22 +51,16 @@ Result<std::string> regression_loss(GraphBuilder& b, const LossSpec& s) {
   return reduce_all(b, per_element, s.reduction);
 }
 
-// max(x, 0) - x*t + log(1 + exp(-|x|)): PyTorch's numerically stable form.
+// softplus(x) - x*t, PyTorch's BCEWithLogits. Softplus is one op so its
+// derivative, sigmoid(x), is exact everywhere (a max/abs composition has the
+// right value but a wrong derivative at x = 0, the logit of a zero-initialized layer).
 Result<std::string> bce_with_logits(GraphBuilder& b, const LossSpec& s) {
   if (b.dtype(s.target) != b.dtype(s.input))
     return invalid_argument("loss target '{}' has dtype {} but input '{}' has {}; bce_with_logits needs them equal",
                             s.target, dtype_name(b.dtype(s.target)), s.input, dtype_name(b.dtype(s.input)));
-  const std::string& x = s.input;
-  DType t = b.dtype(x);
-  ASSIGN_OR_RETURN(std::string pos, b.add1("Relu", {x}));
-  ASSIGN_OR_RETURN(std::string xt, b.add1("Mul", {x, s.target}));
-  ASSIGN_OR_RETURN(std::string abs, b.add1("Abs", {x}));
-  ASSIGN_OR_RETURN(std::string neg, b.add1("Neg", {abs}));
-  ASSIGN_OR_RETURN(std::string e, b.add1("Exp", {neg}));
-  ASSIGN_OR_RETURN(std::string onep, b.add1("Add", {e, b.scalar(1.0, t)}));
-  ASSIGN_OR_RETURN(std::string log, b.add1("Log", {onep}));
-  ASSIGN_OR_RETURN(std::string a, b.add1("Sub", {pos, xt}));
-  ASSIGN_OR_RETURN(std::string per_element, b.add1("Add", {a, log}));
+  ASSIGN_OR_RETURN(std::string sp, b.add1("Softplus", {s.input}));
+  ASSIGN_OR_RETURN(std::string xt, b.add1("Mul", {s.input, s.target}));
+  ASSIGN_OR_RETURN(std::string per_element, b.add1("Sub", {sp, xt}));
   return reduce_all(b, per_element, s.reduction);
 }
 

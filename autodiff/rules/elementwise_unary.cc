@@ -63,12 +63,20 @@ Status clip_rule(GradientContext& c) {
     if (c.has_input(1)) lo = c.I(1);
     if (c.has_input(2)) hi = c.I(2);
   }
+  // Not(Less) rather than GreaterOrEqual, which only exists from opset 12.
   std::string cond;
-  if (!lo.empty()) { ASSIGN_OR_RETURN(cond, c.add1("GreaterOrEqual", {c.I(0), lo})); }
+  if (!lo.empty()) {
+    ASSIGN_OR_RETURN(auto below, c.add1("Less", {c.I(0), lo}));
+    ASSIGN_OR_RETURN(cond, c.add1("Not", {below}));
+  }
   if (!hi.empty()) {
-    ASSIGN_OR_RETURN(auto le, c.add1("LessOrEqual", {c.I(0), hi}));
-    if (cond.empty()) cond = le;
-    else { ASSIGN_OR_RETURN(cond, c.add1("And", {cond, le})); }
+    ASSIGN_OR_RETURN(auto above, c.add1("Greater", {c.I(0), hi}));
+    ASSIGN_OR_RETURN(auto le, c.add1("Not", {above}));
+    if (cond.empty()) {
+      cond = le;
+    } else {
+      ASSIGN_OR_RETURN(cond, c.add1("And", {cond, le}));
+    }
   }
   if (cond.empty()) return identity_rule(c);
   ASSIGN_OR_RETURN(auto g, c.add1("Where", {cond, c.GO(0), scalar(c, 0.0)}));
@@ -123,6 +131,8 @@ ORT_GRADIENT("Erf").rule(times([](GradientContext& c) -> Result<std::string> {
   ASSIGN_OR_RETURN(auto e, c.add1("Exp", {n}));
   return c.add1("Mul", {e, scalar(c, 2.0 / std::sqrt(M_PI))});
 }));
+// softplus'(x) = sigmoid(x), smooth everywhere.
+ORT_GRADIENT("Softplus").rule(times([](GradientContext& c) { return c.add1("Sigmoid", {c.I(0)}); }));
 ORT_GRADIENT("Relu").rule(fused("ReluGrad", true));
 ORT_GRADIENT("Sigmoid").rule(fused("SigmoidGrad", true));
 ORT_GRADIENT("Tanh").rule(fused("TanhGrad", true));

@@ -29,6 +29,7 @@ GRAD_CASE("Sin", {"Sin", unary("Sin")});
 GRAD_CASE("Cos", {"Cos", unary("Cos")});
 GRAD_CASE("Atan", {"Atan", unary("Atan")});
 GRAD_CASE("Erf", {"Erf", unary("Erf")});
+GRAD_CASE("Softplus", {"Softplus", unary("Softplus", -30, 30)});
 GRAD_CASE("Tanh", {"Tanh", unary("Tanh")});
 GRAD_CASE("Sigmoid", {"Sigmoid", unary("Sigmoid")});
 GRAD_CASE("Relu", {"Relu away from 0", kinked("Relu", 0)});
@@ -51,7 +52,7 @@ GRAD_CASE("Clip", {"Clip with min and max inputs", [](Rng& r) {
   }
   return NodeSpec{.op = "Clip", .inputs = {x, make<double>({}, {-0.5}), make<double>({}, {0.7})}};
 }});
-GRAD_CASE("Clip", {"Clip opset 6 attributes", [](Rng& r) {
+GRAD_CASE("Clip", {"Clip opset 10 attributes", [](Rng& r) {
   Dims d = r.shape(1, 3);
   Tensor x = Tensor::host(DType::kFloat, d);
   for (float& v : x.span<float>()) {
@@ -60,14 +61,14 @@ GRAD_CASE("Clip", {"Clip opset 6 attributes", [](Rng& r) {
   }
   return NodeSpec{.op = "Clip", .inputs = {x},
                   .attributes = {Attribute::make_float("min", -0.5f), Attribute::make_float("max", 0.7f)},
-                  .opset = 6};
+                  .opset = 10};
 }, {}, 1e-2, 1e-3, 1e-2});
 
 }  // namespace
 
 TEST_CASE("gradcheck.elementwise_unary") {
   check_registered({"Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Sin", "Cos", "Atan", "Erf", "Tanh",
-                    "Sigmoid", "Relu", "LeakyRelu", "Gelu", "Cast", "CastLike", "Clip"});
+                    "Sigmoid", "Softplus", "Relu", "LeakyRelu", "Gelu", "Cast", "CastLike", "Clip"});
 }
 
 }  // namespace ort_train::testing

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 # The forward op set of the foundation issue (docs/ops.md lists them with their files).
-OP_SET = """Add Sub Mul Div Pow Sqrt Exp Log Neg Abs Reciprocal Relu LeakyRelu Sigmoid Tanh Erf Gelu
+OP_SET = """Add Sub Mul Div Pow Sqrt Exp Log Neg Abs Reciprocal Relu LeakyRelu Sigmoid Tanh Erf Gelu Atan Floor Ceil Round Sign
 Softmax LogSoftmax MatMul Gemm Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather
 GatherElements Expand Where Equal Less Greater Not And Or Cast ReduceMean ReduceSum ReduceMax ReduceMin
 LayerNormalization BatchNormalization Conv MaxPool AveragePool GlobalAveragePool Dropout

@@ -57,6 +57,24 @@ struct Sigmoid {
 };
 struct Tanh { template <typename T> T operator()(T v) const { return std::tanh(v); } };
 struct Erf { template <typename T> T operator()(T v) const { return std::erf(v); } };
+// log(1 + e^x) without overflow for large x or underflow for very negative x.
+struct Softplus {
+  template <typename T> T operator()(T v) const { return std::max(v, T(0)) + std::log1p(std::exp(-std::abs(v))); }
+};
+struct Atan { template <typename T> T operator()(T v) const { return std::atan(v); } };
+struct Floor { template <typename T> T operator()(T v) const { return std::floor(v); } };
+struct Ceil { template <typename T> T operator()(T v) const { return std::ceil(v); } };
+// Round half to even (ONNX, numpy): nearbyint under the default rounding mode.
+struct Round { template <typename T> T operator()(T v) const { return std::nearbyint(v); } };
+// Sign of integers and floats; NaN stays NaN.
+struct Sign {
+  template <typename T> T operator()(T v) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (v != v) return v;
+    }
+    return v > T(0) ? T(1) : (v < T(0) ? static_cast<T>(-1) : T(0));
+  }
+};
 // Integer negation in unsigned arithmetic: the lowest value wraps to itself
 // (as numpy does) instead of being signed overflow, which C++ leaves undefined.
 template <typename T>
@@ -186,6 +204,12 @@ ORT_REGISTER_CPU_KERNEL_INPLACE("Cos", 7, 1000, float_unary(Cos{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Sigmoid", 6, 1000, float_unary(Sigmoid{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Tanh", 6, 1000, float_unary(Tanh{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Erf", 9, 1000, float_unary(Erf{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Softplus", 1, 1000, float_unary(Softplus{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Atan", 7, 1000, float_unary(Atan{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Floor", 6, 1000, float_unary(Floor{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Ceil", 6, 1000, float_unary(Ceil{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Round", 11, 1000, float_unary(Round{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Sign", 9, 1000, numeric_unary(Sign{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Neg", 6, 1000, numeric_unary(Neg{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Abs", 6, 1000, numeric_unary(Abs{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Relu", 6, 1000, numeric_unary(Relu{}));
