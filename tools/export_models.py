@@ -7,8 +7,9 @@ Needs PyTorch and onnx: Debian's python3-torch and python3-onnx
 
     /usr/bin/python3 tools/export_models.py [--out tests/models] [--only bert,gpt]
 
-For each model it writes <out>/<name>/model.onnx (torch.onnx.export, opset 17)
-and <out>/<name>/test_data_set_0/ with one TensorProto per graph input
+For each model it writes <out>/<name>/model.onnx (torch.onnx.export, opset 17;
+models in TRAINING_MODE are exported in training mode, BatchNormalization
+with batch statistics) and <out>/<name>/test_data_set_0/ with one TensorProto per graph input
 (<input name>.pb) and PyTorch's outputs as output_0.pb, output_1.pb, ... in the
 graph's output order. Everything is seeded, and each model is written to a
 temporary folder first and moved into place, so a failed export never leaves
@@ -17,6 +18,7 @@ ops. Prints, per model, its op types with counts and each file's size.
 """
 import argparse
 import collections
+import copy
 import math
 import os
 import shutil
@@ -175,6 +177,25 @@ class TransformerLM(nn.Module):
         return self.decoder(self.encoder(x, mask))
 
 
+class CnnBn(nn.Module):
+    """A small CNN with BatchNormalization, exported in training mode (batch statistics)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.conv2, self.bn2 = nn.Conv2d(8, 8, 3), nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.relu(self.bn2(self.conv2(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+# Models exported in training mode: BatchNormalization uses batch statistics.
+TRAINING_MODE = {"cnn_bn"}
+
+
 def ids(shape, vocab, gen):
     return torch.randint(0, vocab, shape, generator=gen, dtype=torch.int64)
 
@@ -193,6 +214,7 @@ def model_specs():
         "gpt": (Gpt(), {"input_ids": ids((2, 8), 100, g), "labels": ids((2, 8), 100, g)}, ["loss", "logits"],
                 {"input_ids": {0: "batch"}, "labels": {0: "batch"}}),
         "transformer_lm": (TransformerLM(), {"src": ids((8, 2), 100, g)}, ["logits"], {"src": {1: "batch"}}),
+        "cnn_bn": (CnnBn(), {"image": torch.randn(4, 3, 12, 12, generator=g)}, ["logits"], {"image": {0: "batch"}}),
     }
 
 
@@ -205,15 +227,18 @@ def write_tensor(array, name, path):
 
 def export(name, module, inputs, output_names, dynamic_axes, out_root):
     torch.manual_seed(0)
-    module.eval()
+    training = name in TRAINING_MODE
+    module.train(training)
     tmp = tempfile.mkdtemp(prefix=f".{name}.", dir=out_root)
     try:
         path = os.path.join(tmp, "model.onnx")
         args = tuple(inputs.values())
         torch.onnx.export(module, args, path, input_names=list(inputs), output_names=output_names,
-                          dynamic_axes=dynamic_axes, opset_version=OPSET, do_constant_folding=True)
+                          dynamic_axes=dynamic_axes, opset_version=OPSET, do_constant_folding=not training,
+                          training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL)
         with torch.no_grad():
-            outs = module(*args)
+            # A training-mode forward would update BatchNorm's running statistics; run a copy.
+            outs = (copy.deepcopy(module) if training else module)(*args)
         outs = outs if isinstance(outs, tuple) else (outs,)
         data = os.path.join(tmp, "test_data_set_0")
         os.makedirs(data)

@@ -3,8 +3,12 @@
 // (train_batches/0) and PyTorch's d(loss)/d(initializer) per trainable
 // initializer (gradients/<escaped name>.pb, computed in float64). The training
 // graph runs in float32 here; each gradient must match within
-//   max |ours - ref| / max |ref| <= 1e-4
-// and the loss within 1e-5 relative. The worst error per model is printed.
+//   max |ours - ref| <= 1e-4 * max |ref| + 1e-6 * G
+// where G is the largest |ref| over all of the model's gradients: the floor
+// covers tensors whose exact gradient is zero (an attention key bias: softmax
+// ignores a shift of all scores), where float32 rounding is all that remains.
+// The loss must match within 1e-5 relative. The worst max|err| / max|ref| per
+// model is printed (with the floor-only tensors reported apart).
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -54,9 +58,12 @@ void check_model_gradients(const std::string& name) {
   double loss = as_double(out->at(tg->gradients.loss), 0), expected_loss = as_double(ref_loss->tensor, 0);
   CHECK(std::abs(loss - expected_loss) <= 1e-5 * std::abs(expected_loss));
 
-  double worst = 0;
-  std::string worst_name;
-  size_t compared = 0;
+  struct Compared {
+    std::string name;
+    double max_err = 0, max_ref = 0;
+  };
+  std::vector<Compared> all;
+  double largest = 0;
   for (const std::string& w : tg->gradients.trainable) {
     fs::path file = dir / "gradients" / tensor_file_name(w);
     INFO("initializer " << w << " (" << file.string() << ")");
@@ -65,26 +72,41 @@ void check_model_gradients(const std::string& name) {
     REQUIRE(ref.ok());
     const Tensor& g = out->at(tg->gradients.gradient.at(w));
     REQUIRE(g.dims() == ref->tensor.dims());
-    double max_err = 0, max_ref = 0;
+    Compared c{w};
     for (int64_t i = 0; i < g.numel(); ++i) {
-      max_err = std::max(max_err, std::abs(as_double(g, i) - as_double(ref->tensor, i)));
-      max_ref = std::max(max_ref, std::abs(as_double(ref->tensor, i)));
+      c.max_err = std::max(c.max_err, std::abs(as_double(g, i) - as_double(ref->tensor, i)));
+      c.max_ref = std::max(c.max_ref, std::abs(as_double(ref->tensor, i)));
     }
-    double rel = max_ref > 0 ? max_err / max_ref : max_err;
-    CHECK(rel <= 1e-4);
-    if (rel >= worst) {
-      worst = rel;
-      worst_name = w;
-    }
-    ++compared;
+    largest = std::max(largest, c.max_ref);
+    all.push_back(c);
   }
+  double worst = 0, worst_floor = 0;
+  std::string worst_name, floor_name;
+  for (const Compared& c : all) {
+    INFO("initializer " << c.name << ": max|err| " << c.max_err << ", max|ref| " << c.max_ref);
+    CHECK(c.max_err <= 1e-4 * c.max_ref + 1e-6 * largest);
+    if (c.max_ref > 1e-3 * largest) {
+      double rel = c.max_err / c.max_ref;
+      if (rel >= worst) {
+        worst = rel;
+        worst_name = c.name;
+      }
+    } else if (c.max_err / largest >= worst_floor) {
+      worst_floor = c.max_err / largest;
+      floor_name = c.name;
+    }
+  }
+  size_t compared = all.size();
   // Every reference file must correspond to a trainable initializer (nothing silently skipped).
   size_t ref_files = 0;
   for (const auto& e : fs::directory_iterator(dir / "gradients"))
     if (e.path().filename() != "loss.pb") ++ref_files;
   CHECK(ref_files == compared);
-  std::printf("gradient parity %-15s %zu tensors, loss %.6g (PyTorch %.6g), worst max|err|/max|ref| %.2e (%s)\n",
+  std::printf("gradient parity %-15s %zu tensors, loss %.6g (PyTorch %.6g), worst max|err|/max|ref| %.2e (%s)",
               name.c_str(), compared, loss, expected_loss, worst, worst_name.c_str());
+  if (!floor_name.empty())
+    std::printf("; near-zero gradients: worst max|err|/G %.2e (%s)", worst_floor, floor_name.c_str());
+  std::printf("\n");
 }
 
 }  // namespace

@@ -137,3 +137,24 @@ TEST_CASE("an input still needed later, or fetched, is never overwritten in plac
   require_close(out->at("s"), make<float>({3}, {-2, 1, 3}));
   require_close(out->at("y"), make<float>({3}, {-2, 2, 6}));
 }
+
+// A variadic op whose output takes over a dying input other than the first must
+// still read that input before overwriting it (the fold starts with it).
+TEST_CASE("executor.variadic_sum_reusing_a_later_input") {
+  using namespace ort_train;
+  using namespace ort_train::testing;
+  Model m;
+  m.opset_imports.push_back({"", 17});
+  Graph& g = m.graph;
+  for (const char* n : {"x", "y", "z"}) g.inputs.push_back(ValueInfo{n, DType::kFloat, Shape{3}, ""});
+  g.nodes.push_back(Node{"neg", "Neg", "", {"z"}, {"nz"}, {}, ""});
+  g.nodes.push_back(Node{"sum", "Sum", "", {"x", "y", "nz"}, {"s"}, {}, ""});
+  g.outputs.push_back(ValueInfo{"s", DType::kUndefined, std::nullopt, ""});
+  REQUIRE(infer_shapes(m).ok());
+  auto ex = Executor::create(m);
+  REQUIRE(ex.ok());
+  auto out = (*ex)->run({{"x", make<float>({3}, {1, 2, 3})}, {"y", make<float>({3}, {10, 20, 30})},
+                         {"z", make<float>({3}, {100, 200, 300})}});
+  REQUIRE(out.ok());
+  require_close(out->at("s"), make<float>({3}, {-89, -178, -267}));
+}

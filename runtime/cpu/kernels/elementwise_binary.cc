@@ -146,10 +146,20 @@ KernelFn variadic(Op op, bool mean) {
         for (int64_t i = 0; i < out.numel(); ++i) o[i] = p[i];
         return;
       }
-      binary_loop<T, T>(ctx.input(0), ctx.input(1), out, op);
-      for (size_t k = 2; k < ctx.num_inputs(); ++k) {
+      // The output may have taken over a dying input's storage (in-place): fold
+      // that input first, since every later pass overwrites the output. The ops
+      // are commutative, so the order only changes rounding, deterministically.
+      std::vector<size_t> order(ctx.num_inputs());
+      for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+      for (size_t k = 0; k < order.size(); ++k)
+        if (ctx.input(k).storage() == out.storage()) {
+          std::swap(order[0], order[k]);
+          break;
+        }
+      binary_loop<T, T>(ctx.input(order[0]), ctx.input(order[1]), out, op);
+      for (size_t k = 2; k < order.size(); ++k) {
         Tensor acc = out;  // same storage: out = op(out, input k)
-        binary_loop<T, T>(acc, ctx.input(k), out, op);
+        binary_loop<T, T>(acc, ctx.input(order[k]), out, op);
       }
       if (mean) {
         T* o = out.data<T>();
