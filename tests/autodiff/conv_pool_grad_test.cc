@@ -1,0 +1,55 @@
+// Finite-difference checks of Conv (groups, strides, dilations, pads, 1-D and
+// 3-D) and the pooling ops (ceil_mode, count_include_pad, global pools).
+#include "autodiff/gradient_check.h"
+
+namespace ort_train::testing {
+namespace {
+
+GRAD_CASE("Conv", {"Conv 2-D strides, pads, dilations, bias", [](Rng& r) {
+  int64_t n = r.integer(1, 2), c = r.integer(1, 3), m = r.integer(1, 3);
+  return NodeSpec{.op = "Conv", .inputs = {r.uniform({n, c, 6, 5}), r.uniform({m, c, 3, 2}), r.uniform({m})},
+                  .attributes = {Attribute::make_ints("strides", {2, 1}), Attribute::make_ints("pads", {1, 0, 1, 1}),
+                                 Attribute::make_ints("dilations", {1, 2})}};
+}});
+GRAD_CASE("Conv", {"Conv grouped and depthwise", [](Rng& r) {
+  int64_t g = r.integer(1, 2) * 2;  // 2 or 4 groups
+  return NodeSpec{.op = "Conv", .inputs = {r.uniform({1, 4, 5, 5}), r.uniform({g, 4 / (g == 4 ? 4 : 2), 3, 3})},
+                  .attributes = {Attribute::make_int("group", g == 4 ? 4 : 2)}};
+}});
+GRAD_CASE("Conv", {"Conv 1-D auto_pad SAME_UPPER", [](Rng& r) {
+  return NodeSpec{.op = "Conv", .inputs = {r.uniform({2, 2, 7}), r.uniform({3, 2, 4}), r.uniform({3})},
+                  .attributes = {Attribute::make_string("auto_pad", "SAME_UPPER"), Attribute::make_ints("strides", {2})}};
+}});
+GRAD_CASE("Conv", {"Conv 3-D", [](Rng& r) {
+  return NodeSpec{.op = "Conv", .inputs = {r.uniform({1, 2, 3, 4, 3}), r.uniform({2, 2, 2, 2, 2})}};
+}});
+GRAD_CASE("MaxPool", {"MaxPool 2-D pads and ceil_mode", [](Rng& r) {
+  return NodeSpec{.op = "MaxPool", .inputs = {r.distinct({2, 2, 5, 6})},
+                  .attributes = {Attribute::make_ints("kernel_shape", {3, 2}), Attribute::make_ints("strides", {2, 2}),
+                                 Attribute::make_ints("pads", {1, 0, 1, 0}), Attribute::make_int("ceil_mode", 1)}};
+}});
+GRAD_CASE("MaxPool", {"MaxPool 1-D overlapping windows", [](Rng& r) {
+  return NodeSpec{.op = "MaxPool", .inputs = {r.distinct({1, 3, 7})},
+                  .attributes = {Attribute::make_ints("kernel_shape", {3}), Attribute::make_ints("strides", {1})}};
+}});
+GRAD_CASE("AveragePool", {"AveragePool count_include_pad both ways", [](Rng& r) {
+  return NodeSpec{.op = "AveragePool", .inputs = {r.uniform({2, 2, 5, 5})},
+                  .attributes = {Attribute::make_ints("kernel_shape", {3, 3}), Attribute::make_ints("strides", {2, 2}),
+                                 Attribute::make_ints("pads", {1, 1, 1, 1}),
+                                 Attribute::make_int("count_include_pad", r.integer(0, 1)),
+                                 Attribute::make_int("ceil_mode", r.integer(0, 1))}};
+}, {}, 1e-5, 1e-6, 1e-6, 4});
+GRAD_CASE("GlobalAveragePool", {"GlobalAveragePool", [](Rng& r) {
+  return NodeSpec{.op = "GlobalAveragePool", .inputs = {r.uniform({2, 3, 3, 2})}};
+}});
+GRAD_CASE("GlobalMaxPool", {"GlobalMaxPool", [](Rng& r) {
+  return NodeSpec{.op = "GlobalMaxPool", .inputs = {r.distinct({2, 3, 3, 2})}};
+}});
+
+}  // namespace
+
+TEST_CASE("gradcheck.conv_pool") {
+  check_registered({"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"});
+}
+
+}  // namespace ort_train::testing
