@@ -6,6 +6,7 @@
 
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/copy.h"
+#include "runtime/cpu/pad_source.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -39,18 +40,6 @@ Status tile(KernelContext& ctx) {
   }
   strided_copy(dtype_size(x.dtype()), dims, x.raw(), src_strides, out.raw(), dst_strides);
   return Status::Ok();
-}
-
-// Source index along an axis of size n for output position j - begin (j outside [0, n)).
-int64_t pad_source(int64_t j, int64_t n, const std::string& mode) {
-  if (j >= 0 && j < n) return j;
-  if (mode == "edge") return j < 0 ? 0 : n - 1;
-  if (mode == "wrap") return ((j % n) + n) % n;
-  // reflect: mirror without repeating the edge element, as numpy does for any width
-  if (n == 1) return 0;
-  int64_t period = 2 * (n - 1);
-  int64_t m = ((j % period) + period) % period;
-  return m < n ? m : period - m;
 }
 
 // The fill value in x's dtype: constant_value input (opset 11+) or `value` attribute.
