@@ -53,3 +53,24 @@ TEST_CASE("gradcheck.conv_pool") {
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+namespace {
+
+GRAD_CASE("ConvTranspose", {"ConvTranspose strides, pads, output_padding, bias", [](Rng& r) {
+  int64_t n = r.integer(1, 2);
+  return NodeSpec{.op = "ConvTranspose", .inputs = {r.uniform({n, 2, 3, 4}), r.uniform({2, 3, 3, 2}), r.uniform({3})},
+                  .attributes = {Attribute::make_ints("strides", {2, 1}), Attribute::make_ints("pads", {1, 0, 0, 1}),
+                                 Attribute::make_ints("output_padding", {1, 0})}};
+}});
+GRAD_CASE("ConvTranspose", {"ConvTranspose grouped, dilated, output_shape", [](Rng& r) {
+  return NodeSpec{.op = "ConvTranspose", .inputs = {r.uniform({1, 4, 3}), r.uniform({4, 1, 2})},
+                  .attributes = {Attribute::make_int("group", 2), Attribute::make_ints("dilations", {2}),
+                                 Attribute::make_ints("strides", {2}), Attribute::make_ints("output_shape", {7})}};
+}});
+
+}  // namespace
+
+TEST_CASE("gradcheck.conv_transpose") { check_registered({"ConvTranspose"}); }
+
+}  // namespace ort_train::testing

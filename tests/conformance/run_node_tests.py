@@ -20,7 +20,7 @@ Softmax LogSoftmax MatMul Gemm Transpose Reshape Flatten Squeeze Unsqueeze Conca
 GatherElements Expand Where Equal Less Greater Not And Or Cast ReduceMean ReduceSum ReduceMax ReduceMin
 LayerNormalization BatchNormalization Conv MaxPool AveragePool GlobalAveragePool Dropout
 SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss Identity Shape ConstantOfShape Constant Range Clip
-Max Min Sum Mean Tile Pad Trilu CumSum TopK ScatterElements Scatter ScatterND GatherND Softplus Einsum""".split()
+Max Min Sum Mean Tile Pad Trilu CumSum TopK ScatterElements Scatter ScatterND GatherND Softplus Einsum ConvTranspose""".split()
 
 # Substrings of case names whose tensors use types left out of this runtime's compute set.
 EXCLUDED_TYPE_MARKERS = ["float16", "bfloat16", "FLOAT16", "BFLOAT16", "float8", "FLOAT8", "e4m3", "e5m2",

@@ -1,0 +1,86 @@
+// ConvTranspose: geometry (explicit pads, output_padding, output_shape,
+// auto_pad) and the shape rule. Output channels are W.dims[1] * group.
+#include "graph/ops/conv_transpose.h"
+
+#include "graph/op_schema.h"
+
+namespace ort_train {
+
+Result<std::vector<WindowDim>> conv_transpose_geometry(const Node& node, const std::vector<int64_t>& spatial_in,
+                                                       const std::vector<int64_t>& kernel) {
+  size_t nd = spatial_in.size();
+  auto per_dim = [&](const char* name, int64_t def) {
+    std::vector<int64_t> v = node.attr_ints(name);
+    if (v.empty()) v.assign(nd, def);
+    return v;
+  };
+  std::vector<int64_t> strides = per_dim("strides", 1), dilations = per_dim("dilations", 1);
+  std::vector<int64_t> out_pad = per_dim("output_padding", 0), pads = node.attr_ints("pads");
+  std::vector<int64_t> output_shape = node.attr_ints("output_shape");
+  std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  if (strides.size() != nd || dilations.size() != nd || out_pad.size() != nd || kernel.size() != nd)
+    return shape_error("{}: attributes do not match {} spatial dims", node.describe(), nd);
+  if (pads.empty()) pads.assign(2 * nd, 0);
+  std::vector<WindowDim> geo(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    WindowDim& w = geo[d];
+    w.kernel = kernel[d];
+    w.stride = strides[d];
+    w.dilation = dilations[d];
+    w.out = spatial_in[d];
+    int64_t full = strides[d] * (spatial_in[d] - 1) + out_pad[d] + (kernel[d] - 1) * dilations[d] + 1;
+    bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    if (!output_shape.empty() || same) {
+      int64_t target = !output_shape.empty() ? output_shape[output_shape.size() - nd + d] : spatial_in[d] * strides[d];
+      int64_t total = full - target;
+      if (total < 0) total = 0;
+      bool lower = auto_pad == "SAME_LOWER";
+      w.pad_begin = lower ? total - total / 2 : total / 2;
+      w.pad_end = total - w.pad_begin;
+      w.in = target;
+    } else {
+      w.pad_begin = pads[d];
+      w.pad_end = pads[nd + d];
+      w.in = full - w.pad_begin - w.pad_end;
+    }
+    if (w.in < 0) return shape_error("{}: negative output size along spatial dim {}", node.describe(), d);
+  }
+  return geo;
+}
+
+namespace {
+
+Status conv_transpose_rule(InferContext& ctx) {
+  const OptShape &x = ctx.input_shape(0), &w = ctx.input_shape(1);
+  DType t = ctx.input_dtype(0);
+  if (!x || !w || x->size() < 3 || w->size() != x->size()) {
+    ctx.set_output(0, t, std::nullopt);
+    return Status::Ok();
+  }
+  int64_t group = ctx.attr_int("group", 1);
+  Shape out{(*x)[0], (*w)[1].known() ? Dim((*w)[1].value * group) : Dim()};
+  std::vector<int64_t> spatial, kernel = ctx.attr_ints("kernel_shape");
+  bool known = true;
+  for (size_t d = 2; d < x->size(); ++d) {
+    known = known && (*x)[d].known();
+    spatial.push_back((*x)[d].value);
+    if (ctx.attr_ints("kernel_shape").empty()) {
+      known = known && (*w)[d].known();
+      kernel.push_back((*w)[d].value);
+    }
+  }
+  if (!known) {
+    for (size_t d = 2; d < x->size(); ++d) out.emplace_back();
+  } else {
+    ASSIGN_OR_RETURN(auto geo, conv_transpose_geometry(ctx.node(), spatial, kernel));
+    for (const WindowDim& g : geo) out.emplace_back(g.in);
+  }
+  ctx.set_output(0, t, out);
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_OP("", "ConvTranspose", 1, 1000, conv_transpose_rule);
+
+}  // namespace ort_train

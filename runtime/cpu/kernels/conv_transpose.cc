@@ -1,0 +1,59 @@
+// CPU kernel of ConvTranspose, the adjoint of Conv: per (image, group),
+// col = W_g^T @ X_g (a GEMM), then col2im scatters the columns into the output
+// over the geometry of the Conv that maps the output back to the input.
+#include <cstring>
+
+#include "graph/dispatch.h"
+#include "graph/ops/conv_transpose.h"
+#include "runtime/cpu/blas.h"
+#include "runtime/cpu/im2col.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+namespace {
+
+Status conv_transpose(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  const Tensor& W = ctx.input(1);
+  Tensor& Y = ctx.output(0);
+  int64_t N = X.dims()[0], C = X.dims()[1], group = ctx.node().attr_int("group", 1);
+  int64_t Mg = W.dims()[1], M = Mg * group, Cg = C / group;
+  std::vector<int64_t> spatial(X.dims().begin() + 2, X.dims().end());
+  std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
+  ASSIGN_OR_RETURN(auto geo, conv_transpose_geometry(ctx.node(), spatial, kernel));
+  int64_t K = 1, P = 1, S = 1;
+  for (const WindowDim& w : geo) {
+    K *= w.kernel;
+    P *= w.out;  // input positions
+    S *= w.in;   // output positions
+  }
+  if (Y.numel() == 0) return Status::Ok();
+  bool ok = dispatch_float(X.dtype(), [&]<typename T>() {
+    const T* x = X.data<T>();
+    const T* w = W.data<T>();
+    T* y = Y.data<T>();
+    std::vector<T> col(static_cast<size_t>(Mg * K * P));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t g = 0; g < group; ++g) {
+        const T* xg = x + (n * C + g * Cg) * P;
+        const T* wg = w + g * Cg * Mg * K;  // [Cg, Mg*K]
+        gemm(true, false, Mg * K, P, Cg, T(1), wg, Mg * K, xg, P, T(0), col.data(), P);
+        col2im(col.data(), Mg, geo, y + (n * M + g * Mg) * S);
+      }
+    if (ctx.has_input(2)) {
+      const T* b = ctx.input(2).data<T>();
+      parallel_for(N * M, 1, [&](int64_t s, int64_t e) {
+        for (int64_t t = s; t < e; ++t)
+          for (int64_t p = 0; p < S; ++p) y[t * S + p] += b[t % M];
+      });
+    }
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, X.dtype());
+}
+
+}  // namespace
+
+ORT_REGISTER_CPU_KERNEL("ConvTranspose", 1, 1000, conv_transpose);
+
+}  // namespace ort_train
