@@ -68,6 +68,12 @@ ORT_GRADIENT("ScatterND").no_gradient_for({1}).rule([](GradientContext& c) {
 ORT_GRADIENT("ScatterElements").no_gradient_for({1}).rule([](GradientContext& c) {
   return scatter_rule(c, "ScatterElements", "GatherElements", only(c.node(), {"axis"}));
 });
+// Scatter is ScatterElements' name at opsets 9-10, where GatherElements does not
+// exist yet: the data's gradient is expressible, the updates' is not.
+ORT_GRADIENT("Scatter").no_gradient_for({1}).rule([](GradientContext& c) {
+  if (c.needs_GI(2)) return c.unsupported_case("the updates' gradient needs GatherElements (opset 11)");
+  return scatter_rule(c, "Scatter", "", only(c.node(), {"axis"}));
+});
 ORT_GRADIENT("TopK").no_gradient_for({1}).rule(topk_rule);
 
 }  // namespace ort_train

@@ -57,6 +57,15 @@ GRAD_CASE("ScatterElements", {"ScatterElements add with repeats", [](Rng& r) {
   return NodeSpec{.op = "ScatterElements", .inputs = {r.uniform({3, 4}), r.indices({2, 4}, 0, 2), r.uniform({2, 4})},
                   .attributes = {Attribute::make_int("axis", 0), Attribute::make_string("reduction", "add")}};
 }});
+GRAD_CASE("GatherElements", {"GatherElements repeated indices along axis 1", [](Rng& r) {
+  return NodeSpec{.op = "GatherElements", .inputs = {r.uniform({3, 4}), r.indices({3, 5}, -4, 3)},
+                  .attributes = {Attribute::make_int("axis", 1)}};
+}});
+GRAD_CASE("Scatter", {"Scatter (opset 10 name) overwrite", [](Rng& r) {
+  Tensor idx = Tensor::host(DType::kInt64, {1, 3});
+  for (int64_t i = 0; i < 3; ++i) idx.data<int64_t>()[i] = i;  // distinct rows per column
+  return NodeSpec{.op = "Scatter", .inputs = {r.uniform({3, 3}), idx, r.uniform({1, 3})}, .opset = 10};
+}, {0}});
 GRAD_CASE("TopK", {"TopK largest along the last axis", [](Rng& r) {
   Dims d = r.shape(1, 3, 5);
   d.back() = std::max<int64_t>(d.back(), 3);
@@ -70,6 +79,6 @@ GRAD_CASE("TopK", {"TopK smallest along axis 0", [](Rng& r) {
 
 }  // namespace
 
-TEST_CASE("gradcheck.scatter_gather_nd") { check_registered({"GatherND", "ScatterND", "ScatterElements", "TopK"}); }
+TEST_CASE("gradcheck.scatter_gather_nd") { check_registered({"GatherND", "ScatterND", "ScatterElements", "Scatter", "GatherElements", "TopK"}); }
 
 }  // namespace ort_train::testing
