@@ -192,6 +192,17 @@ class CnnBn(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class Interpolate(nn.Module):
+    """F.interpolate alone: checks Resize against PyTorch's upsampling."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.kwargs = kwargs
+
+    def forward(self, x):
+        return F.interpolate(x, **self.kwargs)
+
+
 # Models exported in training mode: BatchNormalization uses batch statistics.
 TRAINING_MODE = {"cnn_bn"}
 
@@ -215,6 +226,12 @@ def model_specs():
                 {"input_ids": {0: "batch"}, "labels": {0: "batch"}}),
         "transformer_lm": (TransformerLM(), {"src": ids((8, 2), 100, g)}, ["logits"], {"src": {1: "batch"}}),
         "cnn_bn": (CnnBn(), {"image": torch.randn(4, 3, 12, 12, generator=g)}, ["logits"], {"image": {0: "batch"}}),
+        "resize_bilinear": (Interpolate(scale_factor=(2, 1.5), mode="bilinear", align_corners=False),
+                            {"x": torch.randn(1, 2, 3, 4, generator=g)}, ["y"], {}),
+        "resize_bilinear_corners": (Interpolate(size=(5, 7), mode="bilinear", align_corners=True),
+                                    {"x": torch.randn(1, 2, 3, 4, generator=g)}, ["y"], {}),
+        "resize_nearest": (Interpolate(scale_factor=(2, 3), mode="nearest"),
+                           {"x": torch.randn(1, 2, 3, 4, generator=g)}, ["y"], {}),
     }
 
 

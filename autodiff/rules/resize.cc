@@ -1,0 +1,20 @@
+// Gradient rule of Resize: ResizeGrad adds each output's gradient back to the
+// input positions it was sampled from (roi, scales and sizes get no gradient).
+#include "autodiff/gradient_rule.h"
+
+namespace ort_train {
+
+ORT_GRADIENT("Resize").no_gradient_for({1, 2, 3}).rule([](GradientContext& c) -> Status {
+  ASSIGN_OR_RETURN(auto shape, c.builder().shape_of(c.I(0)));
+  std::vector<std::string> in{c.GO(0), shape};
+  size_t scales_at = c.opset() >= 11 ? 2 : 1;
+  if (c.num_inputs() > scales_at && c.has_input(scales_at)) in.push_back(c.I(scales_at));
+  std::vector<Attribute> attrs = c.node().attributes;
+  attrs.push_back(Attribute::make_int("forward_opset", c.opset()));
+  ASSIGN_OR_RETURN(auto g, c.add1("ResizeGrad", in, attrs, kOrtTrainDomain));
+  c.builder().refine_shape(g, c.shape(c.I(0)));
+  c.set_GI(0, g);
+  return Status::Ok();
+});
+
+}  // namespace ort_train

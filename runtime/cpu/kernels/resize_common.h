@@ -1,0 +1,56 @@
+// The per-dim taps of a Resize node at run time (scales from the scales input,
+// or out/in when sizes were given), for the forward and gradient kernels.
+#pragma once
+#include <vector>
+
+#include "runtime/cpu/resize_taps.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+
+// `scales` may be null or empty (sizes were given).
+inline std::vector<std::vector<ResizeTap>> resize_plan(const Node& node, int64_t opset, const Dims& in,
+                                                       const Dims& out, const Tensor* scales) {
+  std::vector<std::vector<ResizeTap>> plan;
+  for (size_t d = 0; d < in.size(); ++d) {
+    double s = static_cast<double>(out[d]) / static_cast<double>(in[d] == 0 ? 1 : in[d]);
+    if (scales && scales->numel() > 0)
+      s = scales->dtype() == DType::kDouble ? scales->data<double>()[d] : scales->data<float>()[d];
+    plan.push_back(resize_taps(node, opset, in[d], out[d], s));
+  }
+  return plan;
+}
+
+// Calls fn(out_index, in_index, weight) for every tap of every output element.
+template <typename F>
+void for_each_resize_tap(const Dims& in, const Dims& out, const std::vector<std::vector<ResizeTap>>& plan, F&& fn) {
+  size_t rank = in.size();
+  std::vector<int64_t> o(rank, 0), in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in[d];
+  int64_t total = 1;
+  for (int64_t v : out) total *= v;
+  for (int64_t p = 0; p < total; ++p) {
+    // Enumerate the 2^rank tap combinations, skipping zero-weight taps.
+    int combos = 1 << rank;
+    for (int c = 0; c < combos; ++c) {
+      double w = 1;
+      int64_t off = 0;
+      bool skip = false;
+      for (size_t d = 0; d < rank && !skip; ++d) {
+        const ResizeTap& t = plan[d][static_cast<size_t>(o[d])];
+        bool second = (c >> d) & 1;
+        double wd = second ? t.w1 : t.w0;
+        if (wd == 0) skip = true;
+        w *= wd;
+        off += (second ? t.i1 : t.i0) * in_strides[d];
+      }
+      if (!skip) fn(p, off, w);
+    }
+    for (size_t d = rank; d-- > 0;) {
+      if (++o[d] < out[d]) break;
+      o[d] = 0;
+    }
+  }
+}
+
+}  // namespace ort_train
