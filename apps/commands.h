@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <optional>
 
 #include "apps/training_setup.h"
@@ -26,12 +27,16 @@ struct RunArgs {
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);
 
+// Prints time per op type (from RunOptions::op_time_ms, summed over `runs` runs), largest first.
+void print_op_profile(const std::map<std::string, double>& op_ms, int runs);
+
 struct TrainArgs {
   SetupArgs setup;
   std::string data;
   std::optional<int64_t> seed;
   int threads = 0;
   int repeat = 1;
+  bool profile = false;
   std::string save_training_graph;
   std::string dump_gradients;
 };

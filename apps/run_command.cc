@@ -119,18 +119,7 @@ Status run_command(const RunArgs& args) {
   spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB; peak RSS {:.1f} MiB", model.graph.nodes.size(),
                executor->allocator().peak_bytes() / 1048576.0, usage.ru_maxrss / 1024.0);
   if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", median, args.repeat);
-  if (args.profile) {
-    std::vector<std::pair<double, std::string>> rows;
-    double total = 0;
-    for (const auto& [op, ms] : op_ms) {
-      rows.emplace_back(ms, op);
-      total += ms;
-    }
-    std::sort(rows.rbegin(), rows.rend());
-    std::printf("%-28s %12s %7s\n", "op", "ms/run", "share");
-    for (const auto& [ms, op] : rows)
-      std::printf("%-28s %12.3f %6.1f%%\n", op.c_str(), ms / args.repeat, total > 0 ? 100 * ms / total : 0.0);
-  }
+  if (args.profile) print_op_profile(op_ms, args.repeat);
 
   if (!args.outputs.empty()) {
     std::error_code ec;

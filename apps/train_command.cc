@@ -31,6 +31,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
       ->check(CLI::PositiveNumber);
+  train->add_flag("--profile", args.profile, "print the time spent per op type over all runs");
   train->add_option("--save-training-graph", args.save_training_graph,
                     "write the forward+loss+backward graph as ONNX");
   train->add_option("--dump-gradients", args.dump_gradients,
@@ -94,6 +95,8 @@ Status train_command(const TrainArgs& args) {
   RunOptions options;
   options.training = true;
   options.seed = seed;
+  std::map<std::string, double> op_ms;
+  if (args.profile) options.op_time_ms = &op_ms;
   std::vector<double> times;
   std::map<std::string, Tensor> out;
   for (int i = 0; i < args.repeat; ++i) {
@@ -103,6 +106,7 @@ Status train_command(const TrainArgs& args) {
   }
   std::sort(times.begin(), times.end());
   spdlog::info("forward+backward: median {:.2f} ms over {} runs", times[times.size() / 2], times.size());
+  if (args.profile) print_op_profile(op_ms, args.repeat);
   const Tensor& loss = out.at(tg.gradients.loss);
   double loss_value = loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
   double sq = 0;

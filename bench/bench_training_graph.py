@@ -87,6 +87,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
     args = ap.parse_args()
+    args.intermediate = args.intermediate or 4 * args.hidden
     if args.worker == "torch":
         return worker_torch(args)
     with tempfile.TemporaryDirectory() as folder:
@@ -101,7 +102,9 @@ def main():
         out, err, ort_rss = bench_forward.measured(
             [args.ort_train, "train", "--model", model, "--config", desc, "--data", os.path.join(folder, "data"),
              "--threads", str(args.threads), "--repeat", str(args.repeat + 1)], "ort_train train")
-        times = re.search(r"forward\+backward: median ([0-9.]+) ms", err)
+        times = re.search(r"forward\+backward: median ([0-9.]+) ms", out + err)
+        if not times:
+            sys.exit(f"ort_train train printed no timing:\n{out[-2000:]}\n{err[-2000:]}")
         ort_ms = float(times.group(1))
         own = [sys.executable, os.path.abspath(__file__), "--worker", "torch"] + [
             a for a in sys.argv[1:] if not a.startswith("--ort-train")]

@@ -44,8 +44,24 @@ Status matmul_rule(GradientContext& c) {
     ASSIGN_OR_RETURN(dy, gb.unsqueeze(dy, {-1}));
   }
   if (c.needs_GI(0)) {
-    ASSIGN_OR_RETURN(auto bt, swap_last_two(c, b));
-    ASSIGN_OR_RETURN(auto g, c.add1("MatMul", {dy, bt}));
+    std::string g;
+    if (c.rank(b) == 2) {
+      // A weight matrix: one GEMM reading B transposed in place, over dY's rows
+      // folded together, instead of materializing B^T every step.
+      int64_t r = c.rank(dy);
+      std::string dy2 = dy;
+      if (r > 2) {
+        ASSIGN_OR_RETURN(dy2, c.add1("Flatten", {dy}, {Attribute::make_int("axis", r - 1)}));
+      }
+      ASSIGN_OR_RETURN(g, c.add1("Gemm", {dy2, b}, {Attribute::make_int("transB", 1)}));
+      if (r > 2) {
+        // Back to dY's leading dims with K last: A's shape (A is not broadcast against a 2-D B).
+        ASSIGN_OR_RETURN(g, gb.reshape_like(g, a));
+      }
+    } else {
+      ASSIGN_OR_RETURN(auto bt, swap_last_two(c, b));
+      ASSIGN_OR_RETURN(g, c.add1("MatMul", {dy, bt}));
+    }
     // A 1-D A's promoted row axis is summed away by the driver (SumTo [K]).
     c.set_GI(0, g);
   }
