@@ -6,6 +6,7 @@
 #include "graph/dispatch.h"
 #include "graph/ops/window_geometry.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/pool_window.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -16,63 +17,42 @@ enum class PoolKind { kMax, kAverage };
 template <typename T>
 void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const std::vector<WindowDim>& geo,
                 PoolKind kind, bool count_include_pad, bool column_major_indices) {
-  int64_t nd = static_cast<int64_t>(geo.size());
-  int64_t out_size = 1, win = 1;
-  for (const WindowDim& w : geo) {
-    out_size *= w.out;
-    win *= w.kernel;
-  }
-  std::vector<int64_t> o(static_cast<size_t>(nd), 0), k(static_cast<size_t>(nd));
-  for (int64_t p = 0; p < out_size; ++p) {
+  int64_t out_size = 1;
+  for (const WindowDim& w : geo) out_size *= w.out;
+  std::vector<int64_t> o(geo.size(), 0);
+  for (int64_t p = 0; p < out_size; ++p, next_window(geo, o)) {
     T best = -std::numeric_limits<T>::infinity();
     int64_t best_idx = -1;
     T sum = 0;
     int64_t count = 0, padded_count = 0;
-    for (int64_t q = 0; q < win; ++q) {
-      int64_t rem = q, off = 0, col_off = 0, col_stride = 1;
-      bool inside = true, in_padded = true;
-      for (int64_t d = nd - 1; d >= 0; --d) {
-        k[d] = rem % geo[d].kernel;
-        rem /= geo[d].kernel;
-      }
-      int64_t stride = 1;
-      for (int64_t d = nd - 1; d >= 0; --d) {
-        int64_t i = o[d] * geo[d].stride - geo[d].pad_begin + k[d] * geo[d].dilation;
-        if (i < 0 || i >= geo[d].in) inside = false;
-        if (i < -geo[d].pad_begin || i >= geo[d].in + geo[d].pad_end) in_padded = false;
-        off += i * stride;
-        stride *= geo[d].in;
-      }
-      if (column_major_indices) {
-        for (int64_t d = 0; d < nd; ++d) {
-          int64_t i = o[d] * geo[d].stride - geo[d].pad_begin + k[d] * geo[d].dilation;
-          col_off += i * col_stride;
-          col_stride *= geo[d].in;
-        }
-      }
+    for_each_window_element(geo, o, [&](const std::vector<int64_t>& coords, int64_t off, bool inside, bool in_padded) {
       padded_count += in_padded;
-      if (!inside) continue;
+      if (!inside) return;
       T v = x[off];
       if (kind == PoolKind::kMax) {
         if (v > best || best_idx < 0) {
           best = v;
-          best_idx = column_major_indices ? col_off : off;
+          best_idx = off;
+          if (column_major_indices) {  // storage_order=1: the first spatial dim varies fastest
+            int64_t col_off = 0, col_stride = 1;
+            for (size_t d = 0; d < geo.size(); ++d) {
+              col_off += coords[d] * col_stride;
+              col_stride *= geo[d].in;
+            }
+            best_idx = col_off;
+          }
         }
       } else {
         sum += v;
         ++count;
       }
-    }
+    });
     if (kind == PoolKind::kMax) {
       y[p] = best;
       if (indices) indices[p] = plane_offset + best_idx;
     } else {
       int64_t div = count_include_pad ? padded_count : count;
       y[p] = div > 0 ? sum / static_cast<T>(div) : T(0);
-    }
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      if (++o[d] < geo[d].out) break;
-      o[d] = 0;
     }
   }
 }

@@ -9,6 +9,7 @@
 #include "graph/dispatch.h"
 #include "graph/ops/window_geometry.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/pool_window.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -39,51 +40,30 @@ Status average_pool_grad(KernelContext& ctx) {
   std::vector<int64_t> spatial(dX.dims().begin() + 2, dX.dims().end());
   ASSIGN_OR_RETURN(auto geo, window_geometry(ctx.node(), spatial, ctx.node().attr_ints("kernel_shape"), true));
   bool include_pad = ctx.node().attr_int("count_include_pad", 0) != 0;
-  int64_t nd = static_cast<int64_t>(geo.size());
-  int64_t planes = dX.dims()[0] * dX.dims()[1], in_size = 1, out_size = 1, win = 1;
+  int64_t planes = dX.dims()[0] * dX.dims()[1], in_size = 1, out_size = 1;
   for (const WindowDim& w : geo) {
     in_size *= w.in;
     out_size *= w.out;
-    win *= w.kernel;
   }
   std::memset(dX.raw(), 0, dX.nbytes());
   bool ok = dispatch_float(dY.dtype(), [&]<typename T>() {
     const T* dy = dY.data<T>();
     T* dx = dX.data<T>();
     parallel_for(planes, 1, [&](int64_t b, int64_t e) {
-      std::vector<int64_t> o(static_cast<size_t>(nd)), k(static_cast<size_t>(nd));
-      std::vector<int64_t> offsets;
+      std::vector<int64_t> o(geo.size()), offsets;
       for (int64_t pl = b; pl < e; ++pl) {
         std::fill(o.begin(), o.end(), 0);
-        for (int64_t p = 0; p < out_size; ++p) {
+        for (int64_t p = 0; p < out_size; ++p, next_window(geo, o)) {
           offsets.clear();
           int64_t padded_count = 0;
-          for (int64_t q = 0; q < win; ++q) {
-            int64_t rem = q, off = 0, stride = 1;
-            bool inside = true, in_padded = true;
-            for (int64_t d = nd - 1; d >= 0; --d) {
-              k[d] = rem % geo[d].kernel;
-              rem /= geo[d].kernel;
-            }
-            for (int64_t d = nd - 1; d >= 0; --d) {
-              int64_t i = o[d] * geo[d].stride - geo[d].pad_begin + k[d] * geo[d].dilation;
-              if (i < 0 || i >= geo[d].in) inside = false;
-              if (i < -geo[d].pad_begin || i >= geo[d].in + geo[d].pad_end) in_padded = false;
-              off += i * stride;
-              stride *= geo[d].in;
-            }
+          for_each_window_element(geo, o, [&](const std::vector<int64_t>&, int64_t off, bool inside, bool in_padded) {
             padded_count += in_padded;
             if (inside) offsets.push_back(off);
-          }
+          });
           int64_t div = include_pad ? padded_count : static_cast<int64_t>(offsets.size());
-          if (div > 0) {
-            T share = dy[pl * out_size + p] / static_cast<T>(div);
-            for (int64_t off : offsets) dx[pl * in_size + off] += share;
-          }
-          for (int64_t d = nd - 1; d >= 0; --d) {
-            if (++o[d] < geo[d].out) break;
-            o[d] = 0;
-          }
+          if (div == 0) continue;
+          T share = dy[pl * out_size + p] / static_cast<T>(div);
+          for (int64_t off : offsets) dx[pl * in_size + off] += share;
         }
       }
     });
