@@ -32,6 +32,13 @@ void print_op_profile(const std::map<std::string, double>& op_ms, int runs);
 
 struct TrainArgs {
   SetupArgs setup;
+  std::string optimizer;  // overrides the description's optimizer.name
+  std::optional<double> lr;
+  std::optional<int64_t> steps;
+  std::optional<int64_t> grad_accum;
+  std::string metrics;
+  std::string export_path;
+  int log_every = 0;      // 0: about ten lines per run
   std::string data;
   std::optional<int64_t> seed;
   int threads = 0;

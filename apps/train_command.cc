@@ -1,14 +1,16 @@
 // `ort_train train` (the default subcommand). Builds the training graph from
-// the model and its description, optionally saves it, and runs the forward and
-// backward pass on the first batch: prints the loss and the global gradient
-// norm and, with --dump-gradients, writes d(loss)/d(initializer) per trainable
-// initializer. Optimizer steps are not implemented yet (docs/cli.md).
+// the model and its description, optionally saves it and dumps the first
+// batch's gradients, then trains: `steps` optimizer steps of `grad_accum`
+// micro-batches each, logging and writing metrics, and exports the forward
+// model with the trained weights. With no steps anywhere (command line or
+// description) and no optimizer given, it stops after the first backward pass.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "apps/commands.h"
 #include "apps/training_setup.h"
@@ -16,6 +18,7 @@
 #include "runtime/batch_data.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/executor.h"
+#include "runtime/trainer.h"
 
 namespace ort_train::app {
 namespace fs = std::filesystem;
@@ -24,6 +27,14 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   CLI::App* train = app.add_subcommand("train", "Build the training graph and compute gradients (default subcommand)");
   train->add_option("--model", args.setup.model, "forward ONNX model");
   train->add_option("--config", args.setup.config, "model description (YAML or JSON)");
+  train->add_option("--optimizer", args.optimizer, "Sgd, Adam, AdamW or Lamb (case-insensitive)");
+  train->add_option("--lr", args.lr, "peak learning rate");
+  train->add_option("--steps", args.steps, "optimizer steps to take")->check(CLI::NonNegativeNumber);
+  train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
+  train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
+  train->add_option("--export", args.export_path, "after training, write the forward model with trained weights");
+  train->add_option("--log-every", args.log_every, "log every N steps (default: about ten lines)")
+      ->check(CLI::NonNegativeNumber);
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
       ->check(CLI::PositiveNumber);
   train->add_option("--data", args.data, "batch directory, or 'synthetic'");
@@ -40,25 +51,6 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
 
 namespace {
 
-Result<std::map<std::string, Tensor>> first_batch(const TrainingGraph& tg, const ModelDescription& desc,
-                                                  const std::string& data, uint64_t seed) {
-  std::vector<std::string> names;
-  for (const ValueInfo* v : tg.model.graph.required_inputs()) names.push_back(v->name);
-  if (data == "synthetic") {
-    // Declared tensors first; graph inputs the description leaves out are declared from the model.
-    std::vector<TensorDecl> decls = desc.inputs;
-    decls.insert(decls.end(), desc.labels.begin(), desc.labels.end());
-    for (const ValueInfo* v : tg.model.graph.required_inputs()) {
-      if (std::any_of(decls.begin(), decls.end(), [&](const TensorDecl& d) { return d.name == v->name; })) continue;
-      if (!v->shape) return invalid_argument("synthetic data: input '{}' has no shape; declare it under inputs:", v->name);
-      decls.push_back(TensorDecl{v->name, v->dtype, *v->shape, std::nullopt});
-    }
-    return synthetic_batch(decls, desc.dims, seed);
-  }
-  ASSIGN_OR_RETURN(auto dirs, list_batch_dirs(data));
-  return read_batch_dir(dirs[0], names);
-}
-
 Status dump_gradients(const TrainingGraph& tg, const std::map<std::string, Tensor>& out, const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -71,26 +63,10 @@ Status dump_gradients(const TrainingGraph& tg, const std::map<std::string, Tenso
   return Status::Ok();
 }
 
-}  // namespace
-
-Status train_command(const TrainArgs& args) {
-  set_cpu_threads(args.threads);
-  ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
-  spdlog::info("model {}{}", setup.model_path, setup.desc.path.empty() ? "" : ", description " + setup.desc.path);
-  ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), setup.desc));
-  log_training_graph(tg);
-  if (!args.save_training_graph.empty()) {
-    RETURN_IF_ERROR(save_model(tg.model, args.save_training_graph));
-    spdlog::info("wrote the training graph to {}", args.save_training_graph);
-  }
-  std::string data = !args.data.empty() ? args.data : setup.desc.data.train;
-  if (data.empty()) {
-    if (!args.dump_gradients.empty()) return invalid_argument("--dump-gradients needs data: give --data DIR or --data synthetic");
-    spdlog::info("no --data: built the training graph only");
-    return Status::Ok();
-  }
-  uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(setup.desc.seed.value_or(0));
-  ASSIGN_OR_RETURN(auto feeds, first_batch(tg, setup.desc, data, seed));
+// One forward+backward on the first micro-batch: timing (--repeat, --profile),
+// loss and gradient norm, and --dump-gradients. Nothing is updated.
+Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const BatchSource& source, uint64_t seed) {
+  ASSIGN_OR_RETURN(auto feeds, source(0));
   ASSIGN_OR_RETURN(auto executor, Executor::create(tg.model));
   RunOptions options;
   options.training = true;
@@ -121,6 +97,97 @@ Status train_command(const TrainArgs& args) {
                std::sqrt(sq), executor->allocator().peak_bytes() / 1048576.0);
   if (!std::isfinite(loss_value)) spdlog::warn("the loss is not finite");
   if (!args.dump_gradients.empty()) RETURN_IF_ERROR(dump_gradients(tg, out, args.dump_gradients));
+  return Status::Ok();
+}
+
+std::string eta(double seconds) {
+  int64_t s = static_cast<int64_t>(seconds + 0.5);
+  return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
+}
+
+}  // namespace
+
+Status train_command(const TrainArgs& args) {
+  set_cpu_threads(args.threads);
+  ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
+  ModelDescription& desc = setup.desc;
+  if (!args.optimizer.empty()) {
+    // The same names and spelling rules as the description.
+    auto parsed = parse_description("optimizer: {name: \"" + args.optimizer + "\"}", "", "--optimizer");
+    if (!parsed.ok()) return invalid_argument("--optimizer: '{}' is not one of: Sgd, Adam, AdamW, Lamb", args.optimizer);
+    desc.optimizer.name = parsed->optimizer.name;
+  }
+  if (args.lr) desc.optimizer.lr = *args.lr;
+  if (args.steps) desc.steps = *args.steps;
+  if (args.grad_accum) desc.grad_accum = *args.grad_accum;
+  spdlog::info("model {}{}", setup.model_path, desc.path.empty() ? "" : ", description " + desc.path);
+  Model forward = setup.forward;  // shares the initializers' storage: trained in place, exported at the end
+  ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc));
+  log_training_graph(tg);
+  if (!args.save_training_graph.empty()) {
+    RETURN_IF_ERROR(save_model(tg.model, args.save_training_graph));
+    spdlog::info("wrote the training graph to {}", args.save_training_graph);
+  }
+  bool training = desc.steps.value_or(0) > 0 || (!args.steps && !desc.optimizer.name.empty());
+  int64_t steps = desc.steps.value_or(training ? 100 : 0);
+  std::string data = !args.data.empty() ? args.data : desc.data.train;
+  if (data.empty()) {
+    if (!training) {
+      if (!args.dump_gradients.empty())
+        return invalid_argument("--dump-gradients needs data: give --data DIR or --data synthetic");
+      spdlog::info("no --data and no steps: built the training graph only");
+      return Status::Ok();
+    }
+    spdlog::info("no --data: training on synthetic data of the described shapes");
+    data = "synthetic";
+  }
+  uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
+  ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
+  if (!training || !args.dump_gradients.empty() || args.repeat > 1 || args.profile)
+    RETURN_IF_ERROR(first_pass(args, tg, source, seed));
+  if (!training) return Status::Ok();
+
+  TrainerOptions options;
+  options.optimizer = resolve_optimizer_settings(desc.optimizer);
+  options.schedule = desc.schedule;
+  options.steps = steps;
+  options.grad_accum = desc.grad_accum.value_or(1);
+  options.seed = seed;
+  int64_t params = count_elements(tg.model, tg.gradients.trainable);
+  spdlog::info("training: device cpu, 1 rank, {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches, data {}",
+               params, options.optimizer.name, options.optimizer.lr,
+               options.optimizer.huggingface ? ", huggingface mode" : "", steps, options.grad_accum, data);
+  ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
+  std::unique_ptr<std::ofstream> metrics;
+  if (!args.metrics.empty()) {
+    metrics = std::make_unique<std::ofstream>(args.metrics, std::ios::trunc);
+    if (!*metrics) return io_error("cannot write metrics to {}", args.metrics);
+  }
+  int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
+  double elapsed_ms = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    ASSIGN_OR_RETURN(StepReport r, trainer->step());
+    elapsed_ms += r.step_ms;
+    if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
+    double samples_per_s = r.samples / (r.step_ms / 1000.0);
+    if (metrics) {
+      *metrics << fmt::format(R"({{"step": {}, "loss": {:.9g}, "lr": {:.9g}, "grad_norm": {:.9g}, "samples_per_s": {:.6g}, "step_ms": {:.6g}}})",
+                              r.step, r.loss, r.lr, r.grad_norm, samples_per_s, r.step_ms)
+               << "\n";
+      metrics->flush();
+    }
+    if (r.step % log_every == 0 || r.step == steps || r.step == 1) {
+      double per_step = elapsed_ms / static_cast<double>(r.step) / 1000.0;
+      spdlog::info("step {}/{}  loss {:.6g}  lr {:.3g}  grad norm {:.4g}  {:.1f} samples/s{}  ETA {}", r.step, steps,
+                   r.loss, r.lr, r.grad_norm, samples_per_s,
+                   r.tokens > 0 ? fmt::format("  {:.0f} tokens/s", r.tokens / (r.step_ms / 1000.0)) : "",
+                   eta(per_step * static_cast<double>(steps - r.step)));
+    }
+  }
+  if (!args.export_path.empty()) {
+    RETURN_IF_ERROR(save_model(forward, args.export_path));
+    spdlog::info("wrote the trained model to {}", args.export_path);
+  }
   return Status::Ok();
 }
 

@@ -127,6 +127,18 @@ def dims_of(vi):
     return [d.dim_param if d.dim_param else d.dim_value for d in vi.type.tensor_type.shape.dim]
 
 
+def symbol_for(size, inputs, onnx_model):
+    """The graph inputs' dim name whose size in the batch is `size` (the exporter's
+    names for output dims mean nothing to the description), else the size."""
+    names = set()
+    for vi in onnx_model.graph.input:
+        if vi.name in inputs:
+            for d, n in zip(dims_of(vi), inputs[vi.name].shape):
+                if isinstance(d, str) and d and n == size:
+                    names.add(d)
+    return names.pop() if len(names) == 1 else size
+
+
 def yaml_list(items):
     return "[" + ", ".join(str(i) for i in items) + "]"
 
@@ -187,10 +199,16 @@ def reference(name, module, out_root):
             lines.append(f"  - {{name: {vi.name}, dtype: {DTYPES[vi.type.tensor_type.elem_type]}, "
                          f"shape: {yaml_list(dims_of(vi))}}}")
     if labels:
+        # The labels follow the loss input's dims (symbolic ones by name), less the class axis.
+        out_vi = next(o for o in onnx_model.graph.output if o.name == spec["input"])
+        out_dims = dims_of(out_vi)
         lines.append("labels:")
         for k, v in labels.items():
+            dims = out_dims if spec["type"] == "mse" else out_dims[:-1]
+            dims = [symbol_for(size, inputs, onnx_model) if isinstance(d, str) and d else size
+                    for d, size in zip(dims, v.shape)]
             lines.append(f"  - {{name: {k}, dtype: {'float32' if v.dtype == np.float32 else 'int64'}, "
-                         f"shape: {yaml_list(v.shape)}}}")
+                         f"shape: {yaml_list(dims)}}}")
     if spec is None:
         lines.append("loss: {output: loss}")
     else:

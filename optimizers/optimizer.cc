@@ -1,0 +1,256 @@
+#include "optimizers/optimizer.h"
+
+#include <fnmatch.h>
+
+#include <cmath>
+#include <array>
+#include <cstring>
+#include <mutex>
+
+#include "runtime/cpu/parallel.h"
+
+namespace ort_train {
+namespace {
+
+constexpr int64_t kChunk = 65536;  // elements per task of the fused update
+
+}  // namespace
+
+OptimizerSettings resolve_optimizer_settings(const OptimizerConfig& c) {
+  OptimizerSettings s;
+  if (!c.name.empty()) s.name = c.name;
+  s.lr = c.lr.value_or(1e-3);
+  if (c.betas) {
+    s.beta1 = c.betas->first;
+    s.beta2 = c.betas->second;
+  }
+  s.eps = c.eps.value_or(s.name == "Lamb" ? 1e-6 : 1e-8);
+  s.weight_decay = c.weight_decay.value_or(s.name == "AdamW" ? 0.01 : 0.0);
+  s.momentum = c.momentum.value_or(0.0);
+  s.huggingface = c.mode == "huggingface";
+  s.max_grad_norm = c.max_grad_norm;
+  s.ratio_min = c.ratio_min;
+  s.ratio_max = c.ratio_max;
+  s.no_decay = c.no_decay;
+  return s;
+}
+
+Optimizer::Optimizer(OptimizerSettings s, std::vector<ParamSlot> params) : s_(std::move(s)), params_(std::move(params)) {
+  for (const ParamSlot& p : params_) {
+    offsets_.push_back(total_);
+    total_ += p.value.numel();
+  }
+}
+
+template <typename F>
+void Optimizer::for_each_chunk(F&& fn) const {
+  std::vector<std::array<int64_t, 3>> tasks;  // (param, begin, end)
+  for (size_t i = 0; i < params_.size(); ++i)
+    for (int64_t b = 0; b < params_[i].value.numel(); b += kChunk)
+      tasks.push_back({static_cast<int64_t>(i), b, std::min(params_[i].value.numel(), b + kChunk)});
+  parallel_for(static_cast<int64_t>(tasks.size()), 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) fn(static_cast<size_t>(tasks[t][0]), tasks[t][1], tasks[t][2]);
+  });
+}
+
+Status Optimizer::check(const std::vector<Tensor>& grads) const {
+  if (grads.size() != params_.size())
+    return invalid_argument("optimizer: {} gradients for {} parameters", grads.size(), params_.size());
+  for (size_t i = 0; i < grads.size(); ++i)
+    if (grads[i].dims() != params_[i].value.dims() || grads[i].dtype() != DType::kFloat ||
+        params_[i].value.dtype() != DType::kFloat)
+      return invalid_argument("optimizer: gradient of '{}' does not match the parameter (float32, same shape)",
+                              params_[i].name);
+  return Status::Ok();
+}
+
+namespace {
+
+Tensor zeros(int64_t n) {
+  Tensor t = Tensor::host(DType::kFloat, {n});
+  std::memset(t.raw(), 0, t.nbytes());
+  return t;
+}
+
+// torch.optim.SGD: g += wd*w; buf = g (first step) or momentum*buf + g; w -= lr*buf.
+class Sgd final : public Optimizer {
+ public:
+  Sgd(OptimizerSettings s, std::vector<ParamSlot> p) : Optimizer(std::move(s), std::move(p)) {
+    if (s_.momentum != 0) buf_ = zeros(total_);
+  }
+  Status step(const std::vector<Tensor>& grads, double lr) override {
+    RETURN_IF_ERROR(check(grads));
+    ++t_;
+    bool first = t_ == 1;
+    for_each_chunk([&](size_t i, int64_t b, int64_t e) {
+      float* w = params_[i].value.data<float>();
+      const float* g = grads[i].data<float>();
+      float wd = params_[i].decay ? static_cast<float>(s_.weight_decay) : 0.f;
+      float* m = buf_.defined() ? buf_.data<float>() + offsets_[i] : nullptr;
+      for (int64_t k = b; k < e; ++k) {
+        float d = g[k] + wd * w[k];
+        if (m) {
+          m[k] = first ? d : static_cast<float>(s_.momentum) * m[k] + d;
+          d = m[k];
+        }
+        w[k] -= static_cast<float>(lr) * d;
+      }
+    });
+    return Status::Ok();
+  }
+  std::vector<std::pair<std::string, Tensor*>> state() override {
+    if (!buf_.defined()) return {};
+    return {{"momentum_buffer", &buf_}};
+  }
+
+ private:
+  Tensor buf_;
+};
+
+// torch.optim.Adam / AdamW (decoupled decay before the update), or, in
+// huggingface mode, transformers.AdamW: denom on the uncorrected v, step size
+// lr*sqrt(1-b2^t)/(1-b1^t), decay after the update.
+class Adam final : public Optimizer {
+ public:
+  Adam(OptimizerSettings s, std::vector<ParamSlot> p, bool decoupled)
+      : Optimizer(std::move(s), std::move(p)), decoupled_(decoupled), m_(zeros(total_)), v_(zeros(total_)) {}
+  Status step(const std::vector<Tensor>& grads, double lr) override {
+    RETURN_IF_ERROR(check(grads));
+    ++t_;
+    double b1 = s_.beta1, b2 = s_.beta2;
+    double bc1 = 1 - std::pow(b1, static_cast<double>(t_)), bc2 = 1 - std::pow(b2, static_cast<double>(t_));
+    for_each_chunk([&](size_t i, int64_t b, int64_t e) {
+      float* w = params_[i].value.data<float>();
+      const float* g = grads[i].data<float>();
+      float* m = m_.data<float>() + offsets_[i];
+      float* v = v_.data<float>() + offsets_[i];
+      float wd = params_[i].decay ? static_cast<float>(s_.weight_decay) : 0.f;
+      // Coefficients rounded to float once, from double, as PyTorch passes its Python scalars
+      // (1 - 0.999 computed in float would differ from PyTorch's by 5e-5 relative).
+      float fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2), eps = static_cast<float>(s_.eps);
+      float c1 = static_cast<float>(1 - b1), c2 = static_cast<float>(1 - b2);
+      if (s_.huggingface) {
+        float step = static_cast<float>(lr * std::sqrt(bc2) / bc1);
+        for (int64_t k = b; k < e; ++k) {
+          m[k] = fb1 * m[k] + c1 * g[k];
+          v[k] = fb2 * v[k] + c2 * g[k] * g[k];
+          w[k] -= step * m[k] / (std::sqrt(v[k]) + eps);
+          w[k] -= static_cast<float>(lr) * wd * w[k];
+        }
+        return;
+      }
+      float step = static_cast<float>(lr / bc1);
+      float sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
+      for (int64_t k = b; k < e; ++k) {
+        float d = g[k];
+        if (decoupled_) w[k] *= 1 - static_cast<float>(lr) * wd;
+        else d += wd * w[k];
+        m[k] = fb1 * m[k] + c1 * d;
+        v[k] = fb2 * v[k] + c2 * d * d;
+        w[k] -= step * m[k] / (std::sqrt(v[k]) / sqrt_bc2 + eps);
+      }
+    });
+    return Status::Ok();
+  }
+  std::vector<std::pair<std::string, Tensor*>> state() override { return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}}; }
+
+ private:
+  bool decoupled_;
+  Tensor m_, v_;
+};
+
+// LAMB (You et al. 2019) as ONNX Runtime's LambOptimizer with bias correction:
+// r = m̂ / (sqrt(v̂) + eps) + wd*w; w -= lr * (||w|| / ||r||) * r, norms per tensor.
+// Two passes: moments and r (kept in a scratch buffer) with per-chunk norm
+// partials, then the update with each tensor's trust ratio.
+class Lamb final : public Optimizer {
+ public:
+  Lamb(OptimizerSettings s, std::vector<ParamSlot> p)
+      : Optimizer(std::move(s), std::move(p)), m_(zeros(total_)), v_(zeros(total_)), r_(zeros(total_)) {}
+  Status step(const std::vector<Tensor>& grads, double lr) override {
+    RETURN_IF_ERROR(check(grads));
+    ++t_;
+    double bc1 = 1 - std::pow(s_.beta1, static_cast<double>(t_)), bc2 = 1 - std::pow(s_.beta2, static_cast<double>(t_));
+    size_t n = params_.size();
+    std::vector<double> w_sq(n, 0.0), r_sq(n, 0.0);
+    std::mutex mu;
+    for_each_chunk([&](size_t i, int64_t b, int64_t e) {
+      const float* w = params_[i].value.data<float>();
+      const float* g = grads[i].data<float>();
+      float* m = m_.data<float>() + offsets_[i];
+      float* v = v_.data<float>() + offsets_[i];
+      float* r = r_.data<float>() + offsets_[i];
+      float b1 = static_cast<float>(s_.beta1), b2 = static_cast<float>(s_.beta2);
+      float c1 = static_cast<float>(1 - s_.beta1), c2 = static_cast<float>(1 - s_.beta2);
+      double wd = params_[i].decay ? s_.weight_decay : 0.0;
+      double ws = 0, rs = 0;
+      for (int64_t k = b; k < e; ++k) {
+        m[k] = b1 * m[k] + c1 * g[k];
+        v[k] = b2 * v[k] + c2 * g[k] * g[k];
+        double rk = (m[k] / bc1) / (std::sqrt(v[k] / bc2) + s_.eps) + wd * w[k];
+        r[k] = static_cast<float>(rk);
+        ws += static_cast<double>(w[k]) * w[k];
+        rs += rk * rk;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      w_sq[i] += ws;
+      r_sq[i] += rs;
+    });
+    std::vector<double> ratio(n, 1.0);
+    for (size_t i = 0; i < n; ++i) {
+      double wn = std::sqrt(w_sq[i]), rn = std::sqrt(r_sq[i]);
+      if (wn > 0 && rn > 0) ratio[i] = wn / rn;
+      if (s_.ratio_min) ratio[i] = std::max(ratio[i], *s_.ratio_min);
+      if (s_.ratio_max) ratio[i] = std::min(ratio[i], *s_.ratio_max);
+    }
+    for_each_chunk([&](size_t i, int64_t b, int64_t e) {
+      float* w = params_[i].value.data<float>();
+      const float* r = r_.data<float>() + offsets_[i];
+      float step = static_cast<float>(lr * ratio[i]);
+      for (int64_t k = b; k < e; ++k) w[k] -= step * r[k];
+    });
+    return Status::Ok();
+  }
+  std::vector<std::pair<std::string, Tensor*>> state() override { return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}}; }
+
+ private:
+  Tensor m_, v_, r_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Optimizer>> Optimizer::create(const OptimizerSettings& s, std::vector<ParamSlot> params) {
+  for (ParamSlot& p : params) {
+    if (p.value.dtype() != DType::kFloat)
+      return unsupported("optimizer: parameter '{}' is {}; only float32 parameters train", p.name,
+                         dtype_name(p.value.dtype()));
+    for (const std::string& glob : s.no_decay)
+      if (fnmatch(glob.c_str(), p.name.c_str(), 0) == 0) p.decay = false;
+  }
+  if (s.name == "Sgd") return std::unique_ptr<Optimizer>(new Sgd(s, std::move(params)));
+  if (s.name == "Adam") return std::unique_ptr<Optimizer>(new Adam(s, std::move(params), false));
+  if (s.name == "AdamW") return std::unique_ptr<Optimizer>(new Adam(s, std::move(params), true));
+  if (s.name == "Lamb") return std::unique_ptr<Optimizer>(new Lamb(s, std::move(params)));
+  return invalid_argument("unknown optimizer '{}' (Sgd, Adam, AdamW, Lamb)", s.name);
+}
+
+double global_grad_norm(const std::vector<Tensor>& grads) {
+  double sq = 0;
+  for (const Tensor& g : grads) {
+    const float* p = g.data<float>();
+    for (int64_t k = 0; k < g.numel(); ++k) sq += static_cast<double>(p[k]) * p[k];
+  }
+  return std::sqrt(sq);
+}
+
+void clip_grad_norm(std::vector<Tensor>& grads, double max_norm, double norm) {
+  double coef = max_norm / (norm + 1e-6);
+  if (coef >= 1.0) return;
+  float c = static_cast<float>(coef);
+  for (Tensor& g : grads) {
+    float* p = g.data<float>();
+    for (int64_t k = 0; k < g.numel(); ++k) p[k] *= c;
+  }
+}
+
+}  // namespace ort_train

@@ -1,0 +1,72 @@
+// Optimizers update the trainable initializers in place from their gradients
+// (spec section 2: exactly torch.optim.SGD, Adam, AdamW; Hugging Face's AdamW
+// in `huggingface` mode; LAMB as ONNX Runtime's LambOptimizer). Optimizer
+// state lives in one flat contiguous buffer per kind (every parameter's
+// exp_avg back to back, ...), and each step is one fused multi-tensor pass:
+// a parallel loop over fixed-size chunks of all parameters together, not a
+// loop of small ops per parameter.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "configs/model_description.h"
+#include "graph/tensor.h"
+
+namespace ort_train {
+
+struct ParamSlot {
+  std::string name;
+  Tensor value;          // the initializer itself: updated in place
+  bool decay = true;     // weight decay applies (not matched by no_decay)
+};
+
+// Resolved settings: the description's values or each optimizer's PyTorch default.
+struct OptimizerSettings {
+  std::string name = "Adam";  // Sgd | Adam | AdamW | Lamb
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  double momentum = 0.0;
+  bool huggingface = false;
+  std::optional<double> max_grad_norm;
+  std::optional<double> ratio_min, ratio_max;
+  std::vector<std::string> no_decay;
+};
+
+// Applies defaults: eps 1e-8 (1e-6 for Lamb), weight_decay 0 (0.01 for AdamW, as torch).
+OptimizerSettings resolve_optimizer_settings(const OptimizerConfig& config);
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // One update with learning rate `lr`; grads[i] belongs to params[i] (float32).
+  virtual Status step(const std::vector<Tensor>& grads, double lr) = 0;
+  int64_t steps_taken() const { return t_; }
+  const std::vector<ParamSlot>& params() const { return params_; }
+  // Named flat state buffers ("exp_avg", "exp_avg_sq", "momentum_buffer"), for checkpoints.
+  virtual std::vector<std::pair<std::string, Tensor*>> state() = 0;
+
+  static Result<std::unique_ptr<Optimizer>> create(const OptimizerSettings& s, std::vector<ParamSlot> params);
+
+ protected:
+  Optimizer(OptimizerSettings s, std::vector<ParamSlot> params);
+  // Calls fn(param index, begin, end) over chunks of every parameter, in parallel.
+  template <typename F>
+  void for_each_chunk(F&& fn) const;
+  Status check(const std::vector<Tensor>& grads) const;
+
+  OptimizerSettings s_;
+  std::vector<ParamSlot> params_;
+  std::vector<int64_t> offsets_;  // start of each parameter in the flat state
+  int64_t total_ = 0;
+  int64_t t_ = 0;
+};
+
+// Global L2 norm of all gradients (accumulated in double), as clip_grad_norm_ reports it.
+double global_grad_norm(const std::vector<Tensor>& grads);
+// torch.nn.utils.clip_grad_norm_: scales every gradient by max_norm / (norm + 1e-6) when that is < 1.
+void clip_grad_norm(std::vector<Tensor>& grads, double max_norm, double norm);
+
+}  // namespace ort_train

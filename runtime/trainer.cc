@@ -1,0 +1,122 @@
+#include "runtime/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "optimizers/schedule.h"
+#include "runtime/batch_data.h"
+
+namespace ort_train {
+
+Result<BatchSource> make_batch_source(const std::string& data, const TrainingGraph& tg, const ModelDescription& desc,
+                                      uint64_t seed) {
+  std::vector<std::string> names;
+  for (const ValueInfo* v : tg.model.graph.required_inputs()) names.push_back(v->name);
+  if (data == "synthetic") {
+    std::vector<TensorDecl> decls = desc.inputs;
+    decls.insert(decls.end(), desc.labels.begin(), desc.labels.end());
+    for (const ValueInfo* v : tg.model.graph.required_inputs()) {
+      if (std::any_of(decls.begin(), decls.end(), [&](const TensorDecl& d) { return d.name == v->name; })) continue;
+      if (!v->shape) return invalid_argument("synthetic data: input '{}' has no shape; declare it under inputs:", v->name);
+      decls.push_back(TensorDecl{v->name, v->dtype, *v->shape, std::nullopt});
+    }
+    std::map<std::string, int64_t> dims = desc.dims;
+    return BatchSource([decls, dims, seed](int64_t micro) {
+      return synthetic_batch(decls, dims, seed * 1000003u + static_cast<uint64_t>(micro));
+    });
+  }
+  ASSIGN_OR_RETURN(auto dirs, list_batch_dirs(data));
+  return BatchSource([dirs, names](int64_t micro) {
+    return read_batch_dir(dirs[static_cast<size_t>(micro) % dirs.size()], names);
+  });
+}
+
+Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOptions options, BatchSource source) {
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->tg_ = std::move(tg);
+  t->options_ = std::move(options);
+  t->source_ = std::move(source);
+  if (t->options_.grad_accum < 1) return invalid_argument("grad_accum must be at least 1");
+  Graph& g = t->tg_.model.graph;
+  // BatchNormalization in training mode: outputs 1/2 are the updated running
+  // statistics, to be stored back where inputs 3/4 read them next step.
+  for (const Node& n : g.nodes) {
+    if (n.op_type != "BatchNormalization" || n.domain != "") continue;
+    for (size_t k = 1; k <= 2; ++k)
+      if (n.outputs.size() > k && !n.outputs[k].empty() && n.inputs.size() > k + 2 && g.is_initializer(n.inputs[k + 2]))
+        t->stat_writebacks_.emplace_back(n.outputs[k], n.inputs[k + 2]);
+  }
+  for (const auto& [out, init] : t->stat_writebacks_)
+    if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == out; }))
+      g.outputs.push_back(*g.value(out));
+  ASSIGN_OR_RETURN(t->executor_, Executor::create(t->tg_.model));
+  std::vector<ParamSlot> params;
+  for (const std::string& w : t->tg_.gradients.trainable) params.push_back(ParamSlot{w, g.initializers.at(w), true});
+  ASSIGN_OR_RETURN(t->optimizer_, Optimizer::create(t->options_.optimizer, std::move(params)));
+  return t;
+}
+
+Result<StepReport> Trainer::step() {
+  auto started = std::chrono::steady_clock::now();
+  StepReport r;
+  const GradientGraph& gg = tg_.gradients;
+  Graph& g = tg_.model.graph;
+  std::vector<Tensor> grads;
+  double loss_sum = 0;
+  for (int64_t a = 0; a < options_.grad_accum; ++a) {
+    ASSIGN_OR_RETURN(auto feeds, source_(micro_));
+    RunOptions run;
+    run.training = true;
+    run.seed = options_.seed;
+    run.step = static_cast<uint64_t>(micro_);
+    ++micro_;
+    if (!feeds.empty()) {
+      const Tensor& first = feeds.begin()->second;
+      r.samples += first.rank() >= 1 ? first.dims()[0] : 1;
+      for (const auto& [name, t] : feeds)
+        if ((t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32) && t.rank() >= 2) {
+          r.tokens += t.numel();
+          break;
+        }
+    }
+    ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
+    const Tensor& loss = out.at(gg.loss);
+    loss_sum += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
+    for (size_t i = 0; i < gg.trainable.size(); ++i) {
+      const Tensor& gi = out.at(gg.gradient.at(gg.trainable[i]));
+      if (a == 0) {
+        Tensor copy = Tensor::host(gi.dtype(), gi.dims());
+        std::memcpy(copy.raw(), gi.raw(), gi.nbytes());
+        grads.push_back(copy);
+      } else {
+        float* acc = grads[i].data<float>();
+        const float* add = gi.data<float>();
+        for (int64_t k = 0; k < gi.numel(); ++k) acc[k] += add[k];
+      }
+    }
+    for (const auto& [out_name, init] : stat_writebacks_) {
+      const Tensor& v = out.at(out_name);
+      Tensor& dst = g.initializers.at(init);
+      std::memcpy(dst.raw(), v.raw(), std::min(v.nbytes(), dst.nbytes()));
+    }
+  }
+  if (options_.grad_accum > 1) {
+    float inv = 1.f / static_cast<float>(options_.grad_accum);
+    for (Tensor& t : grads) {
+      float* p = t.data<float>();
+      for (int64_t k = 0; k < t.numel(); ++k) p[k] *= inv;
+    }
+  }
+  r.loss = loss_sum / static_cast<double>(options_.grad_accum);
+  r.grad_norm = global_grad_norm(grads);
+  if (options_.optimizer.max_grad_norm) clip_grad_norm(grads, *options_.optimizer.max_grad_norm, r.grad_norm);
+  int64_t t = optimizer_->steps_taken() + 1;
+  r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
+  RETURN_IF_ERROR(optimizer_->step(grads, r.lr));
+  r.step = optimizer_->steps_taken();
+  r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return r;
+}
+
+}  // namespace ort_train

@@ -1,0 +1,64 @@
+// The training loop's step: micro-batches through the training graph,
+// gradients averaged over them, clipped, and handed to the optimizer with the
+// scheduled learning rate. BatchNormalization running statistics computed by
+// the graph are written back into their initializers after every micro-batch.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autodiff/training_graph.h"
+#include "optimizers/optimizer.h"
+#include "runtime/executor.h"
+
+namespace ort_train {
+
+// Where micro-batches come from: called with the micro-batch index (0-based, global).
+using BatchSource = std::function<Result<std::map<std::string, Tensor>>(int64_t micro_batch)>;
+
+// Batch directories (every sub-directory of `dir`, lexical order, cycling) or,
+// for "synthetic", random tensors of the described shapes seeded by `seed` and
+// the micro-batch index.
+Result<BatchSource> make_batch_source(const std::string& data, const TrainingGraph& tg, const ModelDescription& desc,
+                                      uint64_t seed);
+
+struct TrainerOptions {
+  OptimizerSettings optimizer;
+  ScheduleConfig schedule;
+  int64_t steps = 1;
+  int64_t grad_accum = 1;
+  uint64_t seed = 0;
+};
+
+struct StepReport {
+  int64_t step = 0;       // optimizer steps taken, 1-based
+  double loss = 0;        // mean over the step's micro-batches, before the update
+  double lr = 0;
+  double grad_norm = 0;   // global L2 norm of the averaged gradients, before clipping
+  double step_ms = 0;
+  int64_t samples = 0;    // leading dim of the first input, summed over micro-batches
+  int64_t tokens = 0;     // elements of the first integer input with rank >= 2, summed
+};
+
+class Trainer {
+ public:
+  static Result<std::unique_ptr<Trainer>> create(TrainingGraph tg, TrainerOptions options, BatchSource source);
+  Result<StepReport> step();
+  const TrainingGraph& graph() const { return tg_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  Executor& executor() { return *executor_; }
+
+ private:
+  Trainer() = default;
+  TrainingGraph tg_;
+  TrainerOptions options_;
+  BatchSource source_;
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
+  int64_t micro_ = 0;
+};
+
+}  // namespace ort_train

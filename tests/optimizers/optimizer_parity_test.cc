@@ -1,0 +1,138 @@
+// Optimizers, clipping and schedules against PyTorch: 10 steps of the MLP per
+// configuration in tests/models/mlp/trajectories.json (tools/training_reference.py),
+// every loss within 1e-5 relative. Gradient accumulation: two micro-batches of
+// 2 samples give the losses of one batch of 4.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/onnx_io.h"
+#include "runtime/trainer.h"
+#include "test_util.h"
+
+namespace ort_train::testing {
+namespace fs = std::filesystem;
+namespace {
+
+fs::path mlp_dir() { return fs::path(source_dir()) / "tests/models/mlp"; }
+
+std::unique_ptr<Trainer> make_trainer(const ModelDescription& desc, const std::string& data, int64_t steps,
+                                      int64_t accum = 1) {
+  auto model = load_model((mlp_dir() / "model.onnx").string());
+  REQUIRE(model.ok());
+  auto tg = build_training_graph(std::move(model).value(), desc);
+  INFO(tg.status().message());
+  REQUIRE(tg.ok());
+  auto source = make_batch_source(data, *tg, desc, 0);
+  REQUIRE(source.ok());
+  TrainerOptions options;
+  options.optimizer = resolve_optimizer_settings(desc.optimizer);
+  options.schedule = desc.schedule;
+  options.steps = steps;
+  options.grad_accum = accum;
+  auto trainer = Trainer::create(std::move(tg).value(), options, *source);
+  INFO(trainer.status().message());
+  REQUIRE(trainer.ok());
+  return std::move(trainer).value();
+}
+
+ModelDescription mlp_description(const nlohmann::json& extra) {
+  auto base = load_description((mlp_dir() / "training.yaml").string());
+  REQUIRE(base.ok());
+  auto settings = parse_description(extra.dump(), "", "trajectories.json");
+  INFO(settings.status().message());
+  REQUIRE(settings.ok());
+  base->optimizer = settings->optimizer;
+  base->schedule = settings->schedule;
+  return std::move(base).value();
+}
+
+}  // namespace
+
+TEST_CASE("optimizers.pytorch_trajectories") {
+  std::ifstream in(mlp_dir() / "trajectories.json");
+  REQUIRE(in.good());
+  nlohmann::json j = nlohmann::json::parse(in);
+  int64_t steps = j["steps"];
+  for (auto& [name, cfg] : j["configs"].items()) {
+    INFO("configuration " << name);
+    nlohmann::json extra{{"optimizer", cfg["optimizer"]}};
+    if (cfg.contains("schedule")) extra["schedule"] = cfg["schedule"];
+    auto trainer = make_trainer(mlp_description(extra), (mlp_dir() / "train_batches").string(), steps);
+    double worst = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      auto r = trainer->step();
+      INFO(r.status().message());
+      REQUIRE(r.ok());
+      double expected = cfg["losses"][static_cast<size_t>(s)];
+      double rel = std::abs(r->loss - expected) / std::abs(expected);
+      INFO("step " << s + 1 << ": " << r->loss << " vs PyTorch " << expected);
+      CHECK(rel <= 1e-5);
+      worst = std::max(worst, rel);
+    }
+    std::printf("optimizer parity %-20s worst relative loss deviation over %lld steps: %.2e\n", name.c_str(),
+                static_cast<long long>(steps), worst);
+  }
+}
+
+TEST_CASE("optimizers.accumulating_two_half_batches_equals_one_batch") {
+  fs::path dir = fs::temp_directory_path() / "ort_train_accum_test";
+  fs::remove_all(dir);
+  auto x = read_tensor_file((mlp_dir() / "train_batches/0/x.pb").string());
+  auto y = read_tensor_file((mlp_dir() / "train_batches/0/labels.pb").string());
+  REQUIRE(x.ok());
+  REQUIRE(y.ok());
+  // Rows 0-1 and 2-3 of the 4-sample batch as two micro-batches.
+  for (int half = 0; half < 2; ++half) {
+    fs::create_directories(dir / std::to_string(half));
+    for (auto* t : {&*x, &*y}) {
+      int64_t cols = t->tensor.dims()[1];
+      Tensor part = Tensor::host(DType::kFloat, {2, cols});
+      for (int64_t k = 0; k < 2 * cols; ++k) part.data<float>()[k] = t->tensor.data<float>()[half * 2 * cols + k];
+      REQUIRE(write_tensor_file(part, t->name, (dir / std::to_string(half) / (t->name + ".pb")).string()).ok());
+    }
+  }
+  ModelDescription desc = mlp_description({{"optimizer", {{"name", "Adam"}, {"lr", 0.01}}}});
+  auto whole = make_trainer(desc, (mlp_dir() / "train_batches").string(), 5);
+  auto halves = make_trainer(desc, dir.string(), 5, 2);
+  for (int s = 0; s < 5; ++s) {
+    auto a = whole->step();
+    auto b = halves->step();
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    INFO("step " << s + 1);
+    CHECK(b->loss == Approx(a->loss).epsilon(1e-6));
+    CHECK(b->grad_norm == Approx(a->grad_norm).epsilon(1e-5));
+    CHECK(b->samples == 4);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("optimizers.batchnorm_running_statistics_are_written_back") {
+  fs::path dir = fs::path(source_dir()) / "tests/models/cnn_bn";
+  auto desc = load_description((dir / "training.yaml").string());
+  auto model = load_model((dir / "model.onnx").string());
+  REQUIRE(desc.ok());
+  REQUIRE(model.ok());
+  Tensor before = model->graph.initializers.at("bn1.running_mean");
+  std::vector<float> initial(before.data<float>(), before.data<float>() + before.numel());
+  auto tg = build_training_graph(std::move(model).value(), *desc);
+  REQUIRE(tg.ok());
+  auto source = make_batch_source((dir / "train_batches").string(), *tg, *desc, 0);
+  REQUIRE(source.ok());
+  TrainerOptions options;
+  options.optimizer.name = "Sgd";
+  options.optimizer.lr = 0.01;
+  auto trainer = Trainer::create(std::move(tg).value(), options, *source);
+  REQUIRE(trainer.ok());
+  REQUIRE((*trainer)->step().ok());
+  const Tensor& after = (*trainer)->graph().model.graph.initializers.at("bn1.running_mean");
+  bool changed = false;
+  for (int64_t k = 0; k < after.numel(); ++k) changed = changed || after.data<float>()[k] != initial[static_cast<size_t>(k)];
+  CHECK(changed);
+}
+
+}  // namespace ort_train::testing
