@@ -39,6 +39,10 @@ struct TrainArgs {
   std::string metrics;
   std::string export_path;
   int log_every = 0;      // 0: about ten lines per run
+  std::string checkpoint_dir;
+  int64_t save_every = 0;  // 0: only at the end (when a checkpoint dir is given)
+  int keep = 3;
+  bool resume = false;
   std::string data;
   std::optional<int64_t> seed;
   int threads = 0;

@@ -18,6 +18,7 @@
 #include "runtime/batch_data.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/executor.h"
+#include "runtime/checkpoint.h"
 #include "runtime/trainer.h"
 
 namespace ort_train::app {
@@ -35,6 +36,11 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--export", args.export_path, "after training, write the forward model with trained weights");
   train->add_option("--log-every", args.log_every, "log every N steps (default: about ten lines)")
       ->check(CLI::NonNegativeNumber);
+  train->add_option("--checkpoint-dir", args.checkpoint_dir, "write checkpoints into this folder");
+  train->add_option("--save-every", args.save_every, "checkpoint every N steps (and at the end)")
+      ->check(CLI::NonNegativeNumber);
+  train->add_option("--keep", args.keep, "keep the newest N checkpoints")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_flag("--resume", args.resume, "continue from the newest complete checkpoint in --checkpoint-dir");
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
       ->check(CLI::PositiveNumber);
   train->add_option("--data", args.data, "batch directory, or 'synthetic'");
@@ -100,6 +106,38 @@ Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const BatchSou
   return Status::Ok();
 }
 
+// The newest checkpoint that reads back whole; damaged ones are skipped with a
+// warning, one of another run is refused.
+Status resume(Trainer& trainer, const std::string& dir, const std::map<std::string, std::string>& fingerprint) {
+  if (dir.empty()) return invalid_argument("--resume needs --checkpoint-dir");
+  for (const std::string& path : list_checkpoints(dir)) {
+    auto c = read_checkpoint(path);
+    if (!c.ok()) {
+      spdlog::warn("skipping {}", c.status().message());
+      continue;
+    }
+    Status st = trainer.restore(*c, fingerprint);
+    if (!st.ok()) return st.with_context(path);
+    spdlog::info("resumed from {} (step {})", path, c->step);
+    return Status::Ok();
+  }
+  spdlog::info("no complete checkpoint in {}: starting from step 0", dir);
+  return Status::Ok();
+}
+
+Status save_checkpoint(const Trainer& trainer, const std::string& dir,
+                       const std::map<std::string, std::string>& fingerprint, int keep) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return io_error("cannot create {}: {}", dir, ec.message());
+  Checkpoint c = trainer.snapshot(fingerprint);
+  RETURN_IF_ERROR(write_checkpoint(c, checkpoint_path(dir, c.step)));
+  std::vector<std::string> all = list_checkpoints(dir);
+  for (size_t i = static_cast<size_t>(keep); i < all.size(); ++i) fs::remove(all[i], ec);
+  spdlog::debug("checkpoint {} written", checkpoint_path(dir, c.step));
+  return Status::Ok();
+}
+
 std::string eta(double seconds) {
   int64_t s = static_cast<int64_t>(seconds + 0.5);
   return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
@@ -157,32 +195,38 @@ Status train_command(const TrainArgs& args) {
   spdlog::info("training: device cpu, 1 rank, {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches, data {}",
                params, options.optimizer.name, options.optimizer.lr,
                options.optimizer.huggingface ? ", huggingface mode" : "", steps, options.grad_accum, data);
+  auto fingerprint = training_fingerprint(tg, options);
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
+  if (args.resume) RETURN_IF_ERROR(resume(*trainer, args.checkpoint_dir, fingerprint));
+  int64_t start = trainer->optimizer().steps_taken();
   std::unique_ptr<std::ofstream> metrics;
   if (!args.metrics.empty()) {
-    metrics = std::make_unique<std::ofstream>(args.metrics, std::ios::trunc);
+    metrics = std::make_unique<std::ofstream>(args.metrics, start > 0 ? std::ios::app : std::ios::trunc);
     if (!*metrics) return io_error("cannot write metrics to {}", args.metrics);
   }
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
   double elapsed_ms = 0;
-  for (int64_t i = 0; i < steps; ++i) {
+  for (int64_t i = start; i < steps; ++i) {
     ASSIGN_OR_RETURN(StepReport r, trainer->step());
     elapsed_ms += r.step_ms;
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
     if (metrics) {
-      *metrics << fmt::format(R"({{"step": {}, "loss": {:.9g}, "lr": {:.9g}, "grad_norm": {:.9g}, "samples_per_s": {:.6g}, "step_ms": {:.6g}}})",
+      *metrics << fmt::format(R"({{"step": {}, "loss": {}, "lr": {}, "grad_norm": {}, "samples_per_s": {:.6g}, "step_ms": {:.6g}}})",
                               r.step, r.loss, r.lr, r.grad_norm, samples_per_s, r.step_ms)
                << "\n";
       metrics->flush();
     }
     if (r.step % log_every == 0 || r.step == steps || r.step == 1) {
-      double per_step = elapsed_ms / static_cast<double>(r.step) / 1000.0;
+      double per_step = elapsed_ms / static_cast<double>(r.step - start) / 1000.0;
       spdlog::info("step {}/{}  loss {:.6g}  lr {:.3g}  grad norm {:.4g}  {:.1f} samples/s{}  ETA {}", r.step, steps,
                    r.loss, r.lr, r.grad_norm, samples_per_s,
                    r.tokens > 0 ? fmt::format("  {:.0f} tokens/s", r.tokens / (r.step_ms / 1000.0)) : "",
                    eta(per_step * static_cast<double>(steps - r.step)));
     }
+    bool last = r.step == steps;
+    if (!args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
+      RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep));
   }
   if (!args.export_path.empty()) {
     RETURN_IF_ERROR(save_model(forward, args.export_path));

@@ -44,6 +44,8 @@ class Optimizer {
   // One update with learning rate `lr`; grads[i] belongs to params[i] (float32).
   virtual Status step(const std::vector<Tensor>& grads, double lr) = 0;
   int64_t steps_taken() const { return t_; }
+  // For resuming from a checkpoint (state buffers are restored through state()).
+  void set_steps_taken(int64_t t) { t_ = t; }
   const std::vector<ParamSlot>& params() const { return params_; }
   // Named flat state buffers ("exp_avg", "exp_avg_sq", "momentum_buffer"), for checkpoints.
   virtual std::vector<std::pair<std::string, Tensor*>> state() = 0;

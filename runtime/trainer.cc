@@ -119,4 +119,78 @@ Result<StepReport> Trainer::step() {
   return r;
 }
 
+namespace {
+
+std::string hex_hash(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg, const TrainerOptions& options) {
+  const Graph& g = tg.model.graph;
+  std::string structure;
+  for (size_t i = 0; i < tg.gradients.forward_nodes && i < g.nodes.size(); ++i)
+    structure += g.nodes[i].op_type + ":" + g.nodes[i].name + ";";
+  for (const std::string& name : g.initializer_order) {
+    structure += name + "[";
+    for (int64_t d : g.initializers.at(name).dims()) structure += std::to_string(d) + ",";
+    structure += "]";
+  }
+  std::string trainable;
+  for (const std::string& w : tg.gradients.trainable) trainable += w + ";";
+  const OptimizerSettings& o = options.optimizer;
+  return {{"model", hex_hash(structure)},
+          {"trainable", fmt::format("{} tensors, {}", tg.gradients.trainable.size(), hex_hash(trainable))},
+          {"loss", tg.gradients.loss},
+          {"optimizer", fmt::format("{}{}, momentum {}", o.name, o.huggingface ? " (huggingface)" : "", o.momentum)},
+          {"grad_accum", std::to_string(options.grad_accum)}};
+}
+
+Checkpoint Trainer::snapshot(const std::map<std::string, std::string>& fingerprint) const {
+  Checkpoint c;
+  c.step = optimizer_->steps_taken();
+  c.micro_batch = micro_;
+  c.seed = options_.seed;
+  c.fingerprint = fingerprint;
+  const Graph& g = tg_.model.graph;
+  for (const std::string& w : tg_.gradients.trainable) c.tensors.emplace_back("param/" + w, g.initializers.at(w));
+  for (const auto& [out, init] : stat_writebacks_) c.tensors.emplace_back("param/" + init, g.initializers.at(init));
+  for (const auto& [name, t] : optimizer_->state()) c.tensors.emplace_back("state/" + name, *t);
+  return c;
+}
+
+Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint) {
+  for (const auto& [key, value] : fingerprint) {
+    auto it = c.fingerprint.find(key);
+    std::string have = it == c.fingerprint.end() ? "(none)" : it->second;
+    if (have != value)
+      return invalid_argument("the checkpoint does not match this run: {} is '{}' in the checkpoint, '{}' here", key,
+                              have, value);
+  }
+  Graph& g = tg_.model.graph;
+  std::map<std::string, Tensor*> targets;
+  for (const std::string& w : tg_.gradients.trainable) targets["param/" + w] = &g.initializers.at(w);
+  for (const auto& [out, init] : stat_writebacks_) targets["param/" + init] = &g.initializers.at(init);
+  for (auto& [name, t] : optimizer_->state()) targets["state/" + name] = t;
+  if (targets.size() != c.tensors.size())
+    return invalid_argument("the checkpoint holds {} tensors, this run has {}", c.tensors.size(), targets.size());
+  for (const auto& [name, t] : c.tensors) {
+    auto it = targets.find(name);
+    if (it == targets.end()) return invalid_argument("the checkpoint holds '{}', which this run does not have", name);
+    Tensor& dst = *it->second;
+    if (dst.dims() != t.dims() || dst.dtype() != t.dtype())
+      return invalid_argument("the checkpoint's '{}' has another shape or dtype", name);
+    std::memcpy(dst.raw(), t.raw(), t.nbytes());  // in place: the executor reads these buffers
+  }
+  optimizer_->set_steps_taken(c.step);
+  micro_ = c.micro_batch;
+  return Status::Ok();
+}
+
 }  // namespace ort_train

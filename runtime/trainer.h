@@ -11,6 +11,7 @@
 
 #include "autodiff/training_graph.h"
 #include "optimizers/optimizer.h"
+#include "runtime/checkpoint.h"
 #include "runtime/executor.h"
 
 namespace ort_train {
@@ -42,10 +43,19 @@ struct StepReport {
   int64_t tokens = 0;     // elements of the first integer input with rank >= 2, summed
 };
 
+// What a checkpoint must match: the model's structure (ops, node names,
+// initializer names and shapes), the trainable set, the loss and optimizer.
+std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg, const TrainerOptions& options);
+
 class Trainer {
  public:
   static Result<std::unique_ptr<Trainer>> create(TrainingGraph tg, TrainerOptions options, BatchSource source);
   Result<StepReport> step();
+  // Everything needed to continue exactly, with `fingerprint` to check on load.
+  Checkpoint snapshot(const std::map<std::string, std::string>& fingerprint) const;
+  // Loads a snapshot of this run; a different fingerprint or tensor set is an
+  // error saying what differs.
+  Status restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint);
   const TrainingGraph& graph() const { return tg_; }
   Optimizer& optimizer() { return *optimizer_; }
   Executor& executor() { return *executor_; }

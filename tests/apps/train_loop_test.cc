@@ -1,0 +1,149 @@
+// The training loop through the real binary: metrics lines, export, and
+// checkpoints — a run killed with SIGKILL after a checkpoint resumes to the
+// same losses bit for bit, a truncated checkpoint is skipped for the previous
+// one, and a checkpoint of another run is refused with what differs.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "graph/onnx_io.h"
+#include "runtime/checkpoint.h"
+#include "test_util.h"
+
+namespace ort_train::testing {
+namespace fs = std::filesystem;
+namespace {
+
+std::string mlp_args(const std::string& optimizer = "adam", const std::string& level = "warn") {
+  std::string m = source_dir() + "/tests/models/mlp";
+  return "--log-level " + level + " --model " + m + "/model.onnx --config " + m + "/training.yaml --data " + m +
+         "/train_batches --optimizer " + optimizer + " --lr 0.01";
+}
+
+std::vector<std::string> loss_fields(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t a = line.find("\"loss\": "), b = line.find(',', a);
+    out.push_back(line.substr(a + 8, b - a - 8));
+  }
+  return out;
+}
+
+struct Dir {
+  fs::path p;
+  explicit Dir(const std::string& name) : p(fs::temp_directory_path() / name) {
+    fs::remove_all(p);
+    fs::create_directories(p);
+  }
+  ~Dir() { fs::remove_all(p); }
+  std::string operator/(const std::string& rel) const { return (p / rel).string(); }
+};
+
+}  // namespace
+
+TEST_CASE("train.metrics_and_export") {
+  Dir d("ort_train_train_loop");
+  CliOutcome o = run_cli(mlp_args() + " --steps 5 --metrics " + (d / "m.jsonl") + " --export " + (d / "out.onnx"),
+                         d.p.string());
+  INFO(o.stderr_text);
+  REQUIRE(o.exit_code == 0);
+  std::ifstream in(d / "m.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    for (const char* key : {"\"step\": ", "\"loss\": ", "\"lr\": ", "\"grad_norm\": ", "\"samples_per_s\": ", "\"step_ms\": "})
+      CHECK(line.find(key) != std::string::npos);
+  }
+  CHECK(lines == 5);
+  auto trained = load_model(d / "out.onnx");
+  auto original = load_model(source_dir() + "/tests/models/mlp/model.onnx");
+  REQUIRE(trained.ok());
+  REQUIRE(original.ok());
+  REQUIRE(trained->graph.nodes.size() == original->graph.nodes.size());
+  for (size_t i = 0; i < trained->graph.nodes.size(); ++i) CHECK(trained->graph.nodes[i].name == original->graph.nodes[i].name);
+  CHECK(trained->graph.inputs.size() == original->graph.inputs.size());
+  CHECK(trained->graph.outputs.size() == original->graph.outputs.size());
+  const Tensor& w1 = trained->graph.initializers.at("fc1.weight");
+  const Tensor& w0 = original->graph.initializers.at("fc1.weight");
+  CHECK(std::memcmp(w1.raw(), w0.raw(), w0.nbytes()) != 0);
+}
+
+TEST_CASE("train.resume_after_sigkill_is_bit_exact") {
+  Dir d("ort_train_resume");
+  // A long run killed once it has written a checkpoint.
+  std::string cmd = ort_train_binary() + " " + mlp_args() + " --steps 1000000 --save-every 20 --keep 2 --checkpoint-dir " +
+                    (d / "ck") + " > /dev/null 2>&1 & echo $! > " + (d / "pid");
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::ifstream pid_in(d / "pid");
+  int pid = 0;
+  pid_in >> pid;
+  REQUIRE(pid > 0);
+  for (int i = 0; i < 600 && list_checkpoints(d / "ck").size() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ::kill(pid, SIGKILL);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto kept = list_checkpoints(d / "ck");
+  REQUIRE_FALSE(kept.empty());
+  auto newest = read_checkpoint(kept[0]);
+  INFO(newest.status().message());
+  REQUIRE(newest.ok());
+  int64_t k = newest->step, total = k + 8;
+
+  CliOutcome resumed = run_cli(mlp_args() + " --steps " + std::to_string(total) + " --checkpoint-dir " + (d / "ck") +
+                                   " --resume --metrics " + (d / "resumed.jsonl"), d.p.string());
+  INFO(resumed.stderr_text);
+  REQUIRE(resumed.exit_code == 0);
+  CliOutcome straight = run_cli(mlp_args() + " --steps " + std::to_string(total) + " --metrics " + (d / "straight.jsonl"),
+                                d.p.string());
+  REQUIRE(straight.exit_code == 0);
+  auto a = loss_fields(d / "straight.jsonl");
+  auto b = loss_fields(d / "resumed.jsonl");
+  REQUIRE(a.size() == static_cast<size_t>(total));
+  REQUIRE(b.size() == 8);
+  for (size_t i = 0; i < 8; ++i) {
+    INFO("step " << k + 1 + static_cast<int64_t>(i));
+    CHECK(b[i] == a[static_cast<size_t>(k) + i]);  // the shortest exact decimal of each double
+  }
+}
+
+TEST_CASE("train.damaged_checkpoint_is_skipped_and_foreign_one_refused") {
+  Dir d("ort_train_ckpt_checks");
+  CliOutcome first = run_cli(mlp_args() + " --steps 4 --save-every 2 --checkpoint-dir " + (d / "ck"), d.p.string());
+  REQUIRE(first.exit_code == 0);
+  auto all = list_checkpoints(d / "ck");
+  REQUIRE(all.size() == 2);
+  fs::resize_file(all[0], fs::file_size(all[0]) / 2);  // truncate the newest
+  CHECK_FALSE(read_checkpoint(all[0]).ok());
+  CliOutcome resumed = run_cli(mlp_args("adam", "info") + " --steps 5 --resume --checkpoint-dir " + (d / "ck"),
+                               d.p.string());
+  INFO(resumed.stderr_text << resumed.stdout_text);
+  CHECK(resumed.exit_code == 0);
+  std::string log = resumed.stdout_text + resumed.stderr_text;
+  CHECK(log.find("truncated checkpoint") != std::string::npos);
+  CHECK(log.find("resumed from " + all[1]) != std::string::npos);
+
+  CliOutcome foreign = run_cli(mlp_args("sgd") + " --steps 6 --resume --checkpoint-dir " + (d / "ck"), d.p.string());
+  INFO(foreign.stderr_text);
+  CHECK(foreign.exit_code != 0);
+  CHECK(foreign.stderr_text.find("does not match this run: optimizer") != std::string::npos);
+}
+
+TEST_CASE("train.bad_options") {
+  Dir d("ort_train_bad_train_options");
+  CliOutcome o = run_cli(mlp_args("adagrad") + " --steps 2", d.p.string());
+  CHECK(o.exit_code != 0);
+  CHECK(o.stderr_text.find("'adagrad' is not one of") != std::string::npos);
+  CliOutcome r = run_cli(mlp_args() + " --steps 2 --resume", d.p.string());
+  CHECK(r.exit_code != 0);
+  CHECK(r.stderr_text.find("--resume needs --checkpoint-dir") != std::string::npos);
+}
+
+}  // namespace ort_train::testing
