@@ -44,6 +44,7 @@ struct TrainArgs {
   int keep = 3;
   bool resume = false;
   std::string data;
+  std::string eval_data;
   std::optional<int64_t> seed;
   int threads = 0;
   int repeat = 1;

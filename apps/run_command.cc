@@ -44,7 +44,7 @@ Result<std::map<std::string, Tensor>> read_feeds(const Graph& g, const std::stri
   auto required = g.required_inputs();
   for (size_t i = 0; i < required.size(); ++i) {
     const std::string& name = required[i]->name;
-    fs::path by_name = fs::path(dir) / (name + ".pb");
+    fs::path by_name = fs::path(dir) / tensor_file_name(name);
     fs::path by_index = fs::path(dir) / ("input_" + std::to_string(i) + ".pb");
     fs::path file = fs::exists(by_name) ? by_name : by_index;
     if (!fs::exists(file))
@@ -126,7 +126,7 @@ Status run_command(const RunArgs& args) {
     fs::create_directories(args.outputs, ec);
     if (ec) return io_error("cannot create {}: {}", args.outputs, ec.message());
     for (const auto& [name, t] : outputs)
-      RETURN_IF_ERROR(write_tensor_file(t, name, (fs::path(args.outputs) / (name + ".pb")).string()));
+      RETURN_IF_ERROR(write_tensor_file(t, name, (fs::path(args.outputs) / tensor_file_name(name)).string()));
   }
 
   std::string expected_dir = args.expected.empty() ? args.inputs : args.expected;
@@ -135,7 +135,7 @@ Status run_command(const RunArgs& args) {
   const auto& graph_outputs = model.graph.outputs;
   for (size_t i = 0; i < graph_outputs.size(); ++i) {
     const std::string& name = graph_outputs[i].name;
-    fs::path by_name = fs::path(expected_dir) / (name + ".pb");
+    fs::path by_name = fs::path(expected_dir) / tensor_file_name(name);
     fs::path by_index = fs::path(expected_dir) / ("output_" + std::to_string(i) + ".pb");
     fs::path file = fs::exists(by_name) && by_name.parent_path() != fs::path(args.inputs) ? by_name : by_index;
     if (!fs::exists(file)) continue;

@@ -43,7 +43,8 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_flag("--resume", args.resume, "continue from the newest complete checkpoint in --checkpoint-dir");
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
       ->check(CLI::PositiveNumber);
-  train->add_option("--data", args.data, "batch directory, or 'synthetic'");
+  train->add_option("--data", args.data, "batch directory, .npz file, or 'synthetic'");
+  train->add_option("--eval-data", args.eval_data, "held-out data (batch directory or .npz) evaluated after training");
   train->add_option("--seed", args.seed, "seeds synthetic data and dropout");
   train->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
@@ -227,6 +228,16 @@ Status train_command(const TrainArgs& args) {
     bool last = r.step == steps;
     if (!args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
       RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep));
+  }
+  std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
+  if (!eval_data.empty()) {
+    ModelDescription eval_desc = desc;
+    eval_desc.data.shuffle = false;
+    ASSIGN_OR_RETURN(BatchSource held_out, make_batch_source(eval_data, trainer->graph(), eval_desc, seed));
+    ASSIGN_OR_RETURN(EvalReport e, trainer->evaluate(held_out, held_out.per_epoch));
+    std::string acc = e.accuracy ? fmt::format(", accuracy {:.2f}%", 100 * *e.accuracy) : "";
+    spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
+                 std::exp(e.loss), acc);
   }
   if (!args.export_path.empty()) {
     RETURN_IF_ERROR(save_model(forward, args.export_path));

@@ -81,6 +81,7 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
     if (!in.shape.empty() && (!it->shape || it->shape->size() == in.shape.size())) it->shape = in.shape;
   }
   ASSIGN_OR_RETURN(LossSpec loss_spec, resolve_loss(tg.model, desc));
+  tg.loss = loss_spec;
   // Chosen before the loss adds its own constants, which never train.
   std::vector<std::string> trainable = select_trainable(tg.model, desc.trainable_exclude, &tg.frozen, &tg.unused_globs);
   ASSIGN_OR_RETURN(auto builder, GraphBuilder::create(tg.model, desc.dims));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "autodiff/gradient_builder.h"
+#include "autodiff/loss.h"
 #include "configs/model_description.h"
 
 namespace ort_train {
@@ -15,6 +16,7 @@ namespace ort_train {
 struct TrainingGraph {
   Model model;                       // forward + loss + backward
   GradientGraph gradients;           // loss name, trainable list, gradient names, unreached
+  LossSpec loss;                     // how the loss was made (the model's own, or an appended type)
   std::vector<std::string> frozen;   // float initializers excluded by the description's globs
   std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
   double build_ms = 0;

@@ -277,7 +277,11 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
       if (data.IsScalar()) {
         d.data.train = resolve(base_dir, data.Scalar());
       } else {
-        RETURN_IF_ERROR(p.check_keys(data, "data", {"train", "shuffle"}));
+        RETURN_IF_ERROR(p.check_keys(data, "data", {"train", "eval", "shuffle"}));
+        if (data["eval"]) {
+          ASSIGN_OR_RETURN(std::string e, p.string(data["eval"], "data.eval"));
+          d.data.eval = resolve(base_dir, e);
+        }
         if (data["train"]) {
           ASSIGN_OR_RETURN(std::string t, p.string(data["train"], "data.train"));
           d.data.train = resolve(base_dir, t);

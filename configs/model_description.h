@@ -47,6 +47,7 @@ struct ScheduleConfig {
 
 struct DataConfig {
   std::string train;  // path (relative to the description) or "synthetic"
+  std::string eval;   // held-out data, evaluated at the end of training
   bool shuffle = true;
 };
 

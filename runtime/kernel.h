@@ -39,7 +39,8 @@ class KernelContext {
   const Tensor& input(size_t i) const { return *inputs_[i]; }
   size_t num_outputs() const { return outputs_.size(); }
   bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
-  // The output allocated with the shape the rule inferred (allocated on first call).
+  // The output allocated with the shape the rule inferred (allocated on first call;
+  // not thread-safe: take it before a parallel region, never inside one).
   Tensor& output(size_t i);
   // Makes output i share input storage (Reshape, Identity, ...) with the inferred dims.
   void alias_output(size_t i, const Tensor& source);

@@ -3,11 +3,63 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <random>
 
 #include "optimizers/schedule.h"
 #include "runtime/batch_data.h"
+#include "runtime/npz.h"
 
 namespace ort_train {
+
+namespace {
+
+// NPZ: one array per input/label, first axis = samples, cut into batch_size
+// micro-batches (an incomplete last batch is dropped), reshuffled every epoch
+// from the seed and the epoch number, so any micro-batch index maps to the
+// same samples (what resuming needs).
+Result<BatchSource> npz_batch_source(const std::string& path, const std::vector<std::string>& names,
+                                     const ModelDescription& desc, uint64_t seed) {
+  ASSIGN_OR_RETURN(auto arrays, read_npz(path));
+  if (!desc.batch_size) return invalid_argument("{}: NPZ data needs a batch size (--batch-size or batch_size:)", path);
+  int64_t batch = *desc.batch_size, n = -1;
+  auto data = std::make_shared<std::map<std::string, Tensor>>();
+  for (const std::string& name : names) {
+    auto it = arrays.find(name);
+    if (it == arrays.end()) return invalid_argument("{}: no array named '{}'", path, name);
+    if (it->second.rank() < 1) return invalid_argument("{}: array '{}' has no sample axis", path, name);
+    if (n >= 0 && it->second.dims()[0] != n)
+      return invalid_argument("{}: array '{}' has {} samples, others {}", path, name, it->second.dims()[0], n);
+    n = it->second.dims()[0];
+    (*data)[name] = it->second;
+  }
+  int64_t per_epoch = n / batch;
+  if (per_epoch == 0) return invalid_argument("{}: {} samples make no batch of {}", path, n, batch);
+  bool shuffle = desc.data.shuffle;
+  return BatchSource{[data, batch, n, per_epoch, shuffle, seed](int64_t micro) -> Result<std::map<std::string, Tensor>> {
+    int64_t epoch = micro / per_epoch, first = (micro % per_epoch) * batch;
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    if (shuffle) {
+      std::mt19937_64 gen(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
+      std::shuffle(order.begin(), order.end(), gen);
+    }
+    std::map<std::string, Tensor> out;
+    for (const auto& [name, t] : *data) {
+      Dims dims = t.dims();
+      dims[0] = batch;
+      Tensor b = Tensor::host(t.dtype(), dims);
+      size_t row = b.nbytes() / static_cast<size_t>(batch);
+      for (int64_t i = 0; i < batch; ++i)
+        std::memcpy(static_cast<char*>(b.raw()) + static_cast<size_t>(i) * row,
+                    static_cast<const char*>(t.raw()) + static_cast<size_t>(order[static_cast<size_t>(first + i)]) * row,
+                    row);
+      out[name] = b;
+    }
+    return out;
+  }, per_epoch};
+}
+
+}  // namespace
 
 Result<BatchSource> make_batch_source(const std::string& data, const TrainingGraph& tg, const ModelDescription& desc,
                                       uint64_t seed) {
@@ -22,14 +74,15 @@ Result<BatchSource> make_batch_source(const std::string& data, const TrainingGra
       decls.push_back(TensorDecl{v->name, v->dtype, *v->shape, std::nullopt});
     }
     std::map<std::string, int64_t> dims = desc.dims;
-    return BatchSource([decls, dims, seed](int64_t micro) {
+    return BatchSource{[decls, dims, seed](int64_t micro) {
       return synthetic_batch(decls, dims, seed * 1000003u + static_cast<uint64_t>(micro));
-    });
+    }, 1};
   }
+  if (data.size() > 4 && data.compare(data.size() - 4, 4, ".npz") == 0) return npz_batch_source(data, names, desc, seed);
   ASSIGN_OR_RETURN(auto dirs, list_batch_dirs(data));
-  return BatchSource([dirs, names](int64_t micro) {
+  return BatchSource{[dirs, names](int64_t micro) {
     return read_batch_dir(dirs[static_cast<size_t>(micro) % dirs.size()], names);
-  });
+  }, static_cast<int64_t>(dirs.size())};
 }
 
 Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOptions options, BatchSource source) {
@@ -191,6 +244,43 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   optimizer_->set_steps_taken(c.step);
   micro_ = c.micro_batch;
   return Status::Ok();
+}
+
+Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches) {
+  const LossSpec& spec = tg_.loss;
+  bool classify = spec.type == "softmax_cross_entropy" || spec.type == "nll";
+  if (!eval_executor_) {
+    Model fwd = tg_.model;  // shares initializer storage: sees the trained values
+    fwd.graph.nodes.resize(tg_.gradients.forward_nodes);
+    fwd.graph.outputs = {*fwd.graph.value(tg_.gradients.loss)};
+    if (classify) fwd.graph.outputs.push_back(*fwd.graph.value(spec.input));
+    ASSIGN_OR_RETURN(eval_executor_, Executor::create(fwd));
+  }
+  EvalReport r;
+  int64_t correct = 0, counted = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    ASSIGN_OR_RETURN(auto feeds, source(b));
+    RunOptions run;  // not a training run: Dropout is the identity
+    ASSIGN_OR_RETURN(auto out, eval_executor_->run(feeds, run));
+    const Tensor& loss = out.at(tg_.gradients.loss);
+    r.loss += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
+    if (classify && out.at(spec.input).dtype() == DType::kFloat) {
+      const Tensor& logits = out.at(spec.input);
+      std::vector<int64_t> labels = feeds.at(spec.target).to_int64_vector();
+      int64_t c = logits.dims().back(), rows = logits.numel() / std::max<int64_t>(c, 1);
+      for (int64_t i = 0; i < rows && i < static_cast<int64_t>(labels.size()); ++i) {
+        if (labels[static_cast<size_t>(i)] == spec.ignore_index) continue;
+        const float* row = logits.data<float>() + i * c;
+        int64_t best = std::max_element(row, row + c) - row;
+        correct += best == labels[static_cast<size_t>(i)];
+        ++counted;
+      }
+    }
+    ++r.batches;
+  }
+  r.loss /= static_cast<double>(std::max<int64_t>(r.batches, 1));
+  if (counted > 0) r.accuracy = static_cast<double>(correct) / static_cast<double>(counted);
+  return r;
 }
 
 }  // namespace ort_train

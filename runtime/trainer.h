@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,12 +17,18 @@
 
 namespace ort_train {
 
-// Where micro-batches come from: called with the micro-batch index (0-based, global).
-using BatchSource = std::function<Result<std::map<std::string, Tensor>>(int64_t micro_batch)>;
+// Where micro-batches come from: called with the micro-batch index (0-based,
+// global); `per_epoch` micro-batches make one pass over the data.
+struct BatchSource {
+  std::function<Result<std::map<std::string, Tensor>>(int64_t micro_batch)> next;
+  int64_t per_epoch = 1;
+  Result<std::map<std::string, Tensor>> operator()(int64_t micro_batch) const { return next(micro_batch); }
+};
 
-// Batch directories (every sub-directory of `dir`, lexical order, cycling) or,
-// for "synthetic", random tensors of the described shapes seeded by `seed` and
-// the micro-batch index.
+// Batch directories (every sub-directory of `dir`, lexical order, cycling), an
+// .npz file (batch_size samples per micro-batch, reshuffled per epoch unless
+// data.shuffle is false), or, for "synthetic", random tensors of the described
+// shapes seeded by `seed` and the micro-batch index.
 Result<BatchSource> make_batch_source(const std::string& data, const TrainingGraph& tg, const ModelDescription& desc,
                                       uint64_t seed);
 
@@ -47,10 +54,18 @@ struct StepReport {
 // initializer names and shapes), the trainable set, the loss and optimizer.
 std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg, const TrainerOptions& options);
 
+struct EvalReport {
+  int64_t batches = 0;
+  double loss = 0;                  // mean over batches
+  std::optional<double> accuracy;   // classification losses: argmax over the class axis vs the labels
+};
+
 class Trainer {
  public:
   static Result<std::unique_ptr<Trainer>> create(TrainingGraph tg, TrainerOptions options, BatchSource source);
   Result<StepReport> step();
+  // Forward and loss only (no gradients, no updates) over `batches` micro-batches of `source`.
+  Result<EvalReport> evaluate(const BatchSource& source, int64_t batches);
   // Everything needed to continue exactly, with `fingerprint` to check on load.
   Checkpoint snapshot(const std::map<std::string, std::string>& fingerprint) const;
   // Loads a snapshot of this run; a different fingerprint or tensor set is an
@@ -67,6 +82,7 @@ class Trainer {
   BatchSource source_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use
   std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
   int64_t micro_ = 0;
 };

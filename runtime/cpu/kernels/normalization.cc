@@ -34,11 +34,16 @@ Status layer_norm(KernelContext& ctx) {
     T* y = Y.data<T>();
     bool g1 = scale.numel() == 1, b1 = bias && bias->numel() == 1;
     // Mean / InvStdDev outputs are in the stash type (float unless the input is double).
+    // Allocated here, before the threads start: KernelContext::output allocates lazily
+    // and is not safe to call from several threads at once.
+    Tensor* stats[3] = {nullptr, nullptr, nullptr};
+    for (size_t out = 1; out <= 2; ++out)
+      if (ctx.num_outputs() > out && ctx.has_output(out)) stats[out] = &ctx.output(out);
     auto write_stat = [&](size_t out, int64_t r, double v) {
-      if (!ctx.has_output(out)) return;
-      Tensor& t = ctx.output(out);
-      if (t.dtype() == DType::kDouble) t.data<double>()[r] = v;
-      else t.data<float>()[r] = static_cast<float>(v);
+      Tensor* t = stats[out];
+      if (!t) return;
+      if (t->dtype() == DType::kDouble) t->data<double>()[r] = v;
+      else t->data<float>()[r] = static_cast<float>(v);
     };
     parallel_for(rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), [&](int64_t s, int64_t e) {
       for (int64_t r = s; r < e; ++r) {
