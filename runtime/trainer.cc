@@ -80,8 +80,25 @@ Result<BatchSource> make_batch_source(const std::string& data, const TrainingGra
   }
   if (data.size() > 4 && data.compare(data.size() - 4, 4, ".npz") == 0) return npz_batch_source(data, names, desc, seed);
   ASSIGN_OR_RETURN(auto dirs, list_batch_dirs(data));
-  return BatchSource{[dirs, names](int64_t micro) {
-    return read_batch_dir(dirs[static_cast<size_t>(micro) % dirs.size()], names);
+  // Batches are read once and kept while they total under 256 MiB (the
+  // protobuf parse would otherwise cost as much as a small model's step).
+  struct Cache {
+    std::map<size_t, std::map<std::string, Tensor>> batches;
+    size_t bytes = 0;
+  };
+  auto cache = std::make_shared<Cache>();
+  return BatchSource{[dirs, names, cache](int64_t micro) -> Result<std::map<std::string, Tensor>> {
+    size_t i = static_cast<size_t>(micro) % dirs.size();
+    auto it = cache->batches.find(i);
+    if (it != cache->batches.end()) return it->second;
+    ASSIGN_OR_RETURN(auto batch, read_batch_dir(dirs[i], names));
+    size_t bytes = 0;
+    for (const auto& [name, t] : batch) bytes += t.nbytes();
+    if (cache->bytes + bytes <= (size_t{256} << 20)) {
+      cache->batches[i] = batch;
+      cache->bytes += bytes;
+    }
+    return batch;
   }, static_cast<int64_t>(dirs.size())};
 }
 
@@ -138,7 +155,9 @@ Result<StepReport> Trainer::step() {
     loss_sum += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
     for (size_t i = 0; i < gg.trainable.size(); ++i) {
       const Tensor& gi = out.at(gg.gradient.at(gg.trainable[i]));
-      if (a == 0) {
+      if (a == 0 && options_.grad_accum == 1) {
+        grads.push_back(gi);  // the run's own output: nothing else reads it
+      } else if (a == 0) {
         Tensor copy = Tensor::host(gi.dtype(), gi.dims());
         std::memcpy(copy.raw(), gi.raw(), gi.nbytes());
         grads.push_back(copy);

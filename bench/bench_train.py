@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Training speed, ort_train vs PyTorch eager on CPU, side by side in one run:
+the same model (exported once), the same batch, Adam, the same thread count.
+
+  /usr/bin/python3 bench/bench_train.py [--threads 2] [--steps 20]
+
+Models: an MLP 784-500-10 (batch 64, softmax cross-entropy) and a BERT-style
+encoder (tools/export_models.py's Bert: 4 layers, hidden 256, 4 heads,
+intermediate 1024, vocab 30522, seq 128, batch 8, MLM cross-entropy over the
+vocabulary). Prints ms/step (median after 3 warm-up steps; ort_train's from its
+--metrics step_ms), samples/s, each framework's peak RSS (measured from outside
+the process) and the ratios.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import bench_forward  # noqa: E402  (the RSS wrapper)
+
+WARMUP = 3
+
+
+def build(name):
+    import torch
+    import torch.nn as nn
+    from export_models import Bert
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    if name == "mlp":
+        model = nn.Sequential(nn.Linear(784, 500), nn.ReLU(), nn.Linear(500, 10))
+        inputs = {"x": torch.randn(64, 784, generator=g)}
+        labels = torch.randint(0, 10, (64,), generator=g)
+        return model, inputs, labels, ["logits"]
+    model = Bert(vocab=30522, hidden=256, layers=4, heads=4, inter=1024, max_pos=512)
+    inputs = {"input_ids": torch.randint(0, 30522, (8, 128), generator=g),
+              "attention_mask": torch.ones(8, 128, dtype=torch.int64),
+              "token_type_ids": torch.zeros(8, 128, dtype=torch.int64)}
+    labels = torch.randint(0, 30522, (8, 128), generator=g)
+    return model, inputs, labels, ["logits"]
+
+
+def description(name):
+    if name == "mlp":
+        return ("inputs: [{name: x, dtype: float32, shape: [64, 784]}]\n"
+                "labels: [{name: labels, dtype: int64, shape: [64]}]\n"
+                "loss: {type: softmax_cross_entropy, input: logits, target: labels}\n")
+    ins = "".join(f"  - {{name: {n}, dtype: int64, shape: [8, 128]}}\n"
+                  for n in ["input_ids", "attention_mask", "token_type_ids"])
+    return ("inputs:\n" + ins + "labels: [{name: labels, dtype: int64, shape: [8, 128]}]\n"
+            "loss: {type: softmax_cross_entropy, input: logits, target: labels}\n")
+
+
+def worker_torch(args):
+    import torch
+    torch.set_num_threads(args.threads)
+    model, inputs, labels, _ = build(args.model)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    times = []
+    for i in range(args.steps + WARMUP):
+        t = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        out = model(*inputs.values())
+        loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
+        loss.backward()
+        opt.step()
+        if i >= WARMUP:
+            times.append((time.perf_counter() - t) * 1000)
+    print(json.dumps({"ms": statistics.median(times), "version": torch.__version__}))
+
+
+def export(name, folder):
+    import torch
+    from export_models import write_tensor
+    model, inputs, labels, outputs = build(name)
+    model.eval()
+    torch.onnx.export(model, tuple(inputs.values()), os.path.join(folder, "model.onnx"), input_names=list(inputs),
+                      output_names=outputs, opset_version=17, do_constant_folding=True)
+    batch = os.path.join(folder, "data", "0")
+    os.makedirs(batch)
+    for k, v in list(inputs.items()) + [("labels", labels)]:
+        write_tensor(v.numpy(), k, os.path.join(batch, f"{k}.pb"))
+    with open(os.path.join(folder, "desc.yaml"), "w") as f:
+        f.write(description(name))
+    return inputs[next(iter(inputs))].shape[0]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ort-train", default="build/ort_train")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--models", default="mlp,bert")
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker_torch(args)
+    rows = []
+    for name in args.models.split(","):
+        with tempfile.TemporaryDirectory() as folder:
+            batch = export(name, folder)
+            metrics = os.path.join(folder, "m.jsonl")
+            bench_forward.measured(
+                [args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(folder, "model.onnx"),
+                 "--config", os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"),
+                 "--optimizer", "adam", "--lr", "1e-3", "--steps", str(args.steps + WARMUP),
+                 "--threads", str(args.threads), "--metrics", metrics], f"ort_train ({name})")
+            _, _, ort_rss = bench_forward.measured(
+                [args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(folder, "model.onnx"),
+                 "--config", os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"),
+                 "--optimizer", "adam", "--steps", str(args.steps + WARMUP), "--threads", str(args.threads)],
+                f"ort_train ({name})")
+            steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
+            ort_ms = statistics.median(steps)
+        tout, _, torch_rss = bench_forward.measured(
+            [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--threads", str(args.threads),
+             "--steps", str(args.steps)], f"PyTorch ({name})")
+        t = json.loads(tout.strip().splitlines()[-1])
+        rows.append((name, batch, t, ort_ms, torch_rss, ort_rss))
+    print(f"Adam training steps, {args.threads} threads, median of {args.steps} after {WARMUP} warm-up")
+    print(f"{'model':8}{'framework':24}{'ms/step':>10}{'samples/s':>12}{'peak RSS MiB':>14}")
+    for name, batch, t, ort_ms, torch_rss, ort_rss in rows:
+        print(f"{name:8}{'PyTorch ' + t['version']:24}{t['ms']:10.2f}{batch * 1000 / t['ms']:12.1f}{torch_rss:14.0f}")
+        print(f"{'':8}{'ort_train':24}{ort_ms:10.2f}{batch * 1000 / ort_ms:12.1f}{ort_rss:14.0f}")
+        print(f"{'':8}{'ratio ort_train/PyTorch':24}{ort_ms / t['ms']:10.2f}{'':12}{ort_rss / torch_rss:14.2f}")
+
+
+if __name__ == "__main__":
+    main()
