@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "apps/commands.h"
+#include "autodiff/gradient_op.h"
 #include "graph/onnx_io.h"
 #include "graph/shape_inference.h"
 #include "runtime/cpu/parallel.h"
@@ -84,6 +85,7 @@ Mismatch compare(const Tensor& got, const Tensor& want, double rtol, double atol
 Status run_command(const RunArgs& args) {
   set_cpu_threads(args.threads);
   ASSIGN_OR_RETURN(Model model, load_model(args.model));
+  RETURN_IF_ERROR(expand_gradient_ops(model));  // ONNX's Gradient op, built by autodiff
   RETURN_IF_ERROR(check_ops_known(model));
   RETURN_IF_ERROR(check_tensor_io(model.graph));
   ASSIGN_OR_RETURN(auto feeds, read_feeds(model.graph, args.inputs));
