@@ -3,12 +3,16 @@
 
     /usr/bin/python3 tools/training_reference.py [--out tests/models]
 
-For the MLP exported by tools/export_models.py (same seeds, same weights) and
-its gradient-reference batch (tests/models/mlp/train_batches/0, mse loss), it
-runs 10 optimizer steps per configuration in float32 and writes
-tests/models/mlp/trajectories.json: per configuration the optimizer and
-schedule keys of the model description, and the 10 losses (each computed
-before its step's update). Sgd, Adam and AdamW are torch.optim's; AdamW in
+For the models exported by tools/export_models.py (same seeds, same weights)
+and their gradient-reference batch and loss (train_batches/0 and training.yaml,
+written by tools/gradient_reference.py), it runs 10 optimizer steps per
+configuration in float32 and writes tests/models/<model>/trajectories.json:
+per configuration the optimizer and schedule keys of the model description,
+and the 10 losses (each computed before its step's update). The MLP gets
+every configuration (optimizers, clipping, schedules); the other models every
+optimizer. Parameters the exporter merged into one initializer (equal at
+export: LayerNorm weights, nn.TransformerEncoder's copied layers) are tied in
+PyTorch too, since the ONNX model trains them as one tensor. Sgd, Adam and AdamW are torch.optim's; AdamW in
 huggingface mode and Lamb follow the formulas of the project spec (section 2),
 written out here. max_grad_norm uses torch.nn.utils.clip_grad_norm_; the
 schedules are Hugging Face's formulas with LambdaLR (step, then schedule).
@@ -29,6 +33,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models  # noqa: E402
+import gradient_reference  # noqa: E402
 
 STEPS = 10
 CONFIGS = {
@@ -92,7 +97,7 @@ def manual_update(params, names, state, cfg, lr, t):
                 p.sub_(lr * wd * p)
 
 
-def trajectory(module, x, target, spec):
+def trajectory(module, loss_fn, spec):
     cfg = spec["optimizer"]
     params = list(module.parameters())
     names = [n for n, _ in module.named_parameters()]
@@ -117,7 +122,7 @@ def trajectory(module, x, target, spec):
     state, losses = {}, []
     for t in range(1, STEPS + 1):
         module.zero_grad(set_to_none=True)
-        loss = F.mse_loss(module(x), target)
+        loss = loss_fn()
         losses.append(loss.item())
         loss.backward()
         if "max_grad_norm" in cfg:
@@ -130,26 +135,74 @@ def trajectory(module, x, target, spec):
     return losses
 
 
+OPTIMIZERS = ["sgd", "sgd_momentum", "adam", "adamw", "lamb"]
+# Learning rates scaled per model so 10 steps stay stable (LeNet spikes at the
+# MLP's rates; transformer_lm's loss is a sum over 16 tokens): a chaotic
+# trajectory would turn rounding differences into large loss differences.
+LR_SCALE = {"lenet": 0.2, "transformer_lm": 0.01}
+MODELS = {"mlp": list(CONFIGS), "lenet": OPTIMIZERS, "bert": OPTIMIZERS, "gpt": OPTIMIZERS,
+          "transformer_lm": OPTIMIZERS}
+
+
+def tie_shared(module, table):
+    """Makes parameters that share one ONNX initializer one nn.Parameter."""
+    for kind in table.values():
+        if kind[0] != "param" or len(kind[1]) < 2:
+            continue
+        (first, t0), rest = kind[1][0], kind[1][1:]
+        keep = module.get_parameter(first)
+        for name, t in rest:
+            if t != t0:
+                raise SystemExit(f"cannot tie {name} to {first}: one is transposed")
+            parent, _, attr = name.rpartition(".")
+            setattr(module.get_submodule(parent) if parent else module, attr, keep)
+
+
+def loss_function(name, module, folder, onnx_model):
+    batch = os.path.join(folder, "train_batches", "0")
+    inits = {i.name for i in onnx_model.graph.initializer}
+    inputs = [torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(os.path.join(batch, f"{vi.name}.pb"))).copy())
+              for vi in onnx_model.graph.input if vi.name not in inits]
+    spec = gradient_reference.LOSSES[name]
+    output_names = [o.name for o in onnx_model.graph.output]
+    labels = None
+    if spec is not None:
+        labels = torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(os.path.join(batch, "labels.pb"))).copy())
+
+    def f():
+        outs = module(*inputs)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        if spec is None:
+            return outs[output_names.index("loss")]
+        y = outs[output_names.index(spec["input"])]
+        if spec["type"] == "mse":
+            return F.mse_loss(y, labels, reduction=spec["reduction"])
+        return F.cross_entropy(y.reshape(-1, y.shape[-1]), labels.reshape(-1), reduction=spec["reduction"],
+                               ignore_index=spec.get("ignore_index", -100))
+    return f
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
+    ap.add_argument("--models", default=",".join(MODELS))
     args = ap.parse_args()
-    folder = os.path.join(args.out, "mlp")
-    batch = os.path.join(folder, "train_batches", "0")
-    x = torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(os.path.join(batch, "x.pb"))).copy())
-    target = torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(os.path.join(batch, "labels.pb"))).copy())
-    out = {}
-    for name, spec in CONFIGS.items():
-        torch.manual_seed(0)
-        module = export_models.model_specs()["mlp"][0]
+    for model_name in args.models.split(","):
+        folder = os.path.join(args.out, model_name)
         onnx_model = onnx.load(os.path.join(folder, "model.onnx"))
-        for init in onnx_model.graph.initializer:  # the committed weights, exactly
-            dict(module.named_parameters())[init.name].data.copy_(torch.from_numpy(numpy_helper.to_array(init).copy()))
-        losses = trajectory(module, x, target, spec)
-        out[name] = dict(spec, losses=losses)
-        print(f"{name:20} " + " ".join(f"{v:.5f}" for v in losses))
-    with open(os.path.join(folder, "trajectories.json"), "w") as f:
-        json.dump({"steps": STEPS, "configs": out}, f, indent=1)
+        out = {}
+        for name in MODELS[model_name]:
+            spec = json.loads(json.dumps(CONFIGS[name]))
+            spec["optimizer"]["lr"] *= LR_SCALE.get(model_name, 1.0)
+            torch.manual_seed(0)  # as export_models.main(): the committed weights
+            module = export_models.model_specs()[model_name][0]
+            module.train(model_name in export_models.TRAINING_MODE)
+            tie_shared(module, gradient_reference.classify(onnx_model, module))
+            losses = trajectory(module, loss_function(model_name, module, folder, onnx_model), spec)
+            out[name] = dict(spec, losses=losses)
+            print(f"{model_name:15} {name:20} " + " ".join(f"{v:.5f}" for v in losses))
+        with open(os.path.join(folder, "trajectories.json"), "w") as f:
+            json.dump({"steps": STEPS, "configs": out}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-// Optimizers, clipping and schedules against PyTorch: 10 steps of the MLP per
-// configuration in tests/models/mlp/trajectories.json (tools/training_reference.py),
-// every loss within 1e-5 relative. Gradient accumulation: two micro-batches of
+// Optimizers, clipping and schedules against PyTorch: 10 steps per
+// configuration in tests/models/<model>/trajectories.json
+// (tools/training_reference.py; the MLP with every configuration, the other
+// models with every optimizer), every loss within 1e-5 relative. Gradient accumulation: two micro-batches of
 // 2 samples give the losses of one batch of 4.
 #include <cmath>
 #include <cstdio>
@@ -17,11 +18,12 @@ namespace ort_train::testing {
 namespace fs = std::filesystem;
 namespace {
 
-fs::path mlp_dir() { return fs::path(source_dir()) / "tests/models/mlp"; }
+fs::path model_dir(const std::string& name) { return fs::path(source_dir()) / "tests/models" / name; }
+fs::path mlp_dir() { return model_dir("mlp"); }
 
 std::unique_ptr<Trainer> make_trainer(const ModelDescription& desc, const std::string& data, int64_t steps,
-                                      int64_t accum = 1) {
-  auto model = load_model((mlp_dir() / "model.onnx").string());
+                                      int64_t accum = 1, const std::string& model_name = "mlp") {
+  auto model = load_model((model_dir(model_name) / "model.onnx").string());
   REQUIRE(model.ok());
   auto tg = build_training_graph(std::move(model).value(), desc);
   INFO(tg.status().message());
@@ -39,8 +41,8 @@ std::unique_ptr<Trainer> make_trainer(const ModelDescription& desc, const std::s
   return std::move(trainer).value();
 }
 
-ModelDescription mlp_description(const nlohmann::json& extra) {
-  auto base = load_description((mlp_dir() / "training.yaml").string());
+ModelDescription model_description(const nlohmann::json& extra, const std::string& model_name = "mlp") {
+  auto base = load_description((model_dir(model_name) / "training.yaml").string());
   REQUIRE(base.ok());
   auto settings = parse_description(extra.dump(), "", "trajectories.json");
   INFO(settings.status().message());
@@ -52,16 +54,17 @@ ModelDescription mlp_description(const nlohmann::json& extra) {
 
 }  // namespace
 
-TEST_CASE("optimizers.pytorch_trajectories") {
-  std::ifstream in(mlp_dir() / "trajectories.json");
+void check_trajectories(const std::string& model_name) {
+  std::ifstream in(model_dir(model_name) / "trajectories.json");
   REQUIRE(in.good());
   nlohmann::json j = nlohmann::json::parse(in);
   int64_t steps = j["steps"];
   for (auto& [name, cfg] : j["configs"].items()) {
-    INFO("configuration " << name);
+    INFO("model " << model_name << ", configuration " << name);
     nlohmann::json extra{{"optimizer", cfg["optimizer"]}};
     if (cfg.contains("schedule")) extra["schedule"] = cfg["schedule"];
-    auto trainer = make_trainer(mlp_description(extra), (mlp_dir() / "train_batches").string(), steps);
+    auto trainer = make_trainer(model_description(extra, model_name),
+                                (model_dir(model_name) / "train_batches").string(), steps, 1, model_name);
     double worst = 0;
     for (int64_t s = 0; s < steps; ++s) {
       auto r = trainer->step();
@@ -73,10 +76,16 @@ TEST_CASE("optimizers.pytorch_trajectories") {
       CHECK(rel <= 1e-5);
       worst = std::max(worst, rel);
     }
-    std::printf("optimizer parity %-20s worst relative loss deviation over %lld steps: %.2e\n", name.c_str(),
-                static_cast<long long>(steps), worst);
+    std::printf("optimizer parity %-15s %-20s worst relative loss deviation over %lld steps: %.2e\n",
+                model_name.c_str(), name.c_str(), static_cast<long long>(steps), worst);
   }
 }
+
+TEST_CASE("optimizers.pytorch_trajectories_mlp") { check_trajectories("mlp"); }
+TEST_CASE("optimizers.pytorch_trajectories_lenet") { check_trajectories("lenet"); }
+TEST_CASE("optimizers.pytorch_trajectories_bert") { check_trajectories("bert"); }
+TEST_CASE("optimizers.pytorch_trajectories_gpt") { check_trajectories("gpt"); }
+TEST_CASE("optimizers.pytorch_trajectories_transformer_lm") { check_trajectories("transformer_lm"); }
 
 TEST_CASE("optimizers.accumulating_two_half_batches_equals_one_batch") {
   fs::path dir = fs::temp_directory_path() / "ort_train_accum_test";
@@ -95,7 +104,7 @@ TEST_CASE("optimizers.accumulating_two_half_batches_equals_one_batch") {
       REQUIRE(write_tensor_file(part, t->name, (dir / std::to_string(half) / (t->name + ".pb")).string()).ok());
     }
   }
-  ModelDescription desc = mlp_description({{"optimizer", {{"name", "Adam"}, {"lr", 0.01}}}});
+  ModelDescription desc = model_description({{"optimizer", {{"name", "Adam"}, {"lr", 0.01}}}});
   auto whole = make_trainer(desc, (mlp_dir() / "train_batches").string(), 5);
   auto halves = make_trainer(desc, dir.string(), 5, 2);
   for (int s = 0; s < 5; ++s) {
