@@ -35,7 +35,9 @@ struct TrainArgs {
   std::string optimizer;  // overrides the description's optimizer.name
   std::optional<double> lr;
   std::optional<int64_t> steps;
+  std::optional<int64_t> epochs;
   std::optional<int64_t> grad_accum;
+  std::string device = "cpu";
   std::string metrics;
   std::string export_path;
   int log_every = 0;      // 0: about ten lines per run

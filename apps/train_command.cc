@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <unistd.h>
 #include <fstream>
 
 #include "apps/commands.h"
@@ -31,6 +32,9 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--optimizer", args.optimizer, "Sgd, Adam, AdamW or Lamb (case-insensitive)");
   train->add_option("--lr", args.lr, "peak learning rate");
   train->add_option("--steps", args.steps, "optimizer steps to take")->check(CLI::NonNegativeNumber);
+  train->add_option("--epochs", args.epochs, "passes over the data (when --steps is not given)")
+      ->check(CLI::PositiveNumber);
+  train->add_option("--device", args.device, "cpu or cuda[:i]")->capture_default_str();
   train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
   train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
   train->add_option("--export", args.export_path, "after training, write the forward model with trained weights");
@@ -139,6 +143,8 @@ Status save_checkpoint(const Trainer& trainer, const std::string& dir,
   return Status::Ok();
 }
 
+bool last_step(int64_t step, int64_t steps) { return step >= steps; }
+
 std::string eta(double seconds) {
   int64_t s = static_cast<int64_t>(seconds + 0.5);
   return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s % 3600) / 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
@@ -159,6 +165,10 @@ Status train_command(const TrainArgs& args) {
   if (args.lr) desc.optimizer.lr = *args.lr;
   if (args.steps) desc.steps = *args.steps;
   if (args.grad_accum) desc.grad_accum = *args.grad_accum;
+  if (args.epochs) desc.epochs = *args.epochs;
+  if (args.device.rfind("cuda", 0) == 0)
+    return unsupported("--device {}: CUDA execution is not available in this build yet; use --device cpu", args.device);
+  if (args.device != "cpu") return invalid_argument("--device '{}' is not cpu or cuda[:i]", args.device);
   spdlog::info("model {}{}", setup.model_path, desc.path.empty() ? "" : ", description " + desc.path);
   Model forward = setup.forward;  // shares the initializers' storage: trained in place, exported at the end
   ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc));
@@ -167,7 +177,7 @@ Status train_command(const TrainArgs& args) {
     RETURN_IF_ERROR(save_model(tg.model, args.save_training_graph));
     spdlog::info("wrote the training graph to {}", args.save_training_graph);
   }
-  bool training = desc.steps.value_or(0) > 0 || (!args.steps && !desc.optimizer.name.empty());
+  bool training = desc.steps.value_or(0) > 0 || (!args.steps && (!desc.optimizer.name.empty() || desc.epochs));
   int64_t steps = desc.steps.value_or(training ? 100 : 0);
   std::string data = !args.data.empty() ? args.data : desc.data.train;
   if (data.empty()) {
@@ -186,6 +196,10 @@ Status train_command(const TrainArgs& args) {
     RETURN_IF_ERROR(first_pass(args, tg, source, seed));
   if (!training) return Status::Ok();
 
+  if (!desc.steps && desc.epochs) {  // epochs count passes over the training data
+    int64_t accum = desc.grad_accum.value_or(1);
+    steps = std::max<int64_t>(1, (*desc.epochs * source.per_epoch + accum - 1) / accum);
+  }
   TrainerOptions options;
   options.optimizer = resolve_optimizer_settings(desc.optimizer);
   options.schedule = desc.schedule;
@@ -206,6 +220,7 @@ Status train_command(const TrainArgs& args) {
     if (!*metrics) return io_error("cannot write metrics to {}", args.metrics);
   }
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
+  bool tty = ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
   for (int64_t i = start; i < steps; ++i) {
     ASSIGN_OR_RETURN(StepReport r, trainer->step());
@@ -218,7 +233,17 @@ Status train_command(const TrainArgs& args) {
                << "\n";
       metrics->flush();
     }
-    if (r.step % log_every == 0 || r.step == steps || r.step == 1) {
+    bool logged = r.step % log_every == 0 || r.step == steps || r.step == 1;
+    if (tty) {
+      // A progress bar on a terminal, cleared before each log line.
+      int width = 30, done = static_cast<int>(width * r.step / std::max<int64_t>(steps, 1));
+      std::fprintf(stderr, "\r\033[K[%s%s] %lld/%lld loss %.4g", std::string(static_cast<size_t>(done), '#').c_str(),
+                   std::string(static_cast<size_t>(width - done), '.').c_str(), static_cast<long long>(r.step),
+                   static_cast<long long>(steps), r.loss);
+      if (logged || last_step(r.step, steps)) std::fprintf(stderr, "\r\033[K");
+      std::fflush(stderr);
+    }
+    if (logged) {
       double per_step = elapsed_ms / static_cast<double>(r.step - start) / 1000.0;
       spdlog::info("step {}/{}  loss {:.6g}  lr {:.3g}  grad norm {:.4g}  {:.1f} samples/s{}  ETA {}", r.step, steps,
                    r.loss, r.lr, r.grad_norm, samples_per_s,

@@ -135,7 +135,16 @@ Result<StepReport> Trainer::step() {
   std::vector<Tensor> grads;
   double loss_sum = 0;
   for (int64_t a = 0; a < options_.grad_accum; ++a) {
-    ASSIGN_OR_RETURN(auto feeds, source_(micro_));
+    std::optional<Result<std::map<std::string, Tensor>>> loaded;
+    if (prefetch_.valid()) {
+      auto ready = prefetch_.get();  // always waited for: sources are not safe to call concurrently
+      if (prefetch_index_ == micro_) loaded.emplace(std::move(ready));
+    }
+    if (!loaded) loaded.emplace(source_(micro_));  // first step, or after a restore moved the position
+    ASSIGN_OR_RETURN(auto feeds, std::move(*loaded));
+    // Load the next micro-batch while this one runs (batches are a function of their index).
+    prefetch_index_ = micro_ + 1;
+    prefetch_ = std::async(std::launch::async, [src = source_, i = prefetch_index_] { return src(i); });
     RunOptions run;
     run.training = true;
     run.seed = options_.seed;

@@ -4,6 +4,7 @@
 // the graph are written back into their initializers after every micro-batch.
 #pragma once
 #include <functional>
+#include <future>
 #include <map>
 #include <optional>
 #include <memory>
@@ -85,6 +86,9 @@ class Trainer {
   std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use
   std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
   int64_t micro_ = 0;
+  // The next micro-batch, loaded on another thread while the current step runs.
+  std::future<Result<std::map<std::string, Tensor>>> prefetch_;
+  int64_t prefetch_index_ = -1;
 };
 
 }  // namespace ort_train

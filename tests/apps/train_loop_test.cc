@@ -136,11 +136,23 @@ TEST_CASE("train.damaged_checkpoint_is_skipped_and_foreign_one_refused") {
   CHECK(foreign.stderr_text.find("does not match this run: optimizer") != std::string::npos);
 }
 
+TEST_CASE("train.epochs_count_passes_over_the_data") {
+  Dir d("ort_train_epochs");
+  // The MLP's data folder holds one batch: 3 epochs are 3 steps.
+  CliOutcome o = run_cli(mlp_args() + " --epochs 3 --metrics " + (d / "m.jsonl"), d.p.string());
+  INFO(o.stderr_text);
+  REQUIRE(o.exit_code == 0);
+  CHECK(loss_fields(d / "m.jsonl").size() == 3);
+}
+
 TEST_CASE("train.bad_options") {
   Dir d("ort_train_bad_train_options");
   CliOutcome o = run_cli(mlp_args("adagrad") + " --steps 2", d.p.string());
   CHECK(o.exit_code != 0);
   CHECK(o.stderr_text.find("'adagrad' is not one of") != std::string::npos);
+  CliOutcome cuda = run_cli(mlp_args() + " --steps 2 --device cuda:0", d.p.string());
+  CHECK(cuda.exit_code == 3);
+  CHECK(cuda.stderr_text.find("CUDA execution is not available") != std::string::npos);
   CliOutcome r = run_cli(mlp_args() + " --steps 2 --resume", d.p.string());
   CHECK(r.exit_code != 0);
   CHECK(r.stderr_text.find("--resume needs --checkpoint-dir") != std::string::npos);
