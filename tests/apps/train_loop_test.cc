@@ -150,6 +150,12 @@ TEST_CASE("train.bad_options") {
   CliOutcome o = run_cli(mlp_args("adagrad") + " --steps 2", d.p.string());
   CHECK(o.exit_code != 0);
   CHECK(o.stderr_text.find("'adagrad' is not one of") != std::string::npos);
+  // A diverging run stops with one message instead of training on NaN.
+  std::string m = source_dir() + "/tests/models/mlp";
+  CliOutcome nan = run_cli("--log-level warn --model " + m + "/model.onnx --config " + m + "/training.yaml --data " + m +
+                               "/train_batches --optimizer sgd --lr 1e30 --steps 20", d.p.string());
+  CHECK(nan.exit_code != 0);
+  CHECK(nan.stderr_text.find("stopping") != std::string::npos);
   CliOutcome cuda = run_cli(mlp_args() + " --steps 2 --device cuda:0", d.p.string());
   CHECK(cuda.exit_code == 3);
   CHECK(cuda.stderr_text.find("CUDA execution is not available") != std::string::npos);
