@@ -37,7 +37,9 @@ struct TrainArgs {
   std::optional<int64_t> steps;
   std::optional<int64_t> epochs;
   std::optional<int64_t> grad_accum;
-  std::string device = "cpu";
+  std::string device;       // cpu | cuda | cuda:i; empty: cuda when a GPU is usable, else cpu
+  bool deterministic = false;
+  bool no_tf32 = false;
   std::string metrics;
   std::string export_path;
   int log_every = 0;      // 0: about ten lines per run

@@ -34,7 +34,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--steps", args.steps, "optimizer steps to take")->check(CLI::NonNegativeNumber);
   train->add_option("--epochs", args.epochs, "passes over the data (when --steps is not given)")
       ->check(CLI::PositiveNumber);
-  train->add_option("--device", args.device, "cpu or cuda[:i]")->capture_default_str();
+  train->add_option("--device", args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)");
+  train->add_flag("--deterministic", args.deterministic,
+                  "bit-identical runs on a GPU: deterministic algorithms, no atomics in reductions");
+  train->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
   train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
   train->add_option("--export", args.export_path, "after training, write the forward model with trained weights");
@@ -76,9 +79,10 @@ Status dump_gradients(const TrainingGraph& tg, const std::map<std::string, Tenso
 
 // One forward+backward on the first micro-batch: timing (--repeat, --profile),
 // loss and gradient norm, and --dump-gradients. Nothing is updated.
-Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const BatchSource& source, uint64_t seed) {
+Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const BatchSource& source, uint64_t seed,
+                  const std::shared_ptr<Device>& device) {
   ASSIGN_OR_RETURN(auto feeds, source(0));
-  ASSIGN_OR_RETURN(auto executor, Executor::create(tg.model));
+  ASSIGN_OR_RETURN(auto executor, Executor::create(tg.model, device));
   RunOptions options;
   options.training = true;
   options.seed = seed;
@@ -89,11 +93,15 @@ Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const BatchSou
   for (int i = 0; i < args.repeat; ++i) {
     auto started = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(out, executor->run(feeds, options));
+    RETURN_IF_ERROR(device->synchronize());  // a GPU step is timed to its end, not to its last launch
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   }
   std::sort(times.begin(), times.end());
   spdlog::info("forward+backward: median {:.2f} ms over {} runs", times[times.size() / 2], times.size());
   if (args.profile) print_op_profile(op_ms, args.repeat);
+  for (auto& [name, t] : out) {
+    ASSIGN_OR_RETURN(t, to_host(*device, t));
+  }
   const Tensor& loss = out.at(tg.gradients.loss);
   double loss_value = loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
   double sq = 0;
@@ -135,12 +143,40 @@ Status save_checkpoint(const Trainer& trainer, const std::string& dir,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return io_error("cannot create {}: {}", dir, ec.message());
-  Checkpoint c = trainer.snapshot(fingerprint);
+  ASSIGN_OR_RETURN(Checkpoint c, trainer.snapshot(fingerprint));
   RETURN_IF_ERROR(write_checkpoint(c, checkpoint_path(dir, c.step)));
   std::vector<std::string> all = list_checkpoints(dir);
   for (size_t i = static_cast<size_t>(keep); i < all.size(); ++i) fs::remove(all[i], ec);
   spdlog::debug("checkpoint {} written", checkpoint_path(dir, c.step));
   return Status::Ok();
+}
+
+// --device: cpu, cuda or cuda:i; when not given, cuda if a GPU is usable and
+// has a kernel for every node, else cpu (saying why).
+Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model& training_model) {
+  DeviceSettings settings;
+  settings.deterministic = args.deterministic;
+  settings.allow_tf32 = !args.no_tf32;
+  const std::string& d = args.device;
+  if (d.empty()) {
+    if (cuda_available()) {
+      Status kernels = check_kernels(training_model, DeviceKind::kCuda);
+      if (kernels.ok()) return get_device(DeviceKind::kCuda, settings);
+      spdlog::warn("training on the CPU: {}", kernels.message());
+    }
+    return get_device(DeviceKind::kCpu, settings);
+  }
+  if (d == "cpu") return get_device(DeviceKind::kCpu, settings);
+  if (d == "cuda" || d.rfind("cuda:", 0) == 0) {
+    if (d.size() > 5) {
+      std::string idx = d.substr(5);
+      if (idx.empty() || idx.size() > 3 || !std::all_of(idx.begin(), idx.end(), ::isdigit))
+        return invalid_argument("--device '{}' is not cpu or cuda[:i]", d);
+      settings.index = std::stoi(idx);
+    }
+    return get_device(DeviceKind::kCuda, settings);
+  }
+  return invalid_argument("--device '{}' is not cpu or cuda[:i]", d);
 }
 
 bool last_step(int64_t step, int64_t steps) { return step >= steps; }
@@ -166,9 +202,8 @@ Status train_command(const TrainArgs& args) {
   if (args.steps) desc.steps = *args.steps;
   if (args.grad_accum) desc.grad_accum = *args.grad_accum;
   if (args.epochs) desc.epochs = *args.epochs;
-  if (args.device.rfind("cuda", 0) == 0)
-    return unsupported("--device {}: CUDA execution is not available in this build yet; use --device cpu", args.device);
-  if (args.device != "cpu") return invalid_argument("--device '{}' is not cpu or cuda[:i]", args.device);
+  if (!args.device.empty() && args.device != "cpu" && args.device != "cuda" && args.device.rfind("cuda:", 0) != 0)
+    return invalid_argument("--device '{}' is not cpu or cuda[:i]", args.device);
   spdlog::info("model {}{}", setup.model_path, desc.path.empty() ? "" : ", description " + desc.path);
   Model forward = setup.forward;  // shares the initializers' storage: trained in place, exported at the end
   ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc));
@@ -192,8 +227,9 @@ Status train_command(const TrainArgs& args) {
   }
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
+  ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
   if (!training || !args.dump_gradients.empty() || args.repeat > 1 || args.profile)
-    RETURN_IF_ERROR(first_pass(args, tg, source, seed));
+    RETURN_IF_ERROR(first_pass(args, tg, source, seed, device));
   if (!training) return Status::Ok();
 
   if (!desc.steps && desc.epochs) {  // epochs count passes over the training data
@@ -206,9 +242,10 @@ Status train_command(const TrainArgs& args) {
   options.steps = steps;
   options.grad_accum = desc.grad_accum.value_or(1);
   options.seed = seed;
+  options.device = device;
   int64_t params = count_elements(tg.model, tg.gradients.trainable);
-  spdlog::info("training: device cpu, 1 rank, {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches, data {}",
-               params, options.optimizer.name, options.optimizer.lr,
+  spdlog::info("training: device {}, 1 rank, {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches, data {}",
+               device->description(), params, options.optimizer.name, options.optimizer.lr,
                options.optimizer.huggingface ? ", huggingface mode" : "", steps, options.grad_accum, data);
   auto fingerprint = training_fingerprint(tg, options);
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
@@ -265,6 +302,7 @@ Status train_command(const TrainArgs& args) {
                  std::exp(e.loss), acc);
   }
   if (!args.export_path.empty()) {
+    RETURN_IF_ERROR(trainer->sync_to_host());
     RETURN_IF_ERROR(save_model(forward, args.export_path));
     spdlog::info("wrote the trained model to {}", args.export_path);
   }

@@ -228,7 +228,7 @@ class Lamb final : public Optimizer {
 
 }  // namespace
 
-Result<std::unique_ptr<Optimizer>> Optimizer::create(const OptimizerSettings& s, std::vector<ParamSlot> params) {
+Status Optimizer::prepare(const OptimizerSettings& s, std::vector<ParamSlot>& params) {
   for (ParamSlot& p : params) {
     if (p.value.dtype() != DType::kFloat)
       return unsupported("optimizer: parameter '{}' is {}; only float32 parameters train", p.name,
@@ -236,6 +236,11 @@ Result<std::unique_ptr<Optimizer>> Optimizer::create(const OptimizerSettings& s,
     for (const std::string& glob : s.no_decay)
       if (fnmatch(glob.c_str(), p.name.c_str(), 0) == 0) p.decay = false;
   }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Optimizer>> Optimizer::create(const OptimizerSettings& s, std::vector<ParamSlot> params) {
+  RETURN_IF_ERROR(prepare(s, params));
   if (s.name == "Sgd") return std::unique_ptr<Optimizer>(new Sgd(s, std::move(params)));
   if (s.name == "Adam") return std::unique_ptr<Optimizer>(new Adam(s, std::move(params), false));
   if (s.name == "AdamW") return std::unique_ptr<Optimizer>(new Adam(s, std::move(params), true));

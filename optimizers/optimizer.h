@@ -51,6 +51,9 @@ class Optimizer {
   virtual std::vector<std::pair<std::string, Tensor*>> state() = 0;
 
   static Result<std::unique_ptr<Optimizer>> create(const OptimizerSettings& s, std::vector<ParamSlot> params);
+  // Checks that every parameter is float32 and marks those matched by no_decay
+  // (shared by the CPU and GPU optimizers).
+  static Status prepare(const OptimizerSettings& s, std::vector<ParamSlot>& params);
 
  protected:
   Optimizer(OptimizerSettings s, std::vector<ParamSlot> params);

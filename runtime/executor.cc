@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 #include <unordered_map>
 
 #include "graph/op_schema.h"
@@ -19,11 +20,82 @@ Status check_tensor_io(const Graph& g) {
   return Status::Ok();
 }
 
-Result<std::unique_ptr<Executor>> Executor::create(const Model& model, DeviceKind device) {
-  if (device != DeviceKind::kCpu) return unsupported("only the CPU device is available in this build");
-  std::unique_ptr<Executor> ex(new Executor(model, make_cpu_caching_allocator()));
-  RETURN_IF_ERROR(ex->build_plan(device));
+namespace {
+
+bool is_integer_or_bool(DType t) {
+  switch (t) {
+    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
+    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A host copy of an initializer that shape rules may read (the data of the
+// value they need: a Reshape shape, Slice starts, a Range bound). Float
+// tensors beyond a few elements are parameters, never read by a rule, and
+// their host copy would go stale as the optimizer updates the device copy.
+bool keep_host_copy(const Tensor& t) { return is_integer_or_bool(t.dtype()) || t.numel() <= 16; }
+
+// Host-side shape arithmetic on a GPU executor is limited to small integer outputs.
+constexpr int64_t kMaxHostOutputElements = 4096;
+
+}  // namespace
+
+Result<std::unique_ptr<Executor>> Executor::create(const Model& model, std::shared_ptr<Device> device,
+                                                   const Executor* constants_from) {
+  if (!device) {
+    ASSIGN_OR_RETURN(device, get_device(DeviceKind::kCpu));
+  }
+  std::unique_ptr<Executor> ex(new Executor(model, std::move(device)));
+  RETURN_IF_ERROR(ex->build_plan(ex->device_->kind()));
+  RETURN_IF_ERROR(ex->bind_constants(constants_from));
   return ex;
+}
+
+Status check_kernels(const Model& model, DeviceKind device) {
+  ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
+  Executor probe(model, cpu);
+  return probe.build_plan(device);
+}
+
+Status Executor::bind_constants(const Executor* constants_from) {
+  if (device_->kind() == DeviceKind::kCpu) return Status::Ok();  // the model's own tensors, bound per run
+  size_t n = plan_.slot_names.size();
+  device_constants_.assign(n, Tensor());
+  host_constants_.assign(n, Tensor());
+  uploads_.assign(n, Upload{});
+  for (int s : plan_.constant_slots) {
+    const std::string& name = plan_.slot_names[s];
+    const Tensor& host = model_.graph.initializers.at(name);
+    if (keep_host_copy(host)) host_constants_[s] = host;
+    if (constants_from && constants_from->device_->kind() == device_->kind()) {
+      auto shared = constants_from->constant(name);
+      if (shared.ok() && shared->dims() == host.dims() && shared->dtype() == host.dtype()) {
+        device_constants_[s] = *shared;
+        continue;
+      }
+    }
+    ASSIGN_OR_RETURN(device_constants_[s], to_device(*device_, host));
+  }
+  return Status::Ok();
+}
+
+void Executor::forget_host_copies(const std::vector<std::string>& names) {
+  if (host_constants_.empty()) return;
+  for (const std::string& n : names) {
+    auto it = plan_.slots.find(n);
+    if (it != plan_.slots.end()) host_constants_[it->second] = Tensor();
+  }
+}
+
+Result<Tensor> Executor::constant(const std::string& name) const {
+  auto it = plan_.slots.find(name);
+  if (it == plan_.slots.end() || !model_.graph.is_initializer(name))
+    return invalid_argument("'{}' is not an initializer of the model", name);
+  if (device_->kind() == DeviceKind::kCpu) return model_.graph.initializers.at(name);
+  return device_constants_[it->second];
 }
 
 Status Executor::build_plan(DeviceKind device) {
@@ -46,7 +118,17 @@ Status Executor::build_plan(DeviceKind device) {
     s.opset = model_.opset(n.domain);
     s.schema = OpRegistry::instance().find(n.domain, n.op_type, s.opset);
     s.kernel = KernelRegistry::instance().find(n.domain, n.op_type, s.opset, device);
-    if (!s.kernel) {
+    if (device != DeviceKind::kCpu) {
+      // Shape arithmetic (integer outputs: Shape, Gather of dims, Concat of
+      // sizes) may run on the host from the CPU kernel when its inputs are host values.
+      bool integer_outputs = !n.outputs.empty();
+      for (const std::string& out : n.outputs) {
+        const ValueInfo* v = out.empty() ? nullptr : g.value(out);
+        integer_outputs = integer_outputs && (out.empty() || (v && is_integer_or_bool(v->dtype)));
+      }
+      if (integer_outputs) s.host_kernel = KernelRegistry::instance().find(n.domain, n.op_type, s.opset, DeviceKind::kCpu);
+    }
+    if (!s.kernel && !s.host_kernel) {
       missing.push_back(fmt::format("  {} ({} opset {})", n.name, n.op_type, s.opset));
       continue;
     }
@@ -55,7 +137,8 @@ Status Executor::build_plan(DeviceKind device) {
     plan_.steps.push_back(std::move(s));
   }
   if (!missing.empty()) {
-    std::string msg = fmt::format("{} node(s) have no kernel on this device:", missing.size());
+    std::string msg = fmt::format("{} node(s) have no kernel on this device ({}):", missing.size(),
+                                  device == DeviceKind::kCpu ? "cpu" : "cuda");
     for (const auto& m : missing) msg += "\n" + m;
     return unsupported("{}", msg);
   }
@@ -122,14 +205,35 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
                                                     const std::vector<std::string>& fetch) {
   RETURN_IF_ERROR(check_feeds(feeds));
   const Graph& g = model_.graph;
+  const bool on_cpu = device_->kind() == DeviceKind::kCpu;
+  // slots[s] holds each value where it was made; on a GPU executor host[s] is
+  // a host copy that shape rules and host-side shape arithmetic read.
   std::vector<Tensor> slots(plan_.slot_names.size());
+  std::vector<Tensor> host(on_cpu ? 0 : plan_.slot_names.size());
   std::vector<OptShape> shapes(plan_.slot_names.size());
   auto bind = [&](int s, Tensor t) {
     shapes[s] = shape_from_dims(t.dims());
+    if (!on_cpu && t.device() == DeviceKind::kCpu) host[s] = t;
     slots[s] = std::move(t);
   };
-  for (int s : plan_.constant_slots) bind(s, g.initializers.at(plan_.slot_names[s]));
-  for (const auto& [name, t] : feeds) bind(plan_.slots.at(name), t);
+  if (on_cpu) {
+    for (int s : plan_.constant_slots) bind(s, g.initializers.at(plan_.slot_names[s]));
+  } else {
+    for (int s : plan_.constant_slots) {
+      bind(s, device_constants_[s]);
+      host[s] = host_constants_[s];
+    }
+  }
+  for (const auto& [name, t] : feeds) {
+    int s = plan_.slots.at(name);
+    if (on_cpu || t.device() == device_->kind()) {
+      bind(s, t);
+    } else {
+      ASSIGN_OR_RETURN(Tensor d, to_device(*device_, t));
+      bind(s, std::move(d));
+      host[s] = t;  // the caller's host tensor: rules may read it
+    }
+  }
 
   std::vector<int> fetch_slots;
   for (const std::string& f : fetch) {
@@ -140,64 +244,154 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
   std::vector<bool> keep(slots.size(), false);
   for (int s : fetch_slots) keep[s] = true;
 
+  auto with_node = [](const PlanStep& step, const Status& st) {
+    return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
+  };
+  // The device copy of a host value; small ones are cached per slot while their bytes repeat.
+  auto on_device = [&](int s) -> Result<Tensor> {
+    const Tensor& t = slots[s];
+    if (t.device() == device_->kind()) return t;
+    if (t.nbytes() > (size_t{64} << 10)) return to_device(*device_, t);
+    Upload& u = uploads_[s];
+    const auto* p = static_cast<const uint8_t*>(t.raw());
+    if (!u.device.defined() || u.device.dims() != t.dims() || u.device.dtype() != t.dtype() ||
+        u.bytes.size() != t.nbytes() || !std::equal(u.bytes.begin(), u.bytes.end(), p)) {
+      u.bytes.assign(p, p + t.nbytes());
+      ASSIGN_OR_RETURN(u.device, to_device(*device_, t));
+    }
+    return u.device;
+  };
+
   uint64_t index = 0;
   for (const PlanStep& step : plan_.steps) {
-    std::vector<InferContext::Input> infer_inputs;
-    std::vector<const Tensor*> inputs;
-    for (int s : step.inputs) {
-      if (s < 0) {
-        infer_inputs.emplace_back();
-        inputs.push_back(nullptr);
-        continue;
-      }
-      if (!slots[s].defined())
+    for (int s : step.inputs)
+      if (s >= 0 && !slots[s].defined())
         return make_error(ErrorCode::kInternal, "{}: input '{}' has no value at run time", step.node->describe(),
                           plan_.slot_names[s]);
-      infer_inputs.push_back({slots[s].dtype(), &shapes[s], &slots[s]});
-      inputs.push_back(&slots[s]);
-    }
-    InferContext ictx(*step.node, step.opset, std::move(infer_inputs));
-    Status st = step.schema->infer(ictx);
-    if (!st.ok()) return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
-    for (size_t i = 0; i < step.outputs.size(); ++i)
-      if (step.outputs[i] >= 0 && (!ictx.output(i).shape || !shape_fully_known(*ictx.output(i).shape)))
-        return make_error(ErrorCode::kInternal, "{}: the shape rule left output {} unknown at run time",
-                          step.node->describe(), i);
-    KernelContext kctx(*step.node, step.opset, std::move(inputs), ictx, *allocator_, options, index++);
-    if (step.kernel->may_reuse_input) {
-      // An input dying here whose storage nobody else holds (not a feed, an
-      // initializer, a fetched value or the source of a live view).
-      for (int s : step.release)
-        if (!keep[s] && slots[s].storage() && slots[s].storage().use_count() == 1 &&
-            slots[s].dtype() == ictx.output(0).dtype && shapes[s] == ictx.output(0).shape) {
-          bool is_input = false;
-          for (int in : step.inputs) is_input = is_input || in == s;
-          if (is_input) {
-            kctx.set_reusable_input(&slots[s]);
-            break;
-          }
-        }
-    }
-    auto started = std::chrono::steady_clock::now();
-    st = step.kernel->fn(kctx);
-    if (options.op_time_ms)
-      (*options.op_time_ms)[step.node->op_type] +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    if (!st.ok()) return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
-    for (size_t i = 0; i < step.outputs.size(); ++i) {
-      int s = step.outputs[i];
-      if (s < 0) continue;
-      Tensor& t = kctx.outputs()[i];
-      if (!t.defined()) {
-        if (ictx.output(i).value) t = *ictx.output(i).value;  // the rule already computed it
-        else t = kctx.output(i);                                // an empty or untouched output
+    auto infer = [&](InferContext& ictx) -> Status {
+      RETURN_IF_ERROR(step.schema->infer(ictx));
+      for (size_t i = 0; i < step.outputs.size(); ++i)
+        if (step.outputs[i] >= 0 && (!ictx.output(i).shape || !shape_fully_known(*ictx.output(i).shape)))
+          return make_error(ErrorCode::kInternal, "{}: the shape rule left output {} unknown at run time",
+                            step.node->describe(), i);
+      return Status::Ok();
+    };
+    auto infer_inputs = [&] {
+      std::vector<InferContext::Input> in;
+      for (int s : step.inputs) {
+        if (s < 0) in.emplace_back();
+        else in.push_back({slots[s].dtype(), &shapes[s], on_cpu ? &slots[s] : (host[s].defined() ? &host[s] : nullptr)});
       }
-      bind(s, std::move(t));
+      return in;
+    };
+    std::optional<InferContext> ictx_store;  // re-made if the rule must see device values
+    ictx_store.emplace(*step.node, step.opset, infer_inputs());
+    Status st = infer(*ictx_store);
+    if (!st.ok() && !on_cpu) {
+      // The rule needs the data of a value computed on the device (a shape
+      // computed by device kernels): bring the small integer ones over and retry.
+      bool fetched = false;
+      for (int s : step.inputs)
+        if (s >= 0 && !host[s].defined() && is_integer_or_bool(slots[s].dtype()) &&
+            slots[s].numel() <= kMaxHostOutputElements) {
+          ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
+          fetched = true;
+        }
+      if (fetched) {
+        ictx_store.emplace(*step.node, step.opset, infer_inputs());
+        st = infer(*ictx_store);
+      }
     }
+    if (!st.ok()) return with_node(step, st);
+    InferContext& ictx = *ictx_store;
+
+    // Where the node runs: the device, or, on a GPU executor, the host for
+    // small integer results whose inputs are all host values.
+    bool run_on_host = on_cpu, computed_by_rule = false;
+    if (!on_cpu) {
+      bool all_known = true;  // the rule computed every output (Shape, Size, Constant)
+      int64_t out_elems = 0;
+      for (size_t i = 0; i < step.outputs.size(); ++i) {
+        if (step.outputs[i] < 0) continue;
+        all_known = all_known && ictx.output(i).value.has_value();
+        out_elems += num_elements(dims_from_shape(*ictx.output(i).shape));
+      }
+      bool inputs_on_host = true;
+      for (int s : step.inputs) inputs_on_host = inputs_on_host && (s < 0 || host[s].defined());
+      if (all_known && !step.outputs.empty()) {
+        for (size_t i = 0; i < step.outputs.size(); ++i)
+          if (step.outputs[i] >= 0) bind(step.outputs[i], *ictx.output(i).value);
+        computed_by_rule = true;
+      } else if (step.host_kernel && (!step.kernel || (inputs_on_host && out_elems <= kMaxHostOutputElements))) {
+        for (int s : step.inputs)
+          if (s >= 0 && !host[s].defined()) {
+    ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
+  }
+        run_on_host = true;
+      }
+    }
+    if (!computed_by_rule) {
+      std::vector<const Tensor*> inputs;
+      std::vector<Tensor> uploaded(step.inputs.size());
+      for (size_t k = 0; k < step.inputs.size(); ++k) {
+        int s = step.inputs[k];
+        if (s < 0) {
+          inputs.push_back(nullptr);
+        } else if (on_cpu) {
+          inputs.push_back(&slots[s]);
+        } else if (run_on_host) {
+          inputs.push_back(&host[s]);
+        } else {
+          ASSIGN_OR_RETURN(uploaded[k], on_device(s));
+          inputs.push_back(&uploaded[k]);
+        }
+      }
+      const KernelDef* kernel = run_on_host && !on_cpu ? step.host_kernel : step.kernel;
+      Allocator& alloc = run_on_host && !on_cpu ? *host_allocator_ : *allocator_;
+      KernelContext kctx(*step.node, step.opset, std::move(inputs), ictx, alloc, options, index);
+      if (!on_cpu && !run_on_host) {
+        std::vector<const Tensor*> host_inputs;
+        for (int s : step.inputs) host_inputs.push_back(s >= 0 && host[s].defined() ? &host[s] : nullptr);
+        kctx.set_host_inputs(std::move(host_inputs));
+      }
+      if (kernel->may_reuse_input) {
+        // An input dying here whose storage nobody else holds (not a feed, an
+        // initializer, a fetched value or the source of a live view).
+        for (int s : step.release)
+          if (!keep[s] && slots[s].storage() && slots[s].storage().use_count() == 1 &&
+              slots[s].device() == (run_on_host ? DeviceKind::kCpu : device_->kind()) &&
+              slots[s].dtype() == ictx.output(0).dtype && shapes[s] == ictx.output(0).shape) {
+            bool is_input = false;
+            for (int in : step.inputs) is_input = is_input || in == s;
+            if (is_input) {
+              kctx.set_reusable_input(&slots[s]);
+              break;
+            }
+          }
+      }
+      auto started = std::chrono::steady_clock::now();
+      st = kernel->fn(kctx);
+      if (options.op_time_ms)
+        (*options.op_time_ms)[step.node->op_type] +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+      if (!st.ok()) return with_node(step, st);
+      for (size_t i = 0; i < step.outputs.size(); ++i) {
+        int s = step.outputs[i];
+        if (s < 0) continue;
+        Tensor& t = kctx.outputs()[i];
+        if (!t.defined()) {
+          if (ictx.output(i).value) t = *ictx.output(i).value;  // the rule already computed it
+          else t = kctx.output(i);                                // an empty or untouched output
+        }
+        bind(s, std::move(t));
+      }
+    }
+    ++index;
     for (int s : step.release)
       if (!keep[s]) {
         slots[s] = Tensor();
         shapes[s].reset();
+        if (!on_cpu) host[s] = Tensor();
       }
   }
   std::map<std::string, Tensor> out;

@@ -11,6 +11,7 @@
 
 #include "graph/graph.h"
 #include "runtime/allocator.h"
+#include "runtime/device.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -19,7 +20,8 @@ struct PlanStep {
   const Node* node = nullptr;
   int64_t opset = 0;
   const OpSchema* schema = nullptr;
-  const KernelDef* kernel = nullptr;
+  const KernelDef* kernel = nullptr;       // on the executor's device (null: host only)
+  const KernelDef* host_kernel = nullptr;  // CPU kernel for shape arithmetic on a GPU executor
   std::vector<int> inputs;   // slot per input, -1 when omitted
   std::vector<int> outputs;  // slot per output, -1 when omitted
   std::vector<int> release;  // slots to free after this step
@@ -47,14 +49,24 @@ MemoryEstimate estimate_memory(const Model& model);
 // an error naming the first graph input or output of such a type.
 Status check_tensor_io(const Graph& g);
 
+// Whether every node of `model` has a kernel on `device` (or, on a GPU, can
+// run as host-side shape arithmetic); the error lists all that do not.
+Status check_kernels(const Model& model, DeviceKind device);
+
 class Executor {
  public:
-  // Resolves every node's shape rule and kernel for the device; lists all
-  // nodes that lack either before anything runs.
-  static Result<std::unique_ptr<Executor>> create(const Model& model, DeviceKind device = DeviceKind::kCpu);
+  // Resolves every node's shape rule and kernel for the device (the CPU when
+  // `device` is null); lists all nodes that lack either before anything runs.
+  // On a GPU the initializers are copied to the device once, or shared with
+  // `constants_from` (an executor of a graph with the same initializers) so
+  // both see the same parameters.
+  static Result<std::unique_ptr<Executor>> create(const Model& model, std::shared_ptr<Device> device = nullptr,
+                                                  const Executor* constants_from = nullptr);
 
-  // Feeds are checked against the graph inputs' declared dtype and shape.
-  // Returns the graph outputs (or, if `fetch` is non-empty, those values).
+  // Feeds are checked against the graph inputs' declared dtype and shape and
+  // may live on the host or the device. Returns the graph outputs (or, if
+  // `fetch` is non-empty, those values) where they were computed: on a GPU
+  // executor most are device tensors (see to_host).
   Result<std::map<std::string, Tensor>> run(const std::map<std::string, Tensor>& feeds,
                                             const RunOptions& options = {},
                                             const std::vector<std::string>& fetch = {});
@@ -62,16 +74,40 @@ class Executor {
   const ExecutionPlan& plan() const { return plan_; }
   Allocator& allocator() { return *allocator_; }
   const Model& model() const { return model_; }
+  Device& device() const { return *device_; }
+  // The tensor an initializer is read from at run time: the model's own on
+  // the CPU, its device copy on a GPU. Updating it in place updates the model
+  // the next run sees.
+  Result<Tensor> constant(const std::string& name) const;
+  // The named initializers change on the device from now on (parameters,
+  // running statistics): shape rules and host-side arithmetic must not read
+  // their host copies, which would go stale.
+  void forget_host_copies(const std::vector<std::string>& names);
 
  private:
-  Executor(Model model, std::shared_ptr<Allocator> allocator)
-      : model_(std::move(model)), allocator_(std::move(allocator)) {}
+  Executor(Model model, std::shared_ptr<Device> device)
+      : model_(std::move(model)), device_(std::move(device)), allocator_(device_->make_allocator()) {}
+  friend Status check_kernels(const Model& model, DeviceKind device);
   Status build_plan(DeviceKind device);
+  Status bind_constants(const Executor* constants_from);
   Status check_feeds(const std::map<std::string, Tensor>& feeds) const;
 
   Model model_;  // owned copy (tensors are shared, not copied); plan steps point into it
+  std::shared_ptr<Device> device_;
   std::shared_ptr<Allocator> allocator_;
+  std::shared_ptr<Allocator> host_allocator_ = make_cpu_caching_allocator();  // shape arithmetic on a GPU executor
   ExecutionPlan plan_;
+  // GPU executors: per slot, the device copy of each initializer, and a host
+  // copy of the small and integer ones that shape rules read.
+  std::vector<Tensor> device_constants_;
+  std::vector<Tensor> host_constants_;
+  // GPU executors: device copies of small host values (shape arithmetic
+  // results) kept while their bytes stay the same, so a steady state uploads nothing.
+  struct Upload {
+    std::vector<uint8_t> bytes;
+    Tensor device;
+  };
+  std::vector<Upload> uploads_;
 };
 
 }  // namespace ort_train

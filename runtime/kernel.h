@@ -37,6 +37,15 @@ class KernelContext {
   size_t num_inputs() const { return inputs_.size(); }
   bool has_input(size_t i) const { return i < inputs_.size() && inputs_[i] != nullptr; }
   const Tensor& input(size_t i) const { return *inputs_[i]; }
+  // A host copy of input i, for the small integer inputs a kernel reads on the
+  // host (axes, pads, repeats): the input itself on the CPU; on a GPU the
+  // executor's host copy of an initializer, constant or shape-arithmetic result,
+  // or null when the value exists only on the device.
+  const Tensor* host_input(size_t i) const {
+    if (i < host_inputs_.size()) return host_inputs_[i];
+    return has_input(i) && inputs_[i]->device() == DeviceKind::kCpu ? inputs_[i] : nullptr;
+  }
+  void set_host_inputs(std::vector<const Tensor*> h) { host_inputs_ = std::move(h); }
   size_t num_outputs() const { return outputs_.size(); }
   bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
   // The output allocated with the shape the rule inferred (allocated on first call;
@@ -59,6 +68,7 @@ class KernelContext {
   const Node& node_;
   int64_t opset_;
   std::vector<const Tensor*> inputs_;
+  std::vector<const Tensor*> host_inputs_;
   InferContext& shapes_;
   Allocator& allocator_;
   const RunOptions& options_;
@@ -89,6 +99,7 @@ class KernelRegistry {
   void add(KernelDef def);
   const KernelDef* find(const std::string& domain, const std::string& op_type, int64_t opset,
                         DeviceKind device) const;
+  const std::vector<std::unique_ptr<KernelDef>>& all() const { return defs_; }
 
  private:
   std::vector<std::unique_ptr<KernelDef>> defs_;

@@ -120,10 +120,20 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   for (const auto& [out, init] : t->stat_writebacks_)
     if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == out; }))
       g.outputs.push_back(*g.value(out));
-  ASSIGN_OR_RETURN(t->executor_, Executor::create(t->tg_.model));
+  t->device_ = t->options_.device;
+  if (!t->device_) {
+    ASSIGN_OR_RETURN(t->device_, get_device(DeviceKind::kCpu));
+  }
+  ASSIGN_OR_RETURN(t->executor_, Executor::create(t->tg_.model, t->device_));
   std::vector<ParamSlot> params;
-  for (const std::string& w : t->tg_.gradients.trainable) params.push_back(ParamSlot{w, g.initializers.at(w), true});
-  ASSIGN_OR_RETURN(t->optimizer_, Optimizer::create(t->options_.optimizer, std::move(params)));
+  for (const std::string& w : t->tg_.gradients.trainable) {
+    ASSIGN_OR_RETURN(Tensor value, t->executor_->constant(w));  // the copy the executor reads: updated in place
+    params.push_back(ParamSlot{w, value, true});
+  }
+  std::vector<std::string> updated = t->tg_.gradients.trainable;
+  for (const auto& [out, init] : t->stat_writebacks_) updated.push_back(init);
+  t->executor_->forget_host_copies(updated);
+  ASSIGN_OR_RETURN(t->optimizer_, t->device_->make_optimizer(t->options_.optimizer, std::move(params)));
   return t;
 }
 
@@ -131,7 +141,6 @@ Result<StepReport> Trainer::step() {
   auto started = std::chrono::steady_clock::now();
   StepReport r;
   const GradientGraph& gg = tg_.gradients;
-  Graph& g = tg_.model.graph;
   std::vector<Tensor> grads;
   double loss_sum = 0;
   for (int64_t a = 0; a < options_.grad_accum; ++a) {
@@ -160,38 +169,37 @@ Result<StepReport> Trainer::step() {
         }
     }
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
-    const Tensor& loss = out.at(gg.loss);
+    ASSIGN_OR_RETURN(Tensor loss, to_host(*device_, out.at(gg.loss)));
     loss_sum += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
     for (size_t i = 0; i < gg.trainable.size(); ++i) {
       const Tensor& gi = out.at(gg.gradient.at(gg.trainable[i]));
       if (a == 0 && options_.grad_accum == 1) {
         grads.push_back(gi);  // the run's own output: nothing else reads it
       } else if (a == 0) {
-        Tensor copy = Tensor::host(gi.dtype(), gi.dims());
-        std::memcpy(copy.raw(), gi.raw(), gi.nbytes());
+        Tensor copy(gi.dtype(), gi.dims(), executor_->allocator().allocate(gi.nbytes()));
+        RETURN_IF_ERROR(device_->copy(gi, copy));
         grads.push_back(copy);
       } else {
-        float* acc = grads[i].data<float>();
-        const float* add = gi.data<float>();
-        for (int64_t k = 0; k < gi.numel(); ++k) acc[k] += add[k];
+        RETURN_IF_ERROR(device_->add_into(grads[i], gi));
       }
     }
     for (const auto& [out_name, init] : stat_writebacks_) {
-      const Tensor& v = out.at(out_name);
-      Tensor& dst = g.initializers.at(init);
-      std::memcpy(dst.raw(), v.raw(), std::min(v.nbytes(), dst.nbytes()));
+      ASSIGN_OR_RETURN(Tensor dst, executor_->constant(init));
+      RETURN_IF_ERROR(device_->copy(out.at(out_name), dst));
     }
   }
   if (options_.grad_accum > 1) {
     float inv = 1.f / static_cast<float>(options_.grad_accum);
-    for (Tensor& t : grads) {
-      float* p = t.data<float>();
-      for (int64_t k = 0; k < t.numel(); ++k) p[k] *= inv;
-    }
+    for (Tensor& t : grads) RETURN_IF_ERROR(device_->scale(t, inv));
   }
   r.loss = loss_sum / static_cast<double>(options_.grad_accum);
-  r.grad_norm = global_grad_norm(grads);
-  if (options_.optimizer.max_grad_norm) clip_grad_norm(grads, *options_.optimizer.max_grad_norm, r.grad_norm);
+  ASSIGN_OR_RETURN(r.grad_norm, device_->global_norm(grads));
+  if (options_.optimizer.max_grad_norm) {
+    // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
+    double coef = *options_.optimizer.max_grad_norm / (r.grad_norm + 1e-6);
+    if (coef < 1.0)
+      for (Tensor& t : grads) RETURN_IF_ERROR(device_->scale(t, static_cast<float>(coef)));
+  }
   int64_t t = optimizer_->steps_taken() + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
   RETURN_IF_ERROR(optimizer_->step(grads, r.lr));
@@ -233,17 +241,41 @@ std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg,
           {"grad_accum", std::to_string(options.grad_accum)}};
 }
 
-Checkpoint Trainer::snapshot(const std::map<std::string, std::string>& fingerprint) const {
+Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& fingerprint) const {
   Checkpoint c;
   c.step = optimizer_->steps_taken();
   c.micro_batch = micro_;
   c.seed = options_.seed;
   c.fingerprint = fingerprint;
-  const Graph& g = tg_.model.graph;
-  for (const std::string& w : tg_.gradients.trainable) c.tensors.emplace_back("param/" + w, g.initializers.at(w));
-  for (const auto& [out, init] : stat_writebacks_) c.tensors.emplace_back("param/" + init, g.initializers.at(init));
-  for (const auto& [name, t] : optimizer_->state()) c.tensors.emplace_back("state/" + name, *t);
+  auto add = [&](const std::string& key, const Tensor& t) -> Status {
+    ASSIGN_OR_RETURN(Tensor h, to_host(*device_, t));
+    if (h.raw() == t.raw()) h = h.clone();  // host tensors keep changing as training goes on
+    c.tensors.emplace_back(key, std::move(h));
+    return Status::Ok();
+  };
+  for (const std::string& w : tg_.gradients.trainable) {
+    ASSIGN_OR_RETURN(Tensor v, executor_->constant(w));
+    RETURN_IF_ERROR(add("param/" + w, v));
+  }
+  for (const auto& [out, init] : stat_writebacks_) {
+    ASSIGN_OR_RETURN(Tensor v, executor_->constant(init));
+    RETURN_IF_ERROR(add("param/" + init, v));
+  }
+  for (const auto& [name, t] : const_cast<Optimizer&>(*optimizer_).state()) RETURN_IF_ERROR(add("state/" + name, *t));
   return c;
+}
+
+Status Trainer::sync_to_host() {
+  if (device_->kind() == DeviceKind::kCpu) return Status::Ok();
+  Graph& g = tg_.model.graph;
+  std::vector<std::string> names = tg_.gradients.trainable;
+  for (const auto& [out, init] : stat_writebacks_) names.push_back(init);
+  for (const std::string& name : names) {
+    ASSIGN_OR_RETURN(Tensor v, executor_->constant(name));
+    // In place: the caller's forward model shares these buffers (the GPU executor reads its own copies).
+    RETURN_IF_ERROR(device_->copy(v, g.initializers.at(name)));
+  }
+  return device_->synchronize();
 }
 
 Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint) {
@@ -254,21 +286,25 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
       return invalid_argument("the checkpoint does not match this run: {} is '{}' in the checkpoint, '{}' here", key,
                               have, value);
   }
-  Graph& g = tg_.model.graph;
-  std::map<std::string, Tensor*> targets;
-  for (const std::string& w : tg_.gradients.trainable) targets["param/" + w] = &g.initializers.at(w);
-  for (const auto& [out, init] : stat_writebacks_) targets["param/" + init] = &g.initializers.at(init);
-  for (auto& [name, t] : optimizer_->state()) targets["state/" + name] = t;
+  std::map<std::string, Tensor> targets;
+  for (const std::string& w : tg_.gradients.trainable) {
+    ASSIGN_OR_RETURN(targets["param/" + w], executor_->constant(w));
+  }
+  for (const auto& [out, init] : stat_writebacks_) {
+    ASSIGN_OR_RETURN(targets["param/" + init], executor_->constant(init));
+  }
+  for (auto& [name, t] : optimizer_->state()) targets["state/" + name] = *t;
   if (targets.size() != c.tensors.size())
     return invalid_argument("the checkpoint holds {} tensors, this run has {}", c.tensors.size(), targets.size());
   for (const auto& [name, t] : c.tensors) {
     auto it = targets.find(name);
     if (it == targets.end()) return invalid_argument("the checkpoint holds '{}', which this run does not have", name);
-    Tensor& dst = *it->second;
+    const Tensor& dst = it->second;
     if (dst.dims() != t.dims() || dst.dtype() != t.dtype())
       return invalid_argument("the checkpoint's '{}' has another shape or dtype", name);
-    std::memcpy(dst.raw(), t.raw(), t.nbytes());  // in place: the executor reads these buffers
+    RETURN_IF_ERROR(device_->copy(t, dst));  // in place: the executor and optimizer read these buffers
   }
+  RETURN_IF_ERROR(device_->synchronize());
   optimizer_->set_steps_taken(c.step);
   micro_ = c.micro_batch;
   return Status::Ok();
@@ -282,7 +318,10 @@ Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches)
     fwd.graph.nodes.resize(tg_.gradients.forward_nodes);
     fwd.graph.outputs = {*fwd.graph.value(tg_.gradients.loss)};
     if (classify) fwd.graph.outputs.push_back(*fwd.graph.value(spec.input));
-    ASSIGN_OR_RETURN(eval_executor_, Executor::create(fwd));
+    ASSIGN_OR_RETURN(eval_executor_, Executor::create(fwd, device_, executor_.get()));
+    std::vector<std::string> updated = tg_.gradients.trainable;
+    for (const auto& [out, init] : stat_writebacks_) updated.push_back(init);
+    eval_executor_->forget_host_copies(updated);
   }
   EvalReport r;
   int64_t correct = 0, counted = 0;
@@ -290,10 +329,10 @@ Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches)
     ASSIGN_OR_RETURN(auto feeds, source(b));
     RunOptions run;  // not a training run: Dropout is the identity
     ASSIGN_OR_RETURN(auto out, eval_executor_->run(feeds, run));
-    const Tensor& loss = out.at(tg_.gradients.loss);
+    ASSIGN_OR_RETURN(Tensor loss, to_host(*device_, out.at(tg_.gradients.loss)));
     r.loss += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
     if (classify && out.at(spec.input).dtype() == DType::kFloat) {
-      const Tensor& logits = out.at(spec.input);
+      ASSIGN_OR_RETURN(Tensor logits, to_host(*device_, out.at(spec.input)));
       std::vector<int64_t> labels = feeds.at(spec.target).to_int64_vector();
       int64_t c = logits.dims().back(), rows = logits.numel() / std::max<int64_t>(c, 1);
       for (int64_t i = 0; i < rows && i < static_cast<int64_t>(labels.size()); ++i) {

@@ -39,6 +39,7 @@ struct TrainerOptions {
   int64_t steps = 1;
   int64_t grad_accum = 1;
   uint64_t seed = 0;
+  std::shared_ptr<Device> device;  // where the step runs; null: the CPU
 };
 
 struct StepReport {
@@ -68,11 +69,15 @@ class Trainer {
   // Forward and loss only (no gradients, no updates) over `batches` micro-batches of `source`.
   Result<EvalReport> evaluate(const BatchSource& source, int64_t batches);
   // Everything needed to continue exactly, with `fingerprint` to check on load.
-  Checkpoint snapshot(const std::map<std::string, std::string>& fingerprint) const;
+  Result<Checkpoint> snapshot(const std::map<std::string, std::string>& fingerprint) const;
   // Loads a snapshot of this run; a different fingerprint or tensor set is an
   // error saying what differs.
   Status restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint);
+  // Copies the trained parameters and running statistics from the device
+  // into graph().model's initializers (a no-op on the CPU, where they are the same).
+  Status sync_to_host();
   const TrainingGraph& graph() const { return tg_; }
+  Device& device() const { return *device_; }
   Optimizer& optimizer() { return *optimizer_; }
   Executor& executor() { return *executor_; }
 
@@ -81,6 +86,7 @@ class Trainer {
   TrainingGraph tg_;
   TrainerOptions options_;
   BatchSource source_;
+  std::shared_ptr<Device> device_;
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use

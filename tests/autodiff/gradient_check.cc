@@ -257,4 +257,50 @@ void check_registered(const std::vector<std::string>& ops) {
   }
 }
 
+double compare_with_cpu(const GradCase& c, const std::shared_ptr<Device>& device, double rtol) {
+  uint64_t seed = std::hash<std::string>{}(c.name);
+  INFO("case '" << c.name << "', seed " << seed);
+  Rng rng(seed);
+  NodeSpec spec = c.make(rng);
+  for (Tensor& t : spec.inputs)  // the GPU path is float32: cast double inputs
+    if (t.defined() && t.dtype() == DType::kDouble) {
+      Tensor f = Tensor::host(DType::kFloat, t.dims());
+      for (int64_t i = 0; i < t.numel(); ++i) f.data<float>()[i] = static_cast<float>(t.data<double>()[i]);
+      t = f;
+    }
+  INFO("node: " << describe(spec));
+  Prepared p = prepare(spec, c.wrt, rng);
+  std::vector<std::string> fetch{p.loss};
+  for (const auto& [in, g] : p.grad) fetch.push_back(g);
+  auto cpu = Executor::create(p.model);
+  INFO(cpu.status().message());
+  REQUIRE(cpu.ok());
+  auto want = (*cpu)->run(p.feeds, spec.run_options, fetch);
+  INFO(want.status().message());
+  REQUIRE(want.ok());
+  auto gpu = Executor::create(p.model, device);
+  INFO(gpu.status().message());
+  REQUIRE(gpu.ok());
+  auto got = (*gpu)->run(p.feeds, spec.run_options, fetch);
+  INFO(got.status().message());
+  REQUIRE(got.ok());
+  double worst = 0;
+  for (const std::string& name : fetch) {
+    auto host = to_host(*device, got->at(name));
+    REQUIRE(host.ok());
+    const Tensor& a = *host;
+    const Tensor& b = want->at(name);
+    REQUIRE(a.dims() == b.dims());
+    double scale = 0, diff = 0;
+    for (int64_t i = 0; i < b.numel(); ++i) {
+      scale = std::max(scale, std::abs(to_double(b, i)));
+      diff = std::max(diff, std::abs(to_double(a, i) - to_double(b, i)));
+    }
+    INFO(name << ": max |gpu - cpu| " << diff << ", max |cpu| " << scale);
+    CHECK(diff <= rtol * scale + 1e-6);
+    if (scale > 0) worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
 }  // namespace ort_train::testing

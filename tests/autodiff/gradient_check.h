@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device.h"
 #include "test_util.h"
 
 namespace ort_train::testing {
@@ -65,6 +66,12 @@ struct GradCaseRegistrar {
 
 // Runs every registered case of the given ops.
 void check_registered(const std::vector<std::string>& ops);
+
+// Runs one seed of the case's loss-and-gradient graph, with float32 inputs,
+// on the CPU and on `device`, and checks the loss and every gradient agree:
+// max |device - cpu| <= rtol * max |cpu| + 1e-6 per tensor. Returns the worst
+// relative deviation seen.
+double compare_with_cpu(const GradCase& c, const std::shared_ptr<Device>& device, double rtol);
 
 }  // namespace ort_train::testing
 

@@ -8,6 +8,7 @@
 
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/dropout_seed.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -25,21 +26,18 @@ inline float counter_uniform(uint64_t seed, uint64_t counter) {
   return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
 }
 
+uint64_t dropout_seed(const KernelContext& ctx) {
+  if (!ctx.node().attr("seed")) return ctx.random_seed();
+  uint64_t attr_seed = static_cast<uint64_t>(ctx.node().attr_int("seed", 0));
+  return mix64(attr_seed ^ (ctx.options().step * 0x9E3779B97F4A7C15ull));
+}
+
 namespace {
 
 // The first element of an optional scalar input, or `fallback` when it is absent or empty.
 double optional_scalar(const KernelContext& ctx, size_t i, double fallback) {
   if (!ctx.has_input(i) || ctx.input(i).numel() == 0) return fallback;
   return ctx.input(i).to_double_vector()[0];
-}
-
-// The node's `seed` attribute fixes the stream (still advancing with the run's
-// step, so successive training steps draw fresh masks); without it the seed is
-// unique to the node and step.
-uint64_t dropout_seed(const KernelContext& ctx) {
-  if (!ctx.node().attr("seed")) return ctx.random_seed();
-  uint64_t attr_seed = static_cast<uint64_t>(ctx.node().attr_int("seed", 0));
-  return mix64(attr_seed ^ (ctx.options().step * 0x9E3779B97F4A7C15ull));
 }
 
 Status dropout(KernelContext& ctx) {

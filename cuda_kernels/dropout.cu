@@ -1,0 +1,77 @@
+#include "cuda_kernels/dropout.h"
+
+namespace ort_train::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
+}
+
+__device__ __forceinline__ uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Must equal counter_uniform in runtime/cpu/kernels/dropout.cc bit for bit.
+__device__ __forceinline__ float counter_uniform(uint64_t seed, uint64_t counter) {
+  uint64_t z = mix64(seed + (counter + 1) * 0x9E3779B97F4A7C15ull);
+  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+}
+
+template <typename T>
+__global__ void dropout_kernel(const T* x, T* y, bool* mask, int64_t n, uint64_t seed, float drop_below, T scale) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    bool keep = counter_uniform(seed, static_cast<uint64_t>(i)) >= drop_below;
+    y[i] = keep ? x[i] * scale : T(0);
+    if (mask) mask[i] = keep;
+  }
+}
+
+template <typename T>
+__global__ void dropout_grad_kernel(const T* dy, const bool* mask, T* dx, int64_t n, T scale) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    dx[i] = mask[i] ? dy[i] * scale : T(0);
+}
+
+__global__ void fill_true_kernel(bool* mask, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    mask[i] = true;
+}
+
+}  // namespace
+
+cudaError_t launch_dropout(ElemType t, const void* x, void* y, bool* mask, int64_t n, uint64_t seed, float drop_below,
+                           double scale, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  if (t == ElemType::kF32)
+    dropout_kernel<float><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const float*>(x), static_cast<float*>(y), mask, n, seed, drop_below, static_cast<float>(scale));
+  else if (t == ElemType::kF64)
+    dropout_kernel<double><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const double*>(x), static_cast<double*>(y), mask, n, seed, drop_below, scale);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_dropout_grad(ElemType t, const void* dy, const bool* mask, void* dx, int64_t n, double scale,
+                                cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  if (t == ElemType::kF32)
+    dropout_grad_kernel<float><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const float*>(dy), mask, static_cast<float*>(dx), n, static_cast<float>(scale));
+  else if (t == ElemType::kF64)
+    dropout_grad_kernel<double><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const double*>(dy), mask, static_cast<double*>(dx), n, scale);
+  else
+    return cudaErrorInvalidValue;
+  return cudaGetLastError();
+}
+
+cudaError_t launch_fill_true(bool* mask, int64_t n, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  fill_true_kernel<<<blocks_for(n), kThreads, 0, s>>>(mask, n);
+  return cudaGetLastError();
+}
+
+}  // namespace ort_train::cuda

@@ -1,0 +1,140 @@
+#include "cuda_kernels/optimizers.h"
+
+namespace ort_train::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void sgd_kernel(MultiTensorTable t, SgdArgs a) {
+  int64_t c = blockIdx.x;
+  int p = t.chunk_param[c];
+  float* w = t.params[p];
+  const float* g = t.grads[p];
+  float wd = t.decay[p];
+  float* m = a.momentum_buffer ? a.momentum_buffer + t.offsets[p] : nullptr;
+  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) {
+    float d = g[k] + wd * w[k];
+    if (m) {
+      m[k] = a.first_step ? d : a.momentum * m[k] + d;
+      d = m[k];
+    }
+    w[k] -= a.lr * d;
+  }
+}
+
+__global__ void adam_kernel(MultiTensorTable t, AdamArgs a) {
+  int64_t c = blockIdx.x;
+  int p = t.chunk_param[c];
+  float* w = t.params[p];
+  const float* g = t.grads[p];
+  float* m = a.m + t.offsets[p];
+  float* v = a.v + t.offsets[p];
+  float wd = t.decay[p];
+  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) {
+    if (a.huggingface) {
+      float mk = a.b1 * m[k] + a.c1 * g[k];
+      float vk = a.b2 * v[k] + a.c2 * g[k] * g[k];
+      m[k] = mk;
+      v[k] = vk;
+      float wk = w[k] - a.step * mk / (sqrtf(vk) + a.eps);
+      w[k] = wk - a.lr * wd * wk;
+    } else {
+      float d = g[k] + (a.decoupled ? 0.f : wd) * w[k];
+      float wk = w[k] * (a.decoupled ? 1 - a.lr * wd : 1.f);
+      float mk = a.b1 * m[k] + a.c1 * d;
+      float vk = a.b2 * v[k] + a.c2 * d * d;
+      m[k] = mk;
+      v[k] = vk;
+      w[k] = wk - a.step * mk / (sqrtf(vk) / a.sqrt_bc2 + a.eps);
+    }
+  }
+}
+
+// Block-wide sum in a fixed tree order (deterministic).
+__device__ double block_sum(double v, double* buf) {
+  buf[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
+    __syncthreads();
+  }
+  double out = buf[0];
+  __syncthreads();
+  return out;
+}
+
+__global__ void lamb_moments_kernel(MultiTensorTable t, LambArgs a) {
+  __shared__ double buf[kThreads];
+  int64_t c = blockIdx.x;
+  int p = t.chunk_param[c];
+  const float* w = t.params[p];
+  const float* g = t.grads[p];
+  float* m = a.m + t.offsets[p];
+  float* v = a.v + t.offsets[p];
+  float* r = a.r + t.offsets[p];
+  double wd = t.decay[p];
+  double ws = 0, rs = 0;
+  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) {
+    m[k] = a.b1 * m[k] + a.c1 * g[k];
+    v[k] = a.b2 * v[k] + a.c2 * g[k] * g[k];
+    double rk = (m[k] / a.bc1) / (sqrt(v[k] / a.bc2) + a.eps) + wd * w[k];
+    r[k] = static_cast<float>(rk);
+    ws += static_cast<double>(w[k]) * w[k];
+    rs += rk * rk;
+  }
+  ws = block_sum(ws, buf);
+  rs = block_sum(rs, buf);
+  if (threadIdx.x == 0) {
+    a.partials[2 * c] = ws;
+    a.partials[2 * c + 1] = rs;
+  }
+}
+
+// One thread per parameter: its chunks' partial sums in chunk order.
+__global__ void lamb_ratio_kernel(MultiTensorTable t, LambArgs a) {
+  int64_t p = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (p >= t.params_count) return;
+  double ws = 0, rs = 0;
+  for (int c = t.first_chunk[p]; c < t.first_chunk[p + 1]; ++c) {
+    ws += a.partials[2 * c];
+    rs += a.partials[2 * c + 1];
+  }
+  double wn = sqrt(ws), rn = sqrt(rs), ratio = 1.0;
+  if (wn > 0 && rn > 0) ratio = wn / rn;
+  ratio = fmax(ratio, a.ratio_min);
+  ratio = fmin(ratio, a.ratio_max);
+  a.ratios[p] = ratio;
+}
+
+__global__ void lamb_update_kernel(MultiTensorTable t, LambArgs a) {
+  int64_t c = blockIdx.x;
+  int p = t.chunk_param[c];
+  float* w = t.params[p];
+  const float* r = a.r + t.offsets[p];
+  float step = static_cast<float>(a.lr * a.ratios[p]);
+  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) w[k] -= step * r[k];
+}
+
+}  // namespace
+
+cudaError_t launch_sgd(const MultiTensorTable& t, const SgdArgs& a, cudaStream_t stream) {
+  if (t.chunks == 0) return cudaSuccess;
+  sgd_kernel<<<static_cast<unsigned>(t.chunks), kThreads, 0, stream>>>(t, a);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_adam(const MultiTensorTable& t, const AdamArgs& a, cudaStream_t stream) {
+  if (t.chunks == 0) return cudaSuccess;
+  adam_kernel<<<static_cast<unsigned>(t.chunks), kThreads, 0, stream>>>(t, a);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_lamb(const MultiTensorTable& t, const LambArgs& a, cudaStream_t stream) {
+  if (t.chunks == 0) return cudaSuccess;
+  lamb_moments_kernel<<<static_cast<unsigned>(t.chunks), kThreads, 0, stream>>>(t, a);
+  lamb_ratio_kernel<<<static_cast<unsigned>((t.params_count + 127) / 128), 128, 0, stream>>>(t, a);
+  lamb_update_kernel<<<static_cast<unsigned>(t.chunks), kThreads, 0, stream>>>(t, a);
+  return cudaGetLastError();
+}
+
+}  // namespace ort_train::cuda

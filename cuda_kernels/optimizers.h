@@ -1,0 +1,59 @@
+// Fused multi-tensor optimizer kernels: every parameter of the model in one
+// launch (LAMB: three), over a chunk table built once when the optimizer is
+// made. The per-element arithmetic is the CPU optimizer's (optimizers/optimizer.cc),
+// with the same float coefficients rounded from double on the host.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace ort_train::cuda {
+
+constexpr int64_t kOptimizerChunk = 16384;  // elements per chunk (one block each)
+
+// Device arrays describing all parameters; chunks of one parameter are contiguous.
+struct MultiTensorTable {
+  float* const* params = nullptr;     // [n]
+  const float* const* grads = nullptr;  // [n], rewritten every step
+  const int64_t* offsets = nullptr;   // [n] start of each parameter in the flat state
+  const float* decay = nullptr;       // [n] weight decay of each parameter (0 for no_decay ones)
+  const int32_t* chunk_param = nullptr;  // [chunks]
+  const int64_t* chunk_begin = nullptr;  // [chunks]
+  const int64_t* chunk_end = nullptr;    // [chunks]
+  const int32_t* first_chunk = nullptr;  // [n + 1] chunk range of each parameter
+  int64_t chunks = 0;
+  int64_t params_count = 0;
+};
+
+struct SgdArgs {
+  float lr, momentum;
+  bool first_step;
+  float* momentum_buffer;  // null without momentum
+};
+cudaError_t launch_sgd(const MultiTensorTable& t, const SgdArgs& a, cudaStream_t stream);
+
+struct AdamArgs {
+  float b1, b2, c1, c2, eps, lr;
+  float step;          // lr / bc1 (torch) or lr * sqrt(bc2) / bc1 (huggingface)
+  float sqrt_bc2;
+  bool decoupled;      // AdamW
+  bool huggingface;
+  float* m;
+  float* v;
+};
+cudaError_t launch_adam(const MultiTensorTable& t, const AdamArgs& a, cudaStream_t stream);
+
+struct LambArgs {
+  float b1, b2, c1, c2;
+  double bc1, bc2, eps;
+  double lr;
+  double ratio_min, ratio_max;  // -inf / +inf when unset
+  float* m;
+  float* v;
+  float* r;                // update direction, flat like m
+  double* partials;        // [2 * chunks]: sum w^2, sum r^2 per chunk
+  double* ratios;          // [n]
+};
+cudaError_t launch_lamb(const MultiTensorTable& t, const LambArgs& a, cudaStream_t stream);
+
+}  // namespace ort_train::cuda

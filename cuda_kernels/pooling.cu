@@ -1,0 +1,231 @@
+#include "cuda_kernels/pooling.h"
+
+namespace ort_train::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
+}
+
+#define GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
+
+__device__ inline void decode3(int64_t p, const int64_t* dims, int64_t* o) {
+  o[2] = p % dims[2];
+  p /= dims[2];
+  o[1] = p % dims[1];
+  o[0] = p / dims[1];
+}
+
+// Window elements of output position `o` along dim d that lie inside the input
+// and inside the padded input.
+__device__ inline void window_counts(const PoolGeometry& g, int d, int64_t o, int64_t* inside, int64_t* padded) {
+  int64_t start = o * g.stride[d] - g.pad_begin[d];
+  int64_t a = 0, b = 0;
+  for (int64_t k = 0; k < g.kernel[d]; ++k) {
+    int64_t i = start + k * g.dilation[d];
+    a += i >= 0 && i < g.in[d];
+    b += i >= -g.pad_begin[d] && i < g.in[d] + g.pad_end[d];
+  }
+  *inside = a;
+  *padded = b;
+}
+
+// The CPU walk: window elements in row-major order, ties to the first.
+__global__ void max_pool_kernel(const float* x, float* y, int64_t* indices, int64_t total, int64_t in_size,
+                                int64_t out_size, PoolGeometry g, bool column_major) {
+  GRID_STRIDE(idx, total) {
+    int64_t pl = idx / out_size, o[3];
+    decode3(idx % out_size, g.out, o);
+    const float* xp = x + pl * in_size;
+    float best = -INFINITY;
+    int64_t best_idx = -1;
+    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+      int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+      if (i0 < 0 || i0 >= g.in[0]) continue;
+      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+        int64_t i1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+        if (i1 < 0 || i1 >= g.in[1]) continue;
+        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+          int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+          if (i2 < 0 || i2 >= g.in[2]) continue;
+          int64_t off = (i0 * g.in[1] + i1) * g.in[2] + i2;
+          float v = xp[off];
+          if (v > best || best_idx < 0) {
+            best = v;
+            best_idx = column_major ? i0 + g.in[0] * (i1 + g.in[1] * i2) : off;
+          }
+        }
+      }
+    }
+    y[idx] = best;
+    if (indices) indices[idx] = pl * in_size + best_idx;
+  }
+}
+
+__global__ void average_pool_kernel(const float* x, float* y, int64_t total, int64_t in_size, int64_t out_size,
+                                    PoolGeometry g, bool count_include_pad) {
+  GRID_STRIDE(idx, total) {
+    int64_t pl = idx / out_size, o[3];
+    decode3(idx % out_size, g.out, o);
+    const float* xp = x + pl * in_size;
+    float sum = 0.f;
+    int64_t count = 0;
+    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+      int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+      if (i0 < 0 || i0 >= g.in[0]) continue;
+      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+        int64_t i1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+        if (i1 < 0 || i1 >= g.in[1]) continue;
+        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+          int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+          if (i2 < 0 || i2 >= g.in[2]) continue;
+          sum += xp[(i0 * g.in[1] + i1) * g.in[2] + i2];
+          ++count;
+        }
+      }
+    }
+    int64_t div = count;
+    if (count_include_pad) {
+      div = 1;
+      for (int d = 0; d < 3; ++d) {
+        int64_t a, b;
+        window_counts(g, d, o[d], &a, &b);
+        div *= b;
+      }
+    }
+    y[idx] = div > 0 ? sum / static_cast<float>(div) : 0.f;
+  }
+}
+
+// One warp per plane; lanes stride the plane, then a fixed butterfly.
+__global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int64_t size, bool is_max) {
+  int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / 32;
+  int64_t warps = int64_t{gridDim.x} * blockDim.x / 32;
+  int lane = threadIdx.x % 32;
+  for (int64_t pl = warp; pl < planes; pl += warps) {
+    const float* p = x + pl * size;
+    float acc = is_max ? -INFINITY : 0.f;
+    for (int64_t i = lane; i < size; i += 32) acc = is_max ? fmaxf(acc, p[i]) : acc + p[i];
+    for (int s = 16; s > 0; s >>= 1) {
+      float other = __shfl_xor_sync(0xffffffffu, acc, s);
+      acc = is_max ? fmaxf(acc, other) : acc + other;
+    }
+    if (lane == 0) y[pl] = is_max ? acc : acc / static_cast<float>(size);
+  }
+}
+
+__global__ void max_pool_grad_serial_kernel(const float* dy, const int64_t* ix, float* dx, int64_t planes,
+                                            int64_t out_plane, int64_t in_plane) {
+  GRID_STRIDE(pl, planes) {
+    int64_t lo = pl * in_plane, hi = lo + in_plane;
+    for (int64_t i = pl * out_plane; i < (pl + 1) * out_plane; ++i) {
+      int64_t t = ix[i];
+      if (t >= lo && t < hi) dx[t] += dy[i];
+    }
+  }
+}
+
+__global__ void max_pool_grad_atomic_kernel(const float* dy, const int64_t* ix, float* dx, int64_t total,
+                                            int64_t out_plane, int64_t in_plane) {
+  GRID_STRIDE(i, total) {
+    int64_t lo = i / out_plane * in_plane, t = ix[i];
+    if (t >= lo && t < lo + in_plane) atomicAdd(dx + t, dy[i]);
+  }
+}
+
+__global__ void average_pool_grad_kernel(const float* dy, float* dx, int64_t total, int64_t in_size,
+                                         int64_t out_size, PoolGeometry g, bool count_include_pad) {
+  GRID_STRIDE(idx, total) {
+    int64_t pl = idx / in_size, i[3], lo[3], hi[3];
+    decode3(idx % in_size, g.in, i);
+    for (int d = 0; d < 3; ++d) {
+      // Windows o with o*stride - pad_begin <= i <= o*stride - pad_begin + (kernel-1)*dilation.
+      int64_t t = i[d] + g.pad_begin[d] - (g.kernel[d] - 1) * g.dilation[d];
+      lo[d] = t <= 0 ? 0 : (t + g.stride[d] - 1) / g.stride[d];
+      int64_t h = (i[d] + g.pad_begin[d]) / g.stride[d];
+      hi[d] = h < g.out[d] - 1 ? h : g.out[d] - 1;
+    }
+    const float* dyp = dy + pl * out_size;
+    float acc = 0.f;
+    for (int64_t o0 = lo[0]; o0 <= hi[0]; ++o0) {
+      if ((i[0] + g.pad_begin[0] - o0 * g.stride[0]) % g.dilation[0]) continue;
+      int64_t in0, pad0;
+      window_counts(g, 0, o0, &in0, &pad0);
+      for (int64_t o1 = lo[1]; o1 <= hi[1]; ++o1) {
+        if ((i[1] + g.pad_begin[1] - o1 * g.stride[1]) % g.dilation[1]) continue;
+        int64_t in1, pad1;
+        window_counts(g, 1, o1, &in1, &pad1);
+        for (int64_t o2 = lo[2]; o2 <= hi[2]; ++o2) {
+          if ((i[2] + g.pad_begin[2] - o2 * g.stride[2]) % g.dilation[2]) continue;
+          int64_t in2, pad2;
+          window_counts(g, 2, o2, &in2, &pad2);
+          int64_t div = count_include_pad ? pad0 * pad1 * pad2 : in0 * in1 * in2;
+          if (div == 0) continue;
+          acc += dyp[(o0 * g.out[1] + o1) * g.out[2] + o2] / static_cast<float>(div);
+        }
+      }
+    }
+    dx[idx] = acc;
+  }
+}
+
+#undef GRID_STRIDE
+
+}  // namespace
+
+cudaError_t launch_max_pool(const float* x, float* y, int64_t* indices, int64_t planes, const PoolGeometry& g,
+                            bool column_major, cudaStream_t stream) {
+  int64_t in_size = g.in[0] * g.in[1] * g.in[2], out_size = g.out[0] * g.out[1] * g.out[2];
+  int64_t total = planes * out_size;
+  if (total == 0) return cudaSuccess;
+  max_pool_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, indices, total, in_size, out_size, g, column_major);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_average_pool(const float* x, float* y, int64_t planes, const PoolGeometry& g,
+                                bool count_include_pad, cudaStream_t stream) {
+  int64_t in_size = g.in[0] * g.in[1] * g.in[2], out_size = g.out[0] * g.out[1] * g.out[2];
+  int64_t total = planes * out_size;
+  if (total == 0) return cudaSuccess;
+  average_pool_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, total, in_size, out_size, g,
+                                                                  count_include_pad);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, bool is_max,
+                               cudaStream_t stream) {
+  if (planes == 0) return cudaSuccess;
+  global_pool_kernel<<<blocks_for(planes * 32), kThreads, 0, stream>>>(x, y, planes, size, is_max);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_max_pool_grad(const float* dy, const int64_t* indices, float* dx, int64_t planes,
+                                 int64_t out_plane, int64_t in_plane, bool deterministic, cudaStream_t stream) {
+  int64_t n = planes * in_plane;
+  if (n == 0) return cudaSuccess;
+  cudaError_t e = cudaMemsetAsync(dx, 0, static_cast<size_t>(n) * sizeof(float), stream);
+  if (e != cudaSuccess || out_plane == 0) return e;
+  if (deterministic)
+    max_pool_grad_serial_kernel<<<blocks_for(planes), kThreads, 0, stream>>>(dy, indices, dx, planes, out_plane,
+                                                                            in_plane);
+  else
+    max_pool_grad_atomic_kernel<<<blocks_for(planes * out_plane), kThreads, 0, stream>>>(
+        dy, indices, dx, planes * out_plane, out_plane, in_plane);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_average_pool_grad(const float* dy, float* dx, int64_t planes, const PoolGeometry& g,
+                                     bool count_include_pad, cudaStream_t stream) {
+  int64_t in_size = g.in[0] * g.in[1] * g.in[2], out_size = g.out[0] * g.out[1] * g.out[2];
+  int64_t total = planes * in_size;
+  if (total == 0) return cudaSuccess;
+  average_pool_grad_kernel<<<blocks_for(total), kThreads, 0, stream>>>(dy, dx, total, in_size, out_size, g,
+                                                                       count_include_pad);
+  return cudaGetLastError();
+}
+
+}  // namespace ort_train::cuda

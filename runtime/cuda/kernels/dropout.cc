@@ -1,0 +1,75 @@
+// CUDA registrations: Dropout and DropoutGrad, deciding "training" and the
+// ratio exactly as the CPU kernels do (runtime/cpu/kernels/dropout.cc,
+// dropout_grad.cc). Kernels: cuda_kernels/dropout.cu.
+#include "cuda_kernels/dropout.h"
+#include "runtime/cuda/kernels/common.h"
+#include "runtime/dropout_seed.h"
+
+namespace ort_train::cuda {
+namespace {
+
+// An optional scalar input (ratio, training_mode) read on the host.
+Result<double> scalar_or(KernelContext& ctx, size_t i, double fallback) {
+  if (!ctx.has_input(i) || ctx.input(i).numel() == 0) return fallback;
+  ASSIGN_OR_RETURN(Tensor h, host_input(ctx, i));
+  if (h.dtype() == DType::kBool) return h.data<bool>()[0] ? 1.0 : 0.0;
+  return h.to_double_vector()[0];
+}
+
+Status dropout(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  auto t = elem_type(x.dtype());
+  if (!t || !dtype_is_float(x.dtype())) return unsupported_cuda_dtype(ctx, x.dtype());
+  double ratio = ctx.node().attr_float("ratio", 0.5f);
+  bool training = ctx.options().training;
+  if (ctx.opset() >= 12) {
+    ASSIGN_OR_RETURN(ratio, scalar_or(ctx, 1, 0.5));
+    ASSIGN_OR_RETURN(double mode, scalar_or(ctx, 2, 0.0));
+    training = mode != 0.0;
+  }
+  bool with_mask = ctx.has_output(1);
+  if (!training || ratio == 0.0) {
+    ctx.alias_output(0, x);
+    if (with_mask) {
+      CUDA_OUTPUT(m, ctx, 1);
+      CUDA_RETURN_IF_ERROR(launch_fill_true(m.data<bool>(), m.numel(), stream()));
+    }
+    return Status::Ok();
+  }
+  if (!(ratio > 0.0 && ratio < 1.0))
+    return invalid_argument("{}: ratio must be in [0, 1), got {}", ctx.node().describe(), ratio);
+  CUDA_OUTPUT(y, ctx, 0);
+  bool* mask = nullptr;
+  if (with_mask) {
+    CUDA_OUTPUT(m, ctx, 1);
+    mask = m.data<bool>();
+  }
+  CUDA_RETURN_IF_ERROR(launch_dropout(*t, x.raw(), y.raw(), mask, x.numel(), dropout_seed(ctx),
+                                      static_cast<float>(ratio), 1.0 / (1.0 - ratio), stream()));
+  return Status::Ok();
+}
+
+Status dropout_grad(KernelContext& ctx) {
+  const Tensor& dy = ctx.input(0);
+  auto t = elem_type(dy.dtype());
+  if (!t || !dtype_is_float(dy.dtype())) return unsupported_cuda_dtype(ctx, dy.dtype());
+  bool runtime_training = ctx.node().attr_int("runtime_training", 0) != 0;
+  double ratio = ctx.node().attr_float("ratio", 0.5f);
+  bool training = ctx.options().training;
+  if (!runtime_training) {
+    ASSIGN_OR_RETURN(ratio, scalar_or(ctx, 2, 0.5));
+    ASSIGN_OR_RETURN(double mode, scalar_or(ctx, 3, 0.0));
+    training = mode != 0.0;
+  }
+  double scale = training && ratio > 0.0 ? 1.0 / (1.0 - ratio) : 1.0;
+  CUDA_OUTPUT(dx, ctx, 0);
+  CUDA_RETURN_IF_ERROR(launch_dropout_grad(*t, dy.raw(), ctx.input(1).data<bool>(), dx.raw(), dy.numel(), scale, stream()));
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_CUDA_KERNEL_INPLACE("Dropout", 7, 1000, dropout);
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "DropoutGrad", 1, 1000, dropout_grad);
+
+}  // namespace ort_train::cuda

@@ -1,0 +1,135 @@
+// CUDA registrations: MatMul (numpy semantics: 1-D operands, broadcast batch
+// dims) and Gemm through cuBLAS. Row-major C = A B is computed as the
+// column-major C^T = B^T A^T. float32 may use TF32 tensor cores unless the
+// device was configured with allow_tf32 = false.
+#include "cuda_kernels/copy.h"
+#include "cuda_kernels/vector_math.h"
+#include "runtime/cuda/kernels/common.h"
+
+namespace ort_train::cuda {
+namespace {
+
+// Row-major C[m,n] = alpha * op(A) op(B) + beta * C over `batch` matrices with the given element strides.
+Status gemm_batched(DType t, bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const void* a,
+                    int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, double beta, void* c,
+                    int64_t ldc, int64_t stride_c, int64_t batch) {
+  CudaContext& cx = context();
+  cudaDataType_t dt;
+  cublasComputeType_t compute;
+  float fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+  const void* pa = &fa;
+  const void* pb = &fb;
+  if (t == DType::kFloat) {
+    dt = CUDA_R_32F;
+    compute = cx.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    if (cx.deterministic && !cx.allow_tf32) compute = CUBLAS_COMPUTE_32F_PEDANTIC;
+  } else if (t == DType::kDouble) {
+    dt = CUDA_R_64F;
+    compute = CUBLAS_COMPUTE_64F;
+    pa = &alpha;
+    pb = &beta;
+  } else {
+    return unsupported("MatMul/Gemm on CUDA: dtype {} is not supported", dtype_name(t));
+  }
+  // Column-major view: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
+  cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (batch == 1) {
+    CUBLAS_RETURN_IF_ERROR(cublasGemmEx(cx.cublas, opb, opa, static_cast<int>(n), static_cast<int>(m),
+                                        static_cast<int>(k), pa, b, dt, static_cast<int>(ldb), a, dt,
+                                        static_cast<int>(lda), pb, c, dt, static_cast<int>(ldc), compute,
+                                        CUBLAS_GEMM_DEFAULT));
+  } else {
+    CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx(
+        cx.cublas, opb, opa, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), pa, b, dt,
+        static_cast<int>(ldb), stride_b, a, dt, static_cast<int>(lda), stride_a, pb, c, dt, static_cast<int>(ldc),
+        stride_c, static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT));
+  }
+  return Status::Ok();
+}
+
+Status matmul(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  CUDA_OUTPUT(Y, ctx, 0);
+  if (A.dtype() != B.dtype()) return unsupported_cuda_dtype(ctx, B.dtype());
+  if (Y.numel() == 0) return Status::Ok();
+  // Matrix views: a 1-D A is a row, a 1-D B a column.
+  Dims ad = A.dims(), bd = B.dims();
+  if (ad.size() == 1) ad.insert(ad.begin(), 1);
+  if (bd.size() == 1) bd.push_back(1);
+  int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back();
+  if (k == 0) {
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(Y.raw(), 0, Y.nbytes(), stream()));
+    return Status::Ok();
+  }
+  Dims a_batch(ad.begin(), ad.end() - 2), b_batch(bd.begin(), bd.end() - 2);
+  size_t rank = std::max(a_batch.size(), b_batch.size());
+  a_batch.insert(a_batch.begin(), rank - a_batch.size(), 1);
+  b_batch.insert(b_batch.begin(), rank - b_batch.size(), 1);
+  int64_t a_count = num_elements(a_batch), b_count = num_elements(b_batch);
+  Dims out_batch(rank);
+  for (size_t d = 0; d < rank; ++d) out_batch[d] = std::max(a_batch[d], b_batch[d]);
+  int64_t batch = num_elements(out_batch);
+  // Shared weight (B without batch): fold A's batch into its rows, one large GEMM.
+  if (b_count == 1) return gemm_batched(A.dtype(), false, false, a_count * m, n, k, 1.0, A.raw(), k, 0, B.raw(), n, 0, 0.0, Y.raw(), n, 0, 1);
+  if (a_count == batch && b_count == batch)
+    return gemm_batched(A.dtype(), false, false, m, n, k, 1.0, A.raw(), k, m * k, B.raw(), n, k * n, 0.0, Y.raw(), n,
+                        m * n, batch);
+  if (a_count == 1)
+    return gemm_batched(A.dtype(), false, false, m, n, k, 1.0, A.raw(), k, 0, B.raw(), n, k * n, 0.0, Y.raw(), n,
+                        m * n, batch);
+  // Partial broadcasting of batch dims: one GEMM per output batch.
+  size_t es = dtype_size(A.dtype());
+  Dims as = row_major_strides(a_batch), bs = row_major_strides(b_batch), os = row_major_strides(out_batch);
+  for (int64_t i = 0; i < batch; ++i) {
+    int64_t ai = 0, bi = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t idx = (i / os[d]) % out_batch[d];
+      if (a_batch[d] != 1) ai += idx * as[d];
+      if (b_batch[d] != 1) bi += idx * bs[d];
+    }
+    RETURN_IF_ERROR(gemm_batched(A.dtype(), false, false, m, n, k, 1.0,
+                                 static_cast<const char*>(A.raw()) + ai * m * k * es, k, 0,
+                                 static_cast<const char*>(B.raw()) + bi * k * n * es, n, 0, 0.0,
+                                 static_cast<char*>(Y.raw()) + i * m * n * es, n, 0, 1));
+  }
+  return Status::Ok();
+}
+
+Status gemm(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(1);
+  CUDA_OUTPUT(Y, ctx, 0);
+  bool ta = ctx.node().attr_int("transA", 0) != 0, tb = ctx.node().attr_int("transB", 0) != 0;
+  double alpha = ctx.node().attr_float("alpha", 1.f), beta = ctx.node().attr_float("beta", 1.f);
+  int64_t m = Y.dims()[0], n = Y.dims()[1], k = ta ? A.dims()[0] : A.dims()[1];
+  bool has_c = ctx.has_input(2) && beta != 0.0;
+  if (has_c) {  // Y = broadcast(C), then Y = alpha A B + beta Y
+    const Tensor& C = ctx.input(2);
+    ASSIGN_OR_RETURN(IndexMap b, broadcast_map(C.dims(), Y.dims()));
+    CopyMap cm;
+    cm.rank = b.rank;
+    for (int d = 0; d < b.rank; ++d) {
+      cm.out_dims[d] = b.dims[d];
+      cm.in_strides[d] = b.strides[d];
+      cm.mod[d] = INT64_MAX;
+      cm.step[d] = 1;
+    }
+    CUDA_RETURN_IF_ERROR(launch_gather_copy(C.raw(), Y.raw(), Y.numel(), static_cast<int>(dtype_size(C.dtype())), cm, stream()));
+  }
+  if (Y.numel() == 0) return Status::Ok();
+  if (k == 0) {
+    if (!has_c) CUDA_RETURN_IF_ERROR(cudaMemsetAsync(Y.raw(), 0, Y.nbytes(), stream()));
+    else if (Y.dtype() == DType::kFloat) CUDA_RETURN_IF_ERROR(launch_scale(Y.data<float>(), static_cast<float>(beta), Y.numel(), stream()));
+    return Status::Ok();
+  }
+  return gemm_batched(A.dtype(), ta, tb, m, n, k, alpha, A.raw(), A.dims()[1], 0, B.raw(), B.dims()[1], 0,
+                      has_c ? beta : 0.0, Y.raw(), n, 0, 1);
+}
+
+}  // namespace
+
+ORT_REGISTER_CUDA_KERNEL("MatMul", 1, 1000, matmul);
+ORT_REGISTER_CUDA_KERNEL("Gemm", 7, 1000, gemm);
+
+}  // namespace ort_train::cuda

@@ -1,0 +1,87 @@
+// CUDA registrations: Reduce* over any axes and SumTo (the autodiff driver's
+// sum of a broadcast gradient back to its input's shape). Kernels: cuda_kernels/reduce.cu.
+#include "cuda_kernels/reduce.h"
+#include "graph/ops/reduce.h"
+#include "runtime/cuda/kernels/common.h"
+
+namespace ort_train::cuda {
+namespace {
+
+// Splits x's dims into the kept and the reduced ones (each with x's strides),
+// merging neighbours that are contiguous so the kernels divide less.
+Status reduce_into(KernelContext& ctx, ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
+  auto t = elem_type(x.dtype());
+  if (!t || *t == ElemType::kBool) return unsupported_cuda_dtype(ctx, x.dtype());
+  Dims strides = row_major_strides(x.dims());
+  IndexMap kept, red;
+  int64_t count = 1;
+  auto push = [](IndexMap& m, int64_t dim, int64_t stride) {
+    if (dim == 1) return;
+    if (m.rank > 0 && m.strides[m.rank - 1] == stride * dim) {  // contiguous with the previous one
+      m.dims[m.rank - 1] *= dim;
+      m.strides[m.rank - 1] = stride;
+      return;
+    }
+    m.dims[m.rank] = dim;
+    m.strides[m.rank] = stride;
+    ++m.rank;
+  };
+  for (size_t d = 0; d < x.dims().size(); ++d) {
+    if (d >= static_cast<size_t>(kMaxDims)) return unsupported("{}: more than {} dimensions", ctx.node().describe(), kMaxDims);
+    if (reduced[d]) {
+      push(red, x.dims()[d], strides[d]);
+      count *= x.dims()[d];
+    } else {
+      push(kept, x.dims()[d], strides[d]);
+    }
+  }
+  CUDA_RETURN_IF_ERROR(launch_reduce(op, *t, x.raw(), out.raw(), out.numel(), count, kept, red, stream()));
+  return Status::Ok();
+}
+
+KernelFn reduce(ReduceOp op) {
+  return [op](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    Tensor axes_host;
+    bool has_axes = ctx.has_input(1);
+    if (has_axes) {
+      ASSIGN_OR_RETURN(axes_host, host_input(ctx, 1));
+    }
+    ASSIGN_OR_RETURN(auto r, resolve_reduce_axes(ctx.node(), ctx.opset(), x.rank(), has_axes ? &axes_host : nullptr, has_axes));
+    if (r.noop) {
+      ctx.alias_output(0, x);
+      return Status::Ok();
+    }
+    CUDA_OUTPUT(out, ctx, 0);
+    return reduce_into(ctx, op, x, r.reduced, out);
+  };
+}
+
+Status sum_to(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Dims target = dims_from_shape(*ctx.shapes().output(0).shape);
+  if (target == x.dims()) {
+    ctx.alias_output(0, x);
+    return Status::Ok();
+  }
+  size_t lead = x.dims().size() - target.size();
+  std::vector<bool> reduced(x.dims().size(), true);
+  for (size_t i = 0; i < target.size(); ++i) reduced[lead + i] = target[i] == 1 && x.dims()[lead + i] != 1;
+  CUDA_OUTPUT(out, ctx, 0);
+  return reduce_into(ctx, ReduceOp::kSum, x, reduced, out);
+}
+
+}  // namespace
+
+ORT_REGISTER_CUDA_KERNEL("ReduceSum", 1, 1000, reduce(ReduceOp::kSum));
+ORT_REGISTER_CUDA_KERNEL("ReduceMean", 1, 1000, reduce(ReduceOp::kMean));
+ORT_REGISTER_CUDA_KERNEL("ReduceMax", 1, 1000, reduce(ReduceOp::kMax));
+ORT_REGISTER_CUDA_KERNEL("ReduceMin", 1, 1000, reduce(ReduceOp::kMin));
+ORT_REGISTER_CUDA_KERNEL("ReduceProd", 1, 1000, reduce(ReduceOp::kProd));
+ORT_REGISTER_CUDA_KERNEL("ReduceSumSquare", 1, 1000, reduce(ReduceOp::kSumSquare));
+ORT_REGISTER_CUDA_KERNEL("ReduceL1", 1, 1000, reduce(ReduceOp::kL1));
+ORT_REGISTER_CUDA_KERNEL("ReduceL2", 1, 1000, reduce(ReduceOp::kL2));
+ORT_REGISTER_CUDA_KERNEL("ReduceLogSumExp", 1, 1000, reduce(ReduceOp::kLogSumExp));
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SumTo", 1, 1000, sum_to);
+
+}  // namespace ort_train::cuda

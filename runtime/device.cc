@@ -1,0 +1,70 @@
+#include "runtime/device.h"
+
+#include <map>
+#include <mutex>
+
+namespace ort_train {
+namespace {
+
+struct Registered {
+  DeviceFactory factory;
+  std::function<int()> count;
+};
+
+std::map<DeviceKind, Registered>& factories() {
+  static std::map<DeviceKind, Registered> f;
+  return f;
+}
+
+}  // namespace
+
+std::shared_ptr<Device> make_cpu_device();  // runtime/cpu/cpu_device.cc
+
+DeviceRegistrar::DeviceRegistrar(DeviceKind kind, DeviceFactory factory, std::function<int()> count) {
+  factories()[kind] = Registered{std::move(factory), std::move(count)};
+}
+
+Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings& settings) {
+  static std::mutex mu;
+  static std::map<std::pair<DeviceKind, int>, std::shared_ptr<Device>> made;
+  std::lock_guard<std::mutex> lock(mu);
+  int index = kind == DeviceKind::kCpu ? 0 : settings.index;
+  auto it = made.find({kind, index});
+  if (it == made.end()) {
+    std::shared_ptr<Device> d;
+    if (kind == DeviceKind::kCpu) {
+      d = make_cpu_device();
+    } else {
+      auto f = factories().find(kind);
+      if (f == factories().end())
+        return unsupported("this build of ort_train has no CUDA support (nvcc was not found when it was built); "
+                           "use --device cpu");
+      ASSIGN_OR_RETURN(d, f->second.factory(settings));
+    }
+    it = made.emplace(std::make_pair(kind, index), std::move(d)).first;
+  }
+  it->second->configure(settings);
+  return it->second;
+}
+
+bool cuda_available() {
+  auto f = factories().find(DeviceKind::kCuda);
+  return f != factories().end() && f->second.count() > 0;
+}
+
+Result<Tensor> to_device(Device& device, const Tensor& t) {
+  if (t.device() == device.kind()) return t;
+  Tensor out(t.dtype(), t.dims(), device.make_allocator()->allocate(t.nbytes()));
+  RETURN_IF_ERROR(device.copy(t, out));
+  return out;
+}
+
+Result<Tensor> to_host(Device& device, const Tensor& t) {
+  if (t.device() == DeviceKind::kCpu) return t;
+  Tensor out = Tensor::host(t.dtype(), t.dims());
+  RETURN_IF_ERROR(device.copy(t, out));
+  RETURN_IF_ERROR(device.synchronize());
+  return out;
+}
+
+}  // namespace ort_train

@@ -1,0 +1,69 @@
+// The device interface: where tensors live and kernels run. The executor and
+// the training loop talk to a Device, never to CUDA directly, so the same
+// loop runs on the CPU or a GPU. The CPU device always exists; the CUDA device
+// is registered by the CUDA library (cuda_kernels/) when this build has one.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/status.h"
+#include "graph/tensor.h"
+#include "runtime/allocator.h"
+
+namespace ort_train {
+
+struct OptimizerSettings;
+struct ParamSlot;
+class Optimizer;
+
+// Choices that trade speed for reproducibility or precision on a device.
+struct DeviceSettings {
+  int index = 0;              // which GPU (cuda:i)
+  bool deterministic = false; // bit-identical runs: no float atomics, fixed algorithms
+  bool allow_tf32 = true;     // float32 GEMM/convolution may use TF32 tensor cores
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceKind kind() const = 0;
+  // "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB)".
+  virtual std::string description() const = 0;
+  // Applies speed/reproducibility choices (the CPU is always deterministic).
+  virtual void configure(const DeviceSettings& settings) { (void)settings; }
+  // The allocator an executor on this device takes its buffers from.
+  virtual std::shared_ptr<Allocator> make_allocator() = 0;
+  // Copies src into dst (same byte size); either may be on the host or this device.
+  virtual Status copy(const Tensor& src, const Tensor& dst) = 0;
+  // Waits for all queued work; the first asynchronous error surfaces here.
+  virtual Status synchronize() = 0;
+
+  // Float32 vector math the training loop needs wherever gradients live.
+  virtual Status add_into(const Tensor& acc, const Tensor& x) = 0;  // acc += x
+  virtual Status scale(const Tensor& t, float s) = 0;               // t *= s
+  // sqrt(sum of squares) over all tensors, accumulated in double, independent of thread count.
+  virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;
+  // An optimizer whose state lives on this device and updates params in place.
+  virtual Result<std::unique_ptr<Optimizer>> make_optimizer(const OptimizerSettings& s,
+                                                            std::vector<ParamSlot> params) = 0;
+};
+
+// The device for `kind` (created once per process and kind). CUDA fails with a
+// message when this build lacks it or no GPU is visible.
+Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings& settings = {});
+// Whether get_device(kCuda) can succeed, without an error when it cannot.
+bool cuda_available();
+
+using DeviceFactory = std::function<Result<std::shared_ptr<Device>>(const DeviceSettings&)>;
+struct DeviceRegistrar {
+  DeviceRegistrar(DeviceKind kind, DeviceFactory factory, std::function<int()> count);
+};
+
+// A copy of `t` on `device` (no copy when it is there already).
+Result<Tensor> to_device(Device& device, const Tensor& t);
+// A host copy of `t` (no copy when it is on the host already).
+Result<Tensor> to_host(Device& device, const Tensor& t);
+
+}  // namespace ort_train

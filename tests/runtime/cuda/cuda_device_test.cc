@@ -1,0 +1,204 @@
+// The CUDA device. Two tests need only a CUDA build (which kernels exist); the
+// rest need a GPU and, without one, pass after printing why they did not run
+// (Catch2 v2 has no skip). On a GPU they compare every gradient case's loss
+// and gradients with the CPU, train every reference model 10 steps with every
+// optimizer on both devices, and check that --deterministic repeats bit for bit.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "autodiff/gradient_check.h"
+#include "autodiff/training_graph.h"
+#include "graph/onnx_io.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
+#include "runtime/trainer.h"
+#include "test_util.h"
+
+namespace ort_train::testing {
+namespace fs = std::filesystem;
+namespace {
+
+const std::vector<std::string> kReferenceModels = {"mlp", "lenet", "bert", "gpt", "transformer_lm", "cnn_bn"};
+
+bool cuda_build() {
+#ifdef ORT_TRAIN_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+// The GPU with TF32 off (float32 comparisons), or null after saying why there is none.
+std::shared_ptr<Device> gpu(bool deterministic = false) {
+  if (!cuda_available()) {
+    WARN("not run: " << (cuda_build() ? "no CUDA device is visible" : "this build has no CUDA support"));
+    return nullptr;
+  }
+  DeviceSettings s;
+  s.allow_tf32 = false;
+  s.deterministic = deterministic;
+  auto d = get_device(DeviceKind::kCuda, s);
+  INFO(d.status().message());
+  REQUIRE(d.ok());
+  return *d;
+}
+
+TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out = nullptr) {
+  fs::path dir = fs::path(source_dir()) / "tests/models" / name;
+  auto desc = load_description((dir / "training.yaml").string());
+  INFO(desc.status().message());
+  REQUIRE(desc.ok());
+  auto model = load_model((dir / "model.onnx").string());
+  REQUIRE(model.ok());
+  auto tg = build_training_graph(std::move(model).value(), *desc);
+  INFO(tg.status().message());
+  REQUIRE(tg.ok());
+  if (desc_out) *desc_out = *desc;
+  return std::move(tg).value();
+}
+
+// The optimizer configurations of a model's PyTorch trajectories (stable for
+// 10 steps), or plain SGD and Adam for a model without them.
+std::vector<std::pair<std::string, nlohmann::json>> optimizer_configs(const std::string& name) {
+  std::ifstream in(fs::path(source_dir()) / "tests/models" / name / "trajectories.json");
+  if (!in.good())
+    return {{"sgd", {{"name", "Sgd"}, {"lr", 0.01}}}, {"adam", {{"name", "Adam"}, {"lr", 1e-3}}}};
+  std::vector<std::pair<std::string, nlohmann::json>> out;
+  for (auto& [key, cfg] : nlohmann::json::parse(in)["configs"].items()) out.emplace_back(key, cfg["optimizer"]);
+  return out;
+}
+
+bool has_cuda_kernel(const std::string& op) {
+  for (const auto& k : KernelRegistry::instance().all())
+    if (k->device == DeviceKind::kCuda && k->op_type == op) return true;
+  return false;
+}
+
+// Losses of `steps` optimizer steps of a reference model on `device`, with
+// `optimizer` (the description's optimizer section, as JSON).
+std::vector<double> train_losses(const std::string& name, const nlohmann::json& optimizer, int steps,
+                                 const std::shared_ptr<Device>& device) {
+  ModelDescription desc;
+  TrainingGraph tg = training_graph(name, &desc);
+  auto parsed = parse_description(nlohmann::json{{"optimizer", optimizer}}.dump(), "", "test");
+  INFO(parsed.status().message());
+  REQUIRE(parsed.ok());
+  auto source = make_batch_source((fs::path(source_dir()) / "tests/models" / name / "train_batches").string(), tg,
+                                  desc, 0);
+  REQUIRE(source.ok());
+  TrainerOptions options;
+  options.optimizer = resolve_optimizer_settings(parsed->optimizer);
+  options.steps = steps;
+  options.device = device;
+  auto trainer = Trainer::create(std::move(tg), options, *source);
+  INFO(trainer.status().message());
+  REQUIRE(trainer.ok());
+  std::vector<double> losses;
+  for (int s = 0; s < steps; ++s) {
+    auto r = (*trainer)->step();
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    losses.push_back(r->loss);
+  }
+  return losses;
+}
+
+}  // namespace
+
+TEST_CASE("cuda.reference_models_have_a_kernel_for_every_node") {
+  if (!cuda_build()) {
+    WARN("not run: this build has no CUDA support");
+    return;
+  }
+  for (const std::string& name : kReferenceModels) {
+    INFO("model " << name);
+    Status st = check_kernels(training_graph(name).model, DeviceKind::kCuda);
+    INFO(st.message());
+    CHECK(st.ok());
+  }
+}
+
+// Ops that run on the CPU only, and why; docs/cuda.md lists the same. The
+// test fails when a CPU op gains neither a CUDA kernel nor a place here, and
+// when one listed here gains a CUDA kernel (so the list stays true).
+TEST_CASE("cuda.every_cpu_op_has_a_cuda_kernel_or_is_listed") {
+  if (!cuda_build()) {
+    WARN("not run: this build has no CUDA support");
+    return;
+  }
+  const std::set<std::string> cpu_only = {
+      "ConvTranspose", "Einsum", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
+      "Resize", "ResizeGrad", "TopK", "Adam", "Momentum", "Adagrad", "Gradient"};
+  std::set<std::string> cpu_ops, cuda_ops;
+  for (const auto& k : KernelRegistry::instance().all())
+    (k->device == DeviceKind::kCpu ? cpu_ops : cuda_ops).insert(k->op_type);
+  for (const std::string& op : cpu_ops) {
+    INFO("op " << op);
+    CHECK((cuda_ops.count(op) > 0) != (cpu_only.count(op) > 0));
+  }
+}
+
+TEST_CASE("cuda.without_a_gpu_asking_for_one_is_one_clear_error") {
+  if (cuda_available()) return;  // covered by the GPU tests
+  auto d = get_device(DeviceKind::kCuda);
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.status().code() == ErrorCode::kUnsupported);
+  CHECK(d.status().message().find("--device cpu") != std::string::npos);
+}
+
+TEST_CASE("cuda.every_gradient_case_matches_the_cpu") {
+  auto device = gpu();
+  if (!device) return;
+  std::set<std::string> missing;
+  double worst = 0;
+  for (const auto& [op, c] : GradCaseRegistry::all()) {
+    if (!has_cuda_kernel(op)) {
+      missing.insert(op);
+      continue;
+    }
+    worst = std::max(worst, compare_with_cpu(c, device, 1e-4));
+  }
+  std::string list;
+  for (const std::string& op : missing) list += " " + op;
+  std::printf("CUDA vs CPU over every gradient case: worst relative deviation %.2e; CPU-only ops:%s\n", worst,
+              list.c_str());
+}
+
+TEST_CASE("cuda.ten_steps_match_the_cpu_for_every_model_and_optimizer") {
+  auto device = gpu();
+  if (!device) return;
+  for (const std::string& name : kReferenceModels)
+    for (const auto& [opt, cfg] : optimizer_configs(name)) {
+      INFO("model " << name << ", optimizer " << opt);
+      auto cpu = train_losses(name, cfg, 10, nullptr);
+      auto cuda = train_losses(name, cfg, 10, device);
+      double worst = 0;
+      for (size_t s = 0; s < cpu.size(); ++s) {
+        double rel = std::abs(cuda[s] - cpu[s]) / std::max(std::abs(cpu[s]), 1e-12);
+        INFO("step " << s + 1 << ": cuda " << cuda[s] << ", cpu " << cpu[s]);
+        CHECK(rel <= 1e-4);
+        worst = std::max(worst, rel);
+      }
+      std::printf("CUDA vs CPU %-15s %-20s worst relative loss deviation over 10 steps: %.2e\n", name.c_str(),
+                  opt.c_str(), worst);
+    }
+}
+
+TEST_CASE("cuda.deterministic_runs_repeat_bit_for_bit") {
+  auto device = gpu(true);
+  if (!device) return;
+  for (const std::string& name : {std::string("bert"), std::string("cnn_bn")}) {
+    INFO("model " << name);
+    nlohmann::json adam{{"name", "Adam"}, {"lr", 1e-3}};
+    auto a = train_losses(name, adam, 5, device);
+    auto b = train_losses(name, adam, 5, device);
+    CHECK(a == b);
+  }
+}
+
+}  // namespace ort_train::testing
