@@ -11,6 +11,7 @@
 #include "apps/training_setup.h"
 #include "autodiff/gradient_builder.h"
 #include "runtime/executor.h"
+#include "runtime/device.h"
 #include "runtime/kernel.h"
 
 namespace ort_train::app {
@@ -79,6 +80,11 @@ Status inspect_command(const InspectArgs& args) {
   std::printf("training-graph nodes without a CPU kernel: %zu\n", no_kernel_training.size());
   for (const auto& n : no_kernel_training) std::printf("  %s\n", n.c_str());
   missing += static_cast<int>(no_kernel_training.size());
+  // Informational: the GPU is optional, so nodes it cannot run do not fail `inspect`.
+  if (cuda_available() || has_cuda_kernels()) {
+    Status cuda = check_kernels(tg->model, DeviceKind::kCuda);
+    std::printf("training graph on --device cuda: %s\n", cuda.ok() ? "every node has a kernel" : cuda.message().c_str());
+  }
   MemoryEstimate est = estimate_memory(tg->model);
   std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB%s\n", mib(est.initializer_bytes),
               mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),

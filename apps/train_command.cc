@@ -291,6 +291,11 @@ Status train_command(const TrainArgs& args) {
     if (!args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
       RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep));
   }
+  // On a GPU the allocator holds everything (parameters, optimizer state,
+  // activations, gradients); on the CPU, the intermediates of a step.
+  spdlog::info("peak memory: {:.1f} MiB ({})", trainer->executor().allocator().peak_bytes() / 1048576.0,
+               device->kind() == DeviceKind::kCpu ? "intermediate tensors of a step"
+                                                  : "GPU allocator: parameters, optimizer state, activations");
   std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
   if (!eval_data.empty()) {
     ModelDescription eval_desc = desc;

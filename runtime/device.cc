@@ -52,6 +52,8 @@ bool cuda_available() {
   return f != factories().end() && f->second.count() > 0;
 }
 
+bool has_cuda_kernels() { return factories().count(DeviceKind::kCuda) > 0; }
+
 Result<Tensor> to_device(Device& device, const Tensor& t) {
   if (t.device() == device.kind()) return t;
   Tensor out(t.dtype(), t.dims(), device.make_allocator()->allocate(t.nbytes()));

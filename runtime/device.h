@@ -55,6 +55,8 @@ class Device {
 Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings& settings = {});
 // Whether get_device(kCuda) can succeed, without an error when it cannot.
 bool cuda_available();
+// Whether this build has the CUDA device and kernels (a GPU may still be missing).
+bool has_cuda_kernels();
 
 using DeviceFactory = std::function<Result<std::shared_ptr<Device>>(const DeviceSettings&)>;
 struct DeviceRegistrar {

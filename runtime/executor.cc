@@ -247,18 +247,27 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
   auto with_node = [](const PlanStep& step, const Status& st) {
     return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
   };
-  // The device copy of a host value; small ones are cached per slot while their bytes repeat.
+  // The device copy of a host value, cached per slot: a tensor the rule hands
+  // out every run (a Constant's value: the same storage, held here so it
+  // cannot be recycled) is uploaded once; a small recomputed one (shape
+  // arithmetic) again only when its bytes change.
   auto on_device = [&](int s) -> Result<Tensor> {
     const Tensor& t = slots[s];
-    if (t.device() == device_->kind()) return t;
-    if (t.nbytes() > (size_t{64} << 10)) return to_device(*device_, t);
     Upload& u = uploads_[s];
+    bool same_shape = u.device.defined() && u.device.dims() == t.dims() && u.device.dtype() == t.dtype();
+    if (same_shape && u.source == t.storage()) return u.device;
+    if (t.nbytes() > (size_t{64} << 10)) {
+      ASSIGN_OR_RETURN(u.device, to_device(*device_, t));
+      u.source = t.storage();
+      u.bytes.clear();
+      return u.device;
+    }
     const auto* p = static_cast<const uint8_t*>(t.raw());
-    if (!u.device.defined() || u.device.dims() != t.dims() || u.device.dtype() != t.dtype() ||
-        u.bytes.size() != t.nbytes() || !std::equal(u.bytes.begin(), u.bytes.end(), p)) {
+    if (!same_shape || u.bytes.size() != t.nbytes() || !std::equal(u.bytes.begin(), u.bytes.end(), p)) {
       u.bytes.assign(p, p + t.nbytes());
       ASSIGN_OR_RETURN(u.device, to_device(*device_, t));
     }
+    u.source = t.storage();
     return u.device;
   };
 
@@ -325,8 +334,8 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
       } else if (step.host_kernel && (!step.kernel || (inputs_on_host && out_elems <= kMaxHostOutputElements))) {
         for (int s : step.inputs)
           if (s >= 0 && !host[s].defined()) {
-    ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
-  }
+            ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
+          }
         run_on_host = true;
       }
     }
@@ -341,6 +350,8 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
           inputs.push_back(&slots[s]);
         } else if (run_on_host) {
           inputs.push_back(&host[s]);
+        } else if (slots[s].device() == device_->kind()) {
+          inputs.push_back(&slots[s]);  // not copied: a dying input stays reusable in place
         } else {
           ASSIGN_OR_RETURN(uploaded[k], on_device(s));
           inputs.push_back(&uploaded[k]);
@@ -371,6 +382,8 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
       }
       auto started = std::chrono::steady_clock::now();
       st = kernel->fn(kctx);
+      // Profiling a GPU run waits for each kernel, so the time is the kernel's, not its launch's.
+      if (options.op_time_ms && !on_cpu && !run_on_host && st.ok()) st = device_->synchronize();
       if (options.op_time_ms)
         (*options.op_time_ms)[step.node->op_type] +=
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

@@ -101,10 +101,12 @@ class Executor {
   // copy of the small and integer ones that shape rules read.
   std::vector<Tensor> device_constants_;
   std::vector<Tensor> host_constants_;
-  // GPU executors: device copies of small host values (shape arithmetic
-  // results) kept while their bytes stay the same, so a steady state uploads nothing.
+  // GPU executors: device copies of host values (Constants, shape arithmetic
+  // results) kept while their source or bytes stay the same, so a steady
+  // state uploads nothing.
   struct Upload {
-    std::vector<uint8_t> bytes;
+    std::shared_ptr<Storage> source;  // the host tensor uploaded last
+    std::vector<uint8_t> bytes;       // its bytes, for small recomputed values
     Tensor device;
   };
   std::vector<Upload> uploads_;

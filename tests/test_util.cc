@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include <cstdlib>
+
 #include <sys/wait.h>
 
 #include <array>
@@ -112,8 +114,17 @@ Tensor counting_tensor(DType dtype, Dims dims) {
   return t;
 }
 
-std::string source_dir() { return ORT_TRAIN_SOURCE_DIR; }
-std::string ort_train_binary() { return ORT_TRAIN_BINARY; }
+// The build's paths, unless the environment says otherwise: a test binary
+// carried to another machine (tools/gpu_bundle.sh) finds the repository and
+// the app there.
+std::string source_dir() {
+  const char* e = std::getenv("ORT_TRAIN_SOURCE_DIR");
+  return e && *e ? e : ORT_TRAIN_SOURCE_DIR;
+}
+std::string ort_train_binary() {
+  const char* e = std::getenv("ORT_TRAIN_BINARY");
+  return e && *e ? e : ORT_TRAIN_BINARY;
+}
 
 CliOutcome run_cli(const std::string& args, const std::string& dir) {
   std::string err_file = dir + "/stderr.txt";

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: install, build, then train the bundled
 # character-level GPT (examples/char_lm) on the license texts Debian ships in
-# /usr/share/common-licenses, on CPU, and report the held-out perplexity.
-# About two minutes on 2 cores; the trained model is written to build/char_lm/.
+# /usr/share/common-licenses, on the GPU when one is usable (else the CPU),
+# and report the held-out perplexity. About two minutes on 2 cores; the trained model is written to build/char_lm/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/build.sh

@@ -3,7 +3,6 @@
 // where it happened. The executor adds the node's name and op when a kernel
 // returns it. Library code never aborts on a GPU error.
 #pragma once
-#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>

@@ -32,7 +32,7 @@ struct Workspace {
 TEST_CASE("cli.train_dumps_gradients_and_the_saved_graph_reproduces_them") {
   Workspace ws("ort_train_cli_train");
   CliOutcome o = run_cli("--model " + ws.model() + " --config " + ws.p("mse.yaml") + " --data " + ws.p("data") +
-                             " --dump-gradients " + ws.p("grads") + " --save-training-graph " + ws.p("train.onnx"),
+                             " --dump-gradients " + ws.p("grads") + " --save-training-graph " + ws.p("train.onnx") + " --device cpu",
                          ws.dir.string());
   INFO(o.stderr_text);
   REQUIRE(o.exit_code == 0);

@@ -28,6 +28,19 @@ KernelFn binary(BinaryOp op) {
   };
 }
 
+// Pow allows an exponent of another numeric type: cast it to the base's first.
+Status power(KernelContext& ctx) {
+  CUDA_OUTPUT(out, ctx, 0);
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() == b.dtype()) return binary_into(ctx, BinaryOp::kPow, a, b, out);
+  auto ta = elem_type(a.dtype()), tb = elem_type(b.dtype());
+  if (!ta || !tb || *ta == ElemType::kBool || *tb == ElemType::kBool) return unsupported_cuda_dtype(ctx, b.dtype());
+  ASSIGN_OR_RETURN(Tensor exponent, temp(ctx, a.dtype(), b.dims()));
+  CUDA_RETURN_IF_ERROR(launch_cast(*tb, *ta, b.raw(), exponent.raw(), b.numel(), stream()));
+  return binary_into(ctx, BinaryOp::kPow, a, exponent, out);
+}
+
 // Sum/Mean/Max/Min over any number of inputs: a chain of broadcasting binary ops into the output.
 KernelFn variadic(BinaryOp op, bool mean) {
   return [op, mean](KernelContext& ctx) -> Status {
@@ -157,7 +170,7 @@ ORT_REGISTER_CUDA_KERNEL_INPLACE("Add", 7, 1000, binary(BinaryOp::kAdd));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Sub", 7, 1000, binary(BinaryOp::kSub));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Mul", 7, 1000, binary(BinaryOp::kMul));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Div", 7, 1000, binary(BinaryOp::kDiv));
-ORT_REGISTER_CUDA_KERNEL_INPLACE("Pow", 7, 1000, binary(BinaryOp::kPow));
+ORT_REGISTER_CUDA_KERNEL_INPLACE("Pow", 7, 1000, power);
 ORT_REGISTER_CUDA_KERNEL("Equal", 7, 1000, binary(BinaryOp::kEqual));
 ORT_REGISTER_CUDA_KERNEL("Less", 7, 1000, binary(BinaryOp::kLess));
 ORT_REGISTER_CUDA_KERNEL("Greater", 7, 1000, binary(BinaryOp::kGreater));

@@ -48,9 +48,12 @@ std::shared_ptr<Device> gpu(bool deterministic = false) {
   return *d;
 }
 
+// A bundled model's training graph: tests/models/<name>, or examples/char_lm
+// (the README's main job, which uses the GPU when one is usable).
 TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out = nullptr) {
-  fs::path dir = fs::path(source_dir()) / "tests/models" / name;
-  auto desc = load_description((dir / "training.yaml").string());
+  bool example = name == "char_lm";
+  fs::path dir = fs::path(source_dir()) / (example ? "examples" : "tests/models") / name;
+  auto desc = load_description((dir / (example ? "char_lm.yaml" : "training.yaml")).string());
   INFO(desc.status().message());
   REQUIRE(desc.ok());
   auto model = load_model((dir / "model.onnx").string());
@@ -115,7 +118,9 @@ TEST_CASE("cuda.reference_models_have_a_kernel_for_every_node") {
     WARN("not run: this build has no CUDA support");
     return;
   }
-  for (const std::string& name : kReferenceModels) {
+  std::vector<std::string> models = kReferenceModels;
+  models.push_back("char_lm");
+  for (const std::string& name : models) {
     INFO("model " << name);
     Status st = check_kernels(training_graph(name).model, DeviceKind::kCuda);
     INFO(st.message());
@@ -199,6 +204,66 @@ TEST_CASE("cuda.deterministic_runs_repeat_bit_for_bit") {
     auto b = train_losses(name, adam, 5, device);
     CHECK(a == b);
   }
+}
+
+}  // namespace ort_train::testing
+
+namespace ort_train::testing {
+namespace {
+
+std::vector<std::string> metric_losses(const fs::path& file) {
+  std::vector<std::string> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    out.push_back(j["loss"].dump());
+  }
+  return out;
+}
+
+}  // namespace
+
+// The command line on the GPU: a deterministic run interrupted by a checkpoint
+// and resumed gives the uninterrupted run's losses bit for bit, and --export
+// writes the weights trained on the device (copied back), not the initial ones.
+TEST_CASE("cuda.cli_resume_is_exact_and_export_has_the_trained_weights") {
+  auto device = gpu(true);
+  if (!device) return;
+  fs::path d = fs::temp_directory_path() / "ort_train_cuda_cli";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  std::string m = source_dir() + "/tests/models/mlp";
+  std::string base = "--log-level warn --model " + m + "/model.onnx --config " + m + "/training.yaml --data " + m +
+                     "/train_batches --optimizer adam --lr 0.01 --device cuda --deterministic";
+  CliOutcome straight = run_cli(base + " --steps 6 --metrics " + (d / "straight.jsonl").string() + " --export " +
+                                    (d / "out.onnx").string(), d.string());
+  INFO(straight.stderr_text);
+  REQUIRE(straight.exit_code == 0);
+  CliOutcome first = run_cli(base + " --steps 3 --checkpoint-dir " + (d / "ck").string(), d.string());
+  REQUIRE(first.exit_code == 0);
+  CliOutcome resumed = run_cli(base + " --steps 6 --resume --checkpoint-dir " + (d / "ck").string() + " --metrics " +
+                                   (d / "resumed.jsonl").string(), d.string());
+  INFO(resumed.stderr_text);
+  REQUIRE(resumed.exit_code == 0);
+  auto a = metric_losses(d / "straight.jsonl");
+  auto b = metric_losses(d / "resumed.jsonl");
+  REQUIRE(a.size() == 6);
+  REQUIRE(b.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(b[i] == a[3 + i]);
+  auto before = load_model(m + "/model.onnx");
+  auto after = load_model((d / "out.onnx").string());
+  REQUIRE(before.ok());
+  REQUIRE(after.ok());
+  const Tensor& w0 = before->graph.initializers.begin()->second;
+  const Tensor& w1 = after->graph.initializers.at(before->graph.initializers.begin()->first);
+  REQUIRE(w0.numel() == w1.numel());
+  bool changed = false;
+  for (int64_t i = 0; i < w0.numel() && w0.dtype() == DType::kFloat; ++i) {
+    REQUIRE(std::isfinite(w1.data<float>()[i]));
+    changed = changed || w0.data<float>()[i] != w1.data<float>()[i];
+  }
+  CHECK(changed);
+  fs::remove_all(d);
 }
 
 }  // namespace ort_train::testing

@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Training speed on one GPU, ort_train vs PyTorch eager, side by side in one run.
+
+  python3 bench/bench_gpu.py [--ort-train build/ort_train] [--models bert,gpt2] [--steps 20]
+
+Models (tools/export_models.py's Bert and Gpt, the same modules in both
+frameworks; ort_train trains their ONNX export):
+  bert  BERT-base MLM: 12 layers, hidden 768, 12 heads, intermediate 3072,
+        vocab 30522, seq 128, batch 32, Adam lr 1e-4; cross-entropy over the
+        vocabulary at every position.
+  gpt2  GPT-2 small: 12 layers, hidden 768, 12 heads, vocab 50257, seq 1024,
+        batch 8, AdamW lr 1e-4, LM head tied to the token embedding; the model
+        computes its own shifted cross-entropy.
+float32 with TF32 matmuls allowed in both (PyTorch: torch.backends.*.allow_tf32;
+ort_train: its default). Prints ms/step (median after warm-up; ort_train's from
+--metrics), sequences/s, tokens/s, peak GPU memory (PyTorch:
+max_memory_allocated; ort_train: its caching allocator's peak), the ratio of
+ort_train's step time to PyTorch's, and model FLOPs utilization:
+(6 N + 12 L d s) per token over the card's dense TF32 peak.
+`--tiny --device cpu` runs a small configuration on the CPU to check the harness.
+"""
+import argparse
+import inspect
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+
+WARMUP = 3
+# Dense (not sparse) TF32 tensor-core peaks, FLOP/s.
+PEAKS = [("H100 PCIe", 378e12), ("H100 NVL", 417e12), ("H100", 494.7e12), ("H200", 494.7e12), ("A100", 156e12)]
+
+CONFIGS = {
+    "bert": dict(vocab=30522, hidden=768, layers=12, heads=12, inter=3072, seq=128, batch=32, opt="Adam"),
+    "gpt2": dict(vocab=50257, hidden=768, layers=12, heads=12, seq=1024, batch=8, opt="AdamW"),
+}
+TINY = {
+    "bert": dict(vocab=1000, hidden=64, layers=2, heads=4, inter=256, seq=32, batch=4, opt="Adam"),
+    "gpt2": dict(vocab=1000, hidden=64, layers=2, heads=4, seq=64, batch=2, opt="AdamW"),
+}
+
+
+def build(name, c):
+    import torch
+    from export_models import Bert, Gpt
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    b, s = c["batch"], c["seq"]
+    ids = torch.randint(0, c["vocab"], (b, s), generator=g)
+    labels = torch.randint(0, c["vocab"], (b, s), generator=g)
+    if name == "bert":
+        model = Bert(vocab=c["vocab"], hidden=c["hidden"], layers=c["layers"], heads=c["heads"], inter=c["inter"],
+                     max_pos=max(512, s))
+        inputs = {"input_ids": ids, "attention_mask": torch.ones(b, s, dtype=torch.int64),
+                  "token_type_ids": torch.zeros(b, s, dtype=torch.int64)}
+        return model, inputs, labels
+    model = Gpt(vocab=c["vocab"], hidden=c["hidden"], layers=c["layers"], heads=c["heads"], max_pos=s)
+    model.lm_head.weight = model.tok.weight  # GPT-2 ties them
+    return model, {"input_ids": ids, "labels": ids}, None
+
+
+def params_of(model):
+    return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+
+
+def flops_per_step(name, c, n_params):
+    tokens = c["batch"] * c["seq"]
+    return 6 * n_params * tokens + 12 * c["layers"] * c["hidden"] * c["seq"] * tokens
+
+
+def worker_torch(args):
+    import torch
+    c = (TINY if args.tiny else CONFIGS)[args.model]
+    dev = torch.device(args.device)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    model, inputs, labels = build(args.model, c)
+    model.to(dev).train()
+    inputs = {k: v.to(dev) for k, v in inputs.items()}
+    if labels is not None:
+        labels = labels.to(dev)
+    opt_cls = torch.optim.AdamW if c["opt"] == "AdamW" else torch.optim.Adam
+    opt = opt_cls(model.parameters(), lr=1e-4)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    times = []
+    for i in range(args.steps + WARMUP):
+        sync()
+        t = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        out = model(*inputs.values())
+        if labels is None:
+            loss = out[0]
+        else:
+            loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
+        loss.backward()
+        opt.step()
+        sync()
+        if i >= WARMUP:
+            times.append((time.perf_counter() - t) * 1000)
+    peak = torch.cuda.max_memory_allocated() / 2**20 if dev.type == "cuda" else float("nan")
+    name = torch.cuda.get_device_name() if dev.type == "cuda" else "cpu"
+    print(json.dumps({"ms": statistics.median(times), "peak_mib": peak, "version": torch.__version__,
+                      "device": name, "params": params_of(model), "loss": float(loss)}))
+
+
+def export(name, c, folder):
+    import torch
+    from export_models import write_tensor
+    model, inputs, labels = build(name, c)
+    model.eval()
+    outputs = ["logits"] if name == "bert" else ["loss", "logits"]
+    # The TorchScript exporter (newer PyTorch defaults to the dynamo one), as tools/export_models.py uses.
+    extra = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+    torch.onnx.export(model, tuple(inputs.values()), os.path.join(folder, "model.onnx"), input_names=list(inputs),
+                      output_names=outputs, opset_version=17, do_constant_folding=True, **extra)
+    batch = os.path.join(folder, "data", "0")
+    os.makedirs(batch)
+    feeds = list(inputs.items()) + ([("labels", labels)] if labels is not None else [])
+    for k, v in feeds:
+        write_tensor(v.numpy(), k, os.path.join(batch, f"{k}.pb"))
+    b, s = c["batch"], c["seq"]
+    with open(os.path.join(folder, "desc.yaml"), "w") as f:
+        if name == "bert":
+            ins = "".join(f"  - {{name: {n}, dtype: int64, shape: [{b}, {s}]}}\n"
+                          for n in ["input_ids", "attention_mask", "token_type_ids"])
+            f.write("inputs:\n" + ins + f"labels: [{{name: labels, dtype: int64, shape: [{b}, {s}]}}]\n"
+                    "loss: {type: softmax_cross_entropy, input: logits, target: labels}\n")
+        else:
+            f.write(f"inputs:\n  - {{name: input_ids, dtype: int64, shape: [{b}, {s}]}}\n"
+                    f"  - {{name: labels, dtype: int64, shape: [{b}, {s}]}}\n"
+                    "loss: {output: loss}\n")
+    return params_of(model)
+
+
+def peak_of(name):
+    for key, flops in PEAKS:
+        if key in name:
+            return flops
+    return float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ort-train", default="build/ort_train")
+    ap.add_argument("--models", default="bert,gpt2")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker_torch(args)
+    rows = []
+    for name in args.models.split(","):
+        c = (TINY if args.tiny else CONFIGS)[name]
+        with tempfile.TemporaryDirectory() as folder:
+            n_params = export(name, c, folder)
+            metrics = os.path.join(folder, "m.jsonl")
+            cmd = [args.ort_train, "train", "--model", os.path.join(folder, "model.onnx"), "--config",
+                   os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"), "--optimizer", c["opt"],
+                   "--lr", "1e-4", "--steps", str(args.steps + WARMUP), "--device", args.device, "--metrics",
+                   metrics, "--log-every", str(args.steps + WARMUP)]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(f"ort_train failed ({name}):\n{r.stderr[-4000:]}")
+            steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
+            ort_ms = statistics.median(steps)
+            m = re.search(r"peak memory: ([0-9.]+) MiB", r.stdout + r.stderr)
+            ort_peak = float(m.group(1)) if m else float("nan")
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--steps",
+                            str(args.steps), "--device", args.device] + (["--tiny"] if args.tiny else []),
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"PyTorch failed ({name}):\n{r.stderr[-4000:]}")
+        t = json.loads(r.stdout.strip().splitlines()[-1])
+        rows.append((name, c, n_params, t, ort_ms, ort_peak))
+    device = rows[0][3]["device"] if rows else "?"
+    peak = peak_of(device)
+    print(f"Training steps on {device}, float32 with TF32 matmuls, median of {args.steps} after {WARMUP} warm-up")
+    print(f"{'model':6}{'framework':26}{'ms/step':>10}{'seq/s':>9}{'tokens/s':>11}{'peak MiB':>10}{'MFU':>7}"
+          f"{'ratio':>7}")
+    for name, c, n, t, ort_ms, ort_peak in rows:
+        fl = flops_per_step(name, c, n)
+        tokens = c["batch"] * c["seq"]
+        for label, ms, mib in [(f"PyTorch {t['version']}", t["ms"], t["peak_mib"]), ("ort_train", ort_ms, ort_peak)]:
+            mfu = fl / (ms / 1000) / peak
+            print(f"{name:6}{label:26}{ms:10.2f}{c['batch'] * 1000 / ms:9.1f}{tokens * 1000 / ms:11.0f}"
+                  f"{mib:10.0f}{100 * mfu:6.1f}%{ms / t['ms']:7.2f}")
+        print(f"{'':6}({n / 1e6:.1f} M parameters, {fl / 1e12:.2f} TFLOP per step)")
+
+
+if __name__ == "__main__":
+    main()

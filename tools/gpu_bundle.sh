@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Packs what a session needs to run the GPU tests and benchmarks on the lent
+# GPU machine, which has the CUDA toolkit, cuDNN (pip's nvidia-cudnn-cu13),
+# PyTorch and onnx but none of Debian's libraries and no network: the app, the
+# test binary, and every shared library they load that is neither glibc nor
+# CUDA's, as gpu_bundle/ort_train_gpu.tar.gz. Name gpu_bundle in the device
+# tool's `carry` (the folder is excluded from git here), then on the device:
+#
+#   mkdir -p /tmp/ot && tar xzf gpu_bundle/ort_train_gpu.tar.gz -C /tmp/ot && source /tmp/ot/env.sh
+#   ort_train_tests "cuda.*"        # ORT_TRAIN_SOURCE_DIR points at the carried working tree
+#   python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/build.sh
+out=gpu_bundle
+rm -rf "$out" && mkdir -p "$out/stage/bin" "$out/stage/real" "$out/stage/lib"
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx "/$out/" "$exclude" 2>/dev/null || echo "/$out/" >> "$exclude"
+cp build/ort_train build/tests/ort_train_tests "$out/stage/real/"
+strip "$out/stage/real/"*
+for bin in build/ort_train build/tests/ort_train_tests; do
+  ldd "$bin" | awk '/=> \// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    # glibc, the C++ runtime (the target's is newer) and CUDA's libraries come from the target.
+    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++*|libgcc_s*|libcuda.so*|libcudart.so*|libcublas*|libcudnn*) ;;
+    *) cp -L "$lib" "$out/stage/lib/" ;;
+  esac
+done
+# Wrappers set the library path for the binaries only, so Python (PyTorch)
+# beside them keeps its own libraries.
+for name in ort_train ort_train_tests; do
+  cat > "$out/stage/bin/$name" <<WRAP
+#!/usr/bin/env bash
+here=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")/.." && pwd)
+cudnn=\$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null || true)
+export LD_LIBRARY_PATH="\$here/lib:\${cudnn}:/usr/local/cuda/lib64:/usr/local/cuda/lib:\${LD_LIBRARY_PATH:-}"
+exec "\$here/real/$name" "\$@"
+WRAP
+  chmod +x "$out/stage/bin/$name"
+done
+cat > "$out/stage/env.sh" <<'ENV'
+# Sourced on the GPU machine from the repository root after unpacking.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export PATH="$here/bin:$PATH"
+export ORT_TRAIN_SOURCE_DIR="${ORT_TRAIN_SOURCE_DIR:-$PWD}"
+export ORT_TRAIN_BINARY="$here/bin/ort_train"
+ENV
+tar czf "$out/ort_train_gpu.tar.gz" -C "$out/stage" .
+rm -rf "$out/stage"
+ls -la "$out/ort_train_gpu.tar.gz"

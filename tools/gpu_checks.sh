@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine (the device tool's `run`, with `carry:
+# ["gpu_bundle"]` after tools/gpu_bundle.sh here): the whole Catch2 suite on
+# the GPU build, the CUDA tests verbosely (CPU-vs-CUDA for every gradient
+# case, 10-step parity per model and optimizer, deterministic repeats), and
+# the BERT-base / GPT-2 small benchmark against PyTorch on the same card.
+# Everything it prints is also written under $OUT (or ./gpu_out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu_out}
+mkdir -p "$out" /tmp/ot
+tar xzf gpu_bundle/ort_train_gpu.tar.gz -C /tmp/ot
+source /tmp/ot/env.sh
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  echo "== CUDA tests"
+  ort_train_tests "cuda.*" -s 2>&1 | grep -E "CUDA vs CPU|not run|FAILED|passed|failed|with expansion" -A3
+  echo "== whole suite"
+  ort_train_tests 2>&1 | tail -3
+} 2>&1 | tee "$out/tests.txt"
+python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train --steps "${STEPS:-20}" 2>&1 | tee "$out/bench.txt"
