@@ -5,27 +5,16 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ int64_t mapped(const CopyMap& m, int64_t i) {
-  int64_t off = m.offset;
-  for (int d = m.rank - 1; d >= 0; --d) {
-    int64_t q = i / m.out_dims[d];
-    int64_t idx = i - q * m.out_dims[d];
-    off += ((idx % m.mod[d]) * m.step[d]) * m.in_strides[d];
-    i = q;
-  }
-  return off;
-}
-
 template <typename T>
 __global__ void gather_kernel(const T* src, T* dst, int64_t n, CopyMap m) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    dst[i] = src[mapped(m, i)];
+    dst[i] = src[copy_map_offset(m, i)];
 }
 
 template <typename T>
 __global__ void scatter_kernel(const T* src, T* dst, int64_t n, CopyMap m) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    dst[mapped(m, i)] = src[i];
+    dst[copy_map_offset(m, i)] = src[i];
 }
 
 unsigned blocks_for(int64_t n) {

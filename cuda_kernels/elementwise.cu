@@ -12,16 +12,6 @@ int blocks_for(int64_t n) {
   return static_cast<int>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
 }
 
-__device__ __forceinline__ int64_t map_offset(const IndexMap& m, int64_t i) {
-  int64_t off = 0;
-  for (int d = m.rank - 1; d >= 0; --d) {
-    int64_t q = i / m.dims[d];
-    off += (i - q * m.dims[d]) * m.strides[d];
-    i = q;
-  }
-  return off;
-}
-
 template <typename T> __device__ T pow_op(T a, T b) { return static_cast<T>(pow(static_cast<double>(a), static_cast<double>(b))); }
 __device__ float pow_op(float a, float b) { return powf(a, b); }
 
@@ -47,8 +37,8 @@ __device__ __forceinline__ R apply_binary(T a, T b) {
 template <BinaryOp Op, typename T, typename R>
 __global__ void binary_kernel(const T* a, const T* b, R* out, int64_t n, bool same_shape, IndexMap am, IndexMap bm) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t ia = same_shape ? i : map_offset(am, i);
-    int64_t ib = same_shape ? i : map_offset(bm, i);
+    int64_t ia = same_shape ? i : index_map_offset(am, i);
+    int64_t ib = same_shape ? i : index_map_offset(bm, i);
     out[i] = apply_binary<Op, T, R>(a[ia], b[ib]);
   }
 }
@@ -96,7 +86,7 @@ template <typename T>
 __global__ void where_kernel(const bool* c, const T* x, const T* y, T* out, int64_t n, IndexMap cm, IndexMap xm,
                              IndexMap ym) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    out[i] = c[map_offset(cm, i)] ? x[map_offset(xm, i)] : y[map_offset(ym, i)];
+    out[i] = c[index_map_offset(cm, i)] ? x[index_map_offset(xm, i)] : y[index_map_offset(ym, i)];
 }
 
 template <typename T>

@@ -9,16 +9,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ int64_t offset_of(const IndexMap& m, int64_t i) {
-  int64_t off = 0;
-  for (int d = m.rank - 1; d >= 0; --d) {
-    int64_t q = i / m.dims[d];
-    off += (i - q * m.dims[d]) * m.strides[d];
-    i = q;
-  }
-  return off;
-}
-
 template <typename T> struct AccOf { using type = double; };
 template <> struct AccOf<int32_t> { using type = int64_t; };
 template <> struct AccOf<int64_t> { using type = int64_t; };
@@ -81,16 +71,16 @@ __global__ void reduce_per_thread(ReduceOp op, const T* in, T* out, int64_t outp
                                   IndexMap reduced) {
   using A = typename AccOf<T>::type;
   for (int64_t o = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; o < outputs; o += int64_t{gridDim.x} * blockDim.x) {
-    const T* base = in + offset_of(kept, o);
+    const T* base = in + index_map_offset(kept, o);
     A row_max = A(0);
     if (op == ReduceOp::kLogSumExp) {
       row_max = init_of<A>(ReduceOp::kMax);
-      for (int64_t r = 0; r < count; ++r) row_max = combine(ReduceOp::kMax, row_max, static_cast<A>(base[offset_of(reduced, r)]));
+      for (int64_t r = 0; r < count; ++r) row_max = combine(ReduceOp::kMax, row_max, static_cast<A>(base[index_map_offset(reduced, r)]));
     }
     ReduceOp acc_op = op == ReduceOp::kMax || op == ReduceOp::kMin || op == ReduceOp::kProd ? op : ReduceOp::kSum;
     A acc = init_of<A>(acc_op);
     for (int64_t r = 0; r < count; ++r)
-      acc = combine(acc_op, acc, contribution(op, static_cast<A>(base[offset_of(reduced, r)]), row_max));
+      acc = combine(acc_op, acc, contribution(op, static_cast<A>(base[index_map_offset(reduced, r)]), row_max));
     out[o] = static_cast<T>(finish(op, acc, count, row_max));
   }
 }
@@ -101,17 +91,17 @@ __global__ void reduce_per_block(ReduceOp op, const T* in, T* out, int64_t count
   using A = typename AccOf<T>::type;
   __shared__ A buf[kThreads];
   int64_t o = blockIdx.x;
-  const T* base = in + offset_of(kept, o);
+  const T* base = in + index_map_offset(kept, o);
   A row_max = A(0);
   if (op == ReduceOp::kLogSumExp) {
     A m = init_of<A>(ReduceOp::kMax);
-    for (int64_t r = threadIdx.x; r < count; r += kThreads) m = combine(ReduceOp::kMax, m, static_cast<A>(base[offset_of(reduced, r)]));
+    for (int64_t r = threadIdx.x; r < count; r += kThreads) m = combine(ReduceOp::kMax, m, static_cast<A>(base[index_map_offset(reduced, r)]));
     row_max = block_combine(ReduceOp::kMax, m, buf);
   }
   ReduceOp acc_op = op == ReduceOp::kMax || op == ReduceOp::kMin || op == ReduceOp::kProd ? op : ReduceOp::kSum;
   A acc = init_of<A>(acc_op);
   for (int64_t r = threadIdx.x; r < count; r += kThreads)
-    acc = combine(acc_op, acc, contribution(op, static_cast<A>(base[offset_of(reduced, r)]), row_max));
+    acc = combine(acc_op, acc, contribution(op, static_cast<A>(base[index_map_offset(reduced, r)]), row_max));
   acc = block_combine(acc_op, acc, buf);
   if (threadIdx.x == 0) out[o] = static_cast<T>(finish(op, acc, count, row_max));
 }

@@ -4,6 +4,13 @@
 #pragma once
 #include <cstdint>
 
+// The offset functions below run in kernels and, in tests, on the host.
+#ifdef __CUDACC__
+#define ORT_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define ORT_HOST_DEVICE inline
+#endif
+
 namespace ort_train::cuda {
 
 constexpr int kMaxDims = 8;
@@ -28,5 +35,28 @@ struct CopyMap {
   int64_t step[kMaxDims] = {};
   int64_t offset = 0;
 };
+
+// Input offset of output element i under an IndexMap.
+ORT_HOST_DEVICE int64_t index_map_offset(const IndexMap& m, int64_t i) {
+  int64_t off = 0;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    int64_t q = i / m.dims[d];
+    off += (i - q * m.dims[d]) * m.strides[d];
+    i = q;
+  }
+  return off;
+}
+
+// Offset of element i (row-major over out_dims) under a CopyMap.
+ORT_HOST_DEVICE int64_t copy_map_offset(const CopyMap& m, int64_t i) {
+  int64_t off = m.offset;
+  for (int d = m.rank - 1; d >= 0; --d) {
+    int64_t q = i / m.out_dims[d];
+    int64_t idx = i - q * m.out_dims[d];
+    off += ((idx % m.mod[d]) * m.step[d]) * m.in_strides[d];
+    i = q;
+  }
+  return off;
+}
 
 }  // namespace ort_train::cuda

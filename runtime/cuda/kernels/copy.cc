@@ -1,7 +1,7 @@
 // CUDA registrations: Transpose, Expand, Tile, Slice/SliceGrad, Concat/Split,
 // Pad/PadGrad (constant mode) as index-map copies (cuda_kernels/copy.cu).
 #include <cstring>
-#include <limits>
+#include <algorithm>
 
 #include "cuda_kernels/copy.h"
 #include "cuda_kernels/vector_math.h"
@@ -10,24 +10,6 @@
 
 namespace ort_train::cuda {
 namespace {
-
-constexpr int64_t kNoWrap = std::numeric_limits<int64_t>::max();
-
-// A plain strided view: dims walked row-major, element offset `offset` + sum(idx * strides).
-Result<CopyMap> strided(const Dims& dims, const Dims& strides, int64_t offset) {
-  if (dims.size() > static_cast<size_t>(kMaxDims))
-    return unsupported("CUDA copies handle up to {} dimensions, got {}", kMaxDims, dims.size());
-  CopyMap m;
-  m.rank = static_cast<int>(dims.size());
-  m.offset = offset;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    m.out_dims[d] = dims[d];
-    m.in_strides[d] = strides[d];
-    m.mod[d] = kNoWrap;
-    m.step[d] = 1;
-  }
-  return m;
-}
 
 int bytes_of(const Tensor& t) { return static_cast<int>(dtype_size(t.dtype())); }
 
@@ -44,28 +26,21 @@ Status zero(Tensor& t) {
 Status transpose(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   CUDA_OUTPUT(out, ctx, 0);
-  std::vector<int64_t> perm = ctx.node().attr_ints("perm");
-  if (perm.empty())
-    for (int64_t d = x.rank() - 1; d >= 0; --d) perm.push_back(d);
-  Dims xs = row_major_strides(x.dims()), src(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d) src[d] = xs[static_cast<size_t>(perm[d] < 0 ? perm[d] + x.rank() : perm[d])];
-  ASSIGN_OR_RETURN(CopyMap m, strided(out.dims(), src, 0));
+  ASSIGN_OR_RETURN(CopyMap m, transpose_map(x.dims(), ctx.node().attr_ints("perm"), out.dims()));
   return gather(x, out, m);
 }
 
 Status expand(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   CUDA_OUTPUT(out, ctx, 0);
-  ASSIGN_OR_RETURN(IndexMap b, broadcast_map(x.dims(), out.dims()));
-  ASSIGN_OR_RETURN(CopyMap m, strided(out.dims(), Dims(b.strides, b.strides + b.rank), 0));
+  ASSIGN_OR_RETURN(CopyMap m, expand_map(x.dims(), out.dims()));
   return gather(x, out, m);
 }
 
 Status tile(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   CUDA_OUTPUT(out, ctx, 0);
-  ASSIGN_OR_RETURN(CopyMap m, strided(out.dims(), row_major_strides(x.dims()), 0));
-  for (int64_t d = 0; d < x.rank(); ++d) m.mod[d] = x.dims()[d];
+  ASSIGN_OR_RETURN(CopyMap m, tile_map(x.dims(), out.dims()));
   return gather(x, out, m);
 }
 
@@ -91,23 +66,12 @@ Result<std::vector<SliceAxis>> slice_params(KernelContext& ctx, const Dims& data
   return resolve_slice(ctx.node(), data_dims, starts, ends, axes, steps);
 }
 
-// The slice of a tensor with `dims` as a strided view: offset and strides.
-Result<CopyMap> slice_view(const std::vector<SliceAxis>& r, const Dims& dims, const Dims& slice_dims) {
-  Dims strides = row_major_strides(dims), src;
-  int64_t offset = 0;
-  for (size_t d = 0; d < r.size(); ++d) {
-    offset += r[d].start * strides[d];
-    src.push_back(strides[d] * r[d].step);
-  }
-  return strided(slice_dims, src, offset);
-}
-
 Status slice(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   CUDA_OUTPUT(out, ctx, 0);
   ASSIGN_OR_RETURN(auto r, slice_params(ctx, x.dims(), 1, ctx.opset() < 10));
   if (out.numel() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(CopyMap m, slice_view(r, x.dims(), out.dims()));
+  ASSIGN_OR_RETURN(CopyMap m, slice_map(r, x.dims(), out.dims()));
   return gather(x, out, m);
 }
 
@@ -117,15 +81,9 @@ Status slice_grad(KernelContext& ctx) {
   ASSIGN_OR_RETURN(auto r, slice_params(ctx, dx.dims(), 2, ctx.node().attr("starts") != nullptr));
   RETURN_IF_ERROR(zero(dx));
   if (dy.numel() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(CopyMap m, slice_view(r, dx.dims(), dy.dims()));
+  ASSIGN_OR_RETURN(CopyMap m, slice_map(r, dx.dims(), dy.dims()));
   CUDA_RETURN_IF_ERROR(launch_scatter_copy(dy.raw(), dx.raw(), dy.numel(), bytes_of(dy), m, stream()));
   return Status::Ok();
-}
-
-// `part` sits at `offset` along `axis` of `whole`: its view inside whole.
-Result<CopyMap> axis_view(const Tensor& part, const Tensor& whole, int64_t axis, int64_t offset) {
-  Dims ws = row_major_strides(whole.dims());
-  return strided(part.dims(), ws, offset * ws[static_cast<size_t>(axis)]);
 }
 
 Status concat(KernelContext& ctx) {
@@ -136,7 +94,7 @@ Status concat(KernelContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     const Tensor& in = ctx.input(i);
     if (in.numel() > 0) {
-      ASSIGN_OR_RETURN(CopyMap m, axis_view(in, out, axis, offset));
+      ASSIGN_OR_RETURN(CopyMap m, axis_map(in.dims(), out.dims(), axis, offset));
       CUDA_RETURN_IF_ERROR(launch_scatter_copy(in.raw(), out.raw(), in.numel(), bytes_of(in), m, stream()));
     }
     offset += in.dims()[static_cast<size_t>(axis)];
@@ -154,7 +112,7 @@ Status split(KernelContext& ctx) {
     if (ctx.has_output(i)) {
       CUDA_OUTPUT(part, ctx, i);
       if (part.numel() > 0) {
-        ASSIGN_OR_RETURN(CopyMap m, axis_view(part, in, axis, offset));
+        ASSIGN_OR_RETURN(CopyMap m, axis_map(part.dims(), in.dims(), axis, offset));
         RETURN_IF_ERROR(gather(in, part, m));
       }
     }
@@ -187,28 +145,14 @@ Status pad(KernelContext& ctx) {
     if (ctx.has_input(3))
       return unsupported("{}: the CUDA Pad kernel does not take the axes input", ctx.node().describe());
   }
-  if (pads.size() != 2 * static_cast<size_t>(x.rank()))
-    return invalid_argument("{}: pads has {} values for rank {}", ctx.node().describe(), pads.size(), x.rank());
   CUDA_RETURN_IF_ERROR(launch_fill(out.raw(), out.numel(), bytes_of(out), value.data(), stream()));
   if (x.numel() == 0) return Status::Ok();
-  // Negative pads crop: the input's part that survives, written at max(pad, 0).
-  Dims os = row_major_strides(out.dims()), xs = row_major_strides(x.dims()), part;
-  int64_t out_offset = 0, in_offset = 0;
-  for (int64_t d = 0; d < x.rank(); ++d) {
-    int64_t begin = pads[static_cast<size_t>(d)], end = pads[static_cast<size_t>(d + x.rank())];
-    int64_t skip = begin < 0 ? -begin : 0;
-    int64_t keep = x.dims()[d] - skip - (end < 0 ? -end : 0);
-    if (keep <= 0) return Status::Ok();
-    part.push_back(keep);
-    out_offset += (begin > 0 ? begin : 0) * os[d];
-    in_offset += skip * xs[d];
-  }
+  ASSIGN_OR_RETURN(PadInterior p, pad_interior(x.dims(), out.dims(), pads));
+  if (p.empty) return Status::Ok();
   // Gather the surviving input into a dense scratch, then scatter it into the output.
-  ASSIGN_OR_RETURN(Tensor dense, temp(ctx, x.dtype(), part));
-  ASSIGN_OR_RETURN(CopyMap from, strided(part, xs, in_offset));
-  RETURN_IF_ERROR(gather(x, dense, from));
-  ASSIGN_OR_RETURN(CopyMap to, strided(part, os, out_offset));
-  CUDA_RETURN_IF_ERROR(launch_scatter_copy(dense.raw(), out.raw(), dense.numel(), bytes_of(dense), to, stream()));
+  ASSIGN_OR_RETURN(Tensor dense, temp(ctx, x.dtype(), p.part));
+  RETURN_IF_ERROR(gather(x, dense, p.in_view));
+  CUDA_RETURN_IF_ERROR(launch_scatter_copy(dense.raw(), out.raw(), dense.numel(), bytes_of(dense), p.out_view, stream()));
   return Status::Ok();
 }
 
@@ -221,27 +165,14 @@ Status pad_grad(KernelContext& ctx) {
   if (mode != "constant")
     return unsupported("{}: the CUDA PadGrad kernel supports mode 'constant' only, got '{}'", ctx.node().describe(), mode);
   std::vector<int64_t> pads = ctx.node().attr_ints("pads");
-  int64_t rank = dx.rank();
-  if (pads.size() != 2 * static_cast<size_t>(rank))
-    return invalid_argument("{}: pads has {} values for rank {}", ctx.node().describe(), pads.size(), rank);
   RETURN_IF_ERROR(zero(dx));
   if (dx.numel() == 0) return Status::Ok();
-  Dims ys = row_major_strides(dy.dims()), xs = row_major_strides(dx.dims()), part;
-  int64_t y_offset = 0, x_offset = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t begin = pads[static_cast<size_t>(d)], end = pads[static_cast<size_t>(d + rank)];
-    int64_t skip = begin < 0 ? -begin : 0;
-    int64_t keep = dx.dims()[d] - skip - (end < 0 ? -end : 0);
-    if (keep <= 0) return Status::Ok();
-    part.push_back(keep);
-    y_offset += (begin > 0 ? begin : 0) * ys[d];
-    x_offset += skip * xs[d];
-  }
-  ASSIGN_OR_RETURN(Tensor dense, temp(ctx, dy.dtype(), part));
-  ASSIGN_OR_RETURN(CopyMap from, strided(part, ys, y_offset));
-  RETURN_IF_ERROR(gather(dy, dense, from));
-  ASSIGN_OR_RETURN(CopyMap to, strided(part, xs, x_offset));
-  CUDA_RETURN_IF_ERROR(launch_scatter_copy(dense.raw(), dx.raw(), dense.numel(), bytes_of(dense), to, stream()));
+  // dX's surviving block is read from dY where the forward wrote it.
+  ASSIGN_OR_RETURN(PadInterior p, pad_interior(dx.dims(), dy.dims(), pads));
+  if (p.empty) return Status::Ok();
+  ASSIGN_OR_RETURN(Tensor dense, temp(ctx, dy.dtype(), p.part));
+  RETURN_IF_ERROR(gather(dy, dense, p.out_view));
+  CUDA_RETURN_IF_ERROR(launch_scatter_copy(dense.raw(), dx.raw(), dense.numel(), bytes_of(dense), p.in_view, stream()));
   return Status::Ok();
 }
 

@@ -106,15 +106,7 @@ Status gemm(KernelContext& ctx) {
   bool has_c = ctx.has_input(2) && beta != 0.0;
   if (has_c) {  // Y = broadcast(C), then Y = alpha A B + beta Y
     const Tensor& C = ctx.input(2);
-    ASSIGN_OR_RETURN(IndexMap b, broadcast_map(C.dims(), Y.dims()));
-    CopyMap cm;
-    cm.rank = b.rank;
-    for (int d = 0; d < b.rank; ++d) {
-      cm.out_dims[d] = b.dims[d];
-      cm.in_strides[d] = b.strides[d];
-      cm.mod[d] = INT64_MAX;
-      cm.step[d] = 1;
-    }
+    ASSIGN_OR_RETURN(CopyMap cm, expand_map(C.dims(), Y.dims()));
     CUDA_RETURN_IF_ERROR(launch_gather_copy(C.raw(), Y.raw(), Y.numel(), static_cast<int>(dtype_size(C.dtype())), cm, stream()));
   }
   if (Y.numel() == 0) return Status::Ok();

@@ -7,35 +7,11 @@
 namespace ort_train::cuda {
 namespace {
 
-// Splits x's dims into the kept and the reduced ones (each with x's strides),
-// merging neighbours that are contiguous so the kernels divide less.
 Status reduce_into(KernelContext& ctx, ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
   auto t = elem_type(x.dtype());
   if (!t || *t == ElemType::kBool) return unsupported_cuda_dtype(ctx, x.dtype());
-  Dims strides = row_major_strides(x.dims());
-  IndexMap kept, red;
-  int64_t count = 1;
-  auto push = [](IndexMap& m, int64_t dim, int64_t stride) {
-    if (dim == 1) return;
-    if (m.rank > 0 && m.strides[m.rank - 1] == stride * dim) {  // contiguous with the previous one
-      m.dims[m.rank - 1] *= dim;
-      m.strides[m.rank - 1] = stride;
-      return;
-    }
-    m.dims[m.rank] = dim;
-    m.strides[m.rank] = stride;
-    ++m.rank;
-  };
-  for (size_t d = 0; d < x.dims().size(); ++d) {
-    if (d >= static_cast<size_t>(kMaxDims)) return unsupported("{}: more than {} dimensions", ctx.node().describe(), kMaxDims);
-    if (reduced[d]) {
-      push(red, x.dims()[d], strides[d]);
-      count *= x.dims()[d];
-    } else {
-      push(kept, x.dims()[d], strides[d]);
-    }
-  }
-  CUDA_RETURN_IF_ERROR(launch_reduce(op, *t, x.raw(), out.raw(), out.numel(), count, kept, red, stream()));
+  ASSIGN_OR_RETURN(ReduceMaps m, reduce_maps(x.dims(), reduced));
+  CUDA_RETURN_IF_ERROR(launch_reduce(op, *t, x.raw(), out.raw(), out.numel(), m.count, m.kept, m.reduced, stream()));
   return Status::Ok();
 }
 

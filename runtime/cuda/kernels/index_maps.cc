@@ -1,0 +1,142 @@
+#include "runtime/cuda/kernels/index_maps.h"
+
+#include <limits>
+
+namespace ort_train::cuda {
+namespace {
+
+constexpr int64_t kNoWrap = std::numeric_limits<int64_t>::max();
+
+Status check_rank(size_t rank) {
+  if (rank > static_cast<size_t>(kMaxDims))
+    return unsupported("CUDA kernels handle up to {} dimensions, got {}", kMaxDims, rank);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Dims row_major_strides(const Dims& dims) {
+  Dims s(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
+  return s;
+}
+
+Result<IndexMap> broadcast_map(const Dims& in, const Dims& out) {
+  RETURN_IF_ERROR(check_rank(out.size()));
+  if (in.size() > out.size()) return shape_error("cannot broadcast {} to {}", dims_to_string(in), dims_to_string(out));
+  IndexMap m;
+  m.rank = static_cast<int>(out.size());
+  Dims in_strides = row_major_strides(in);
+  size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < out.size(); ++d) {
+    m.dims[d] = out[d];
+    if (d < lead) continue;
+    int64_t id = in[d - lead];
+    m.strides[d] = id == 1 && out[d] != 1 ? 0 : in_strides[d - lead];
+  }
+  return m;
+}
+
+Result<ReduceMaps> reduce_maps(const Dims& dims, const std::vector<bool>& reduced) {
+  RETURN_IF_ERROR(check_rank(dims.size()));
+  Dims strides = row_major_strides(dims);
+  ReduceMaps r;
+  // Neighbours of the same kind that are contiguous merge, so kernels divide less.
+  auto push = [](IndexMap& m, int64_t dim, int64_t stride) {
+    if (dim == 1) return;
+    if (m.rank > 0 && m.strides[m.rank - 1] == stride * dim) {
+      m.dims[m.rank - 1] *= dim;
+      m.strides[m.rank - 1] = stride;
+      return;
+    }
+    m.dims[m.rank] = dim;
+    m.strides[m.rank] = stride;
+    ++m.rank;
+  };
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (reduced[d]) {
+      push(r.reduced, dims[d], strides[d]);
+      r.count *= dims[d];
+    } else {
+      push(r.kept, dims[d], strides[d]);
+    }
+  }
+  return r;
+}
+
+Result<CopyMap> strided_map(const Dims& dims, const Dims& strides, int64_t offset) {
+  RETURN_IF_ERROR(check_rank(dims.size()));
+  CopyMap m;
+  m.rank = static_cast<int>(dims.size());
+  m.offset = offset;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    m.out_dims[d] = dims[d];
+    m.in_strides[d] = strides[d];
+    m.mod[d] = kNoWrap;
+    m.step[d] = 1;
+  }
+  return m;
+}
+
+Result<CopyMap> transpose_map(const Dims& in, std::vector<int64_t> perm, const Dims& out) {
+  int64_t rank = static_cast<int64_t>(in.size());
+  if (perm.empty())
+    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+  if (static_cast<int64_t>(perm.size()) != rank) return shape_error("perm has {} entries for rank {}", perm.size(), rank);
+  Dims xs = row_major_strides(in), src(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) src[d] = xs[static_cast<size_t>(perm[d] < 0 ? perm[d] + rank : perm[d])];
+  return strided_map(out, src, 0);
+}
+
+Result<CopyMap> expand_map(const Dims& in, const Dims& out) {
+  ASSIGN_OR_RETURN(IndexMap b, broadcast_map(in, out));
+  return strided_map(out, Dims(b.strides, b.strides + b.rank), 0);
+}
+
+Result<CopyMap> tile_map(const Dims& in, const Dims& out) {
+  if (in.size() != out.size()) return shape_error("Tile keeps the rank: {} vs {}", dims_to_string(in), dims_to_string(out));
+  ASSIGN_OR_RETURN(CopyMap m, strided_map(out, row_major_strides(in), 0));
+  for (size_t d = 0; d < in.size(); ++d) m.mod[d] = in[d];
+  return m;
+}
+
+Result<CopyMap> slice_map(const std::vector<SliceAxis>& r, const Dims& dims, const Dims& slice_dims) {
+  Dims strides = row_major_strides(dims), src;
+  int64_t offset = 0;
+  for (size_t d = 0; d < r.size(); ++d) {
+    offset += r[d].start * strides[d];
+    src.push_back(strides[d] * r[d].step);
+  }
+  return strided_map(slice_dims, src, offset);
+}
+
+Result<CopyMap> axis_map(const Dims& part_dims, const Dims& whole_dims, int64_t axis, int64_t offset) {
+  Dims ws = row_major_strides(whole_dims);
+  return strided_map(part_dims, ws, offset * ws[static_cast<size_t>(axis)]);
+}
+
+Result<PadInterior> pad_interior(const Dims& in, const Dims& out, const std::vector<int64_t>& pads) {
+  int64_t rank = static_cast<int64_t>(in.size());
+  if (pads.size() != 2 * static_cast<size_t>(rank))
+    return invalid_argument("pads has {} values for rank {}", pads.size(), rank);
+  PadInterior p;
+  Dims os = row_major_strides(out), xs = row_major_strides(in);
+  int64_t out_offset = 0, in_offset = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t begin = pads[static_cast<size_t>(d)], end = pads[static_cast<size_t>(d + rank)];
+    int64_t skip = begin < 0 ? -begin : 0;
+    int64_t keep = in[static_cast<size_t>(d)] - skip - (end < 0 ? -end : 0);
+    if (keep <= 0) {
+      p.empty = true;
+      return p;
+    }
+    p.part.push_back(keep);
+    out_offset += (begin > 0 ? begin : 0) * os[static_cast<size_t>(d)];
+    in_offset += skip * xs[static_cast<size_t>(d)];
+  }
+  ASSIGN_OR_RETURN(p.in_view, strided_map(p.part, xs, in_offset));
+  ASSIGN_OR_RETURN(p.out_view, strided_map(p.part, os, out_offset));
+  return p;
+}
+
+}  // namespace ort_train::cuda
