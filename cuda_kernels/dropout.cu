@@ -10,22 +10,10 @@ unsigned blocks_for(int64_t n) {
   return static_cast<unsigned>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
 }
 
-__device__ __forceinline__ uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Must equal counter_uniform in runtime/cpu/kernels/dropout.cc bit for bit.
-__device__ __forceinline__ float counter_uniform(uint64_t seed, uint64_t counter) {
-  uint64_t z = mix64(seed + (counter + 1) * 0x9E3779B97F4A7C15ull);
-  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-}
-
 template <typename T>
 __global__ void dropout_kernel(const T* x, T* y, bool* mask, int64_t n, uint64_t seed, float drop_below, T scale) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    bool keep = counter_uniform(seed, static_cast<uint64_t>(i)) >= drop_below;
+    bool keep = dropout_uniform(seed, static_cast<uint64_t>(i)) >= drop_below;
     y[i] = keep ? x[i] * scale : T(0);
     if (mask) mask[i] = keep;
   }

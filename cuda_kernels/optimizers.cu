@@ -12,14 +12,8 @@ __global__ void sgd_kernel(MultiTensorTable t, SgdArgs a) {
   const float* g = t.grads[p];
   float wd = t.decay[p];
   float* m = a.momentum_buffer ? a.momentum_buffer + t.offsets[p] : nullptr;
-  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) {
-    float d = g[k] + wd * w[k];
-    if (m) {
-      m[k] = a.first_step ? d : a.momentum * m[k] + d;
-      d = m[k];
-    }
-    w[k] -= a.lr * d;
-  }
+  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads)
+    sgd_element(w[k], g[k], m ? m + k : nullptr, wd, a);
 }
 
 __global__ void adam_kernel(MultiTensorTable t, AdamArgs a) {
@@ -30,24 +24,8 @@ __global__ void adam_kernel(MultiTensorTable t, AdamArgs a) {
   float* m = a.m + t.offsets[p];
   float* v = a.v + t.offsets[p];
   float wd = t.decay[p];
-  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) {
-    if (a.huggingface) {
-      float mk = a.b1 * m[k] + a.c1 * g[k];
-      float vk = a.b2 * v[k] + a.c2 * g[k] * g[k];
-      m[k] = mk;
-      v[k] = vk;
-      float wk = w[k] - a.step * mk / (sqrtf(vk) + a.eps);
-      w[k] = wk - a.lr * wd * wk;
-    } else {
-      float d = g[k] + (a.decoupled ? 0.f : wd) * w[k];
-      float wk = w[k] * (a.decoupled ? 1 - a.lr * wd : 1.f);
-      float mk = a.b1 * m[k] + a.c1 * d;
-      float vk = a.b2 * v[k] + a.c2 * d * d;
-      m[k] = mk;
-      v[k] = vk;
-      w[k] = wk - a.step * mk / (sqrtf(vk) / a.sqrt_bc2 + a.eps);
-    }
-  }
+  for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads)
+    adam_element(w[k], g[k], m[k], v[k], wd, a);
 }
 
 // Block-wide sum in a fixed tree order (deterministic).
@@ -75,9 +53,7 @@ __global__ void lamb_moments_kernel(MultiTensorTable t, LambArgs a) {
   double wd = t.decay[p];
   double ws = 0, rs = 0;
   for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) {
-    m[k] = a.b1 * m[k] + a.c1 * g[k];
-    v[k] = a.b2 * v[k] + a.c2 * g[k] * g[k];
-    double rk = (m[k] / a.bc1) / (sqrt(v[k] / a.bc2) + a.eps) + wd * w[k];
+    double rk = lamb_direction(w[k], g[k], m[k], v[k], wd, a);
     r[k] = static_cast<float>(rk);
     ws += static_cast<double>(w[k]) * w[k];
     rs += rk * rk;
@@ -99,11 +75,7 @@ __global__ void lamb_ratio_kernel(MultiTensorTable t, LambArgs a) {
     ws += a.partials[2 * c];
     rs += a.partials[2 * c + 1];
   }
-  double wn = sqrt(ws), rn = sqrt(rs), ratio = 1.0;
-  if (wn > 0 && rn > 0) ratio = wn / rn;
-  ratio = fmax(ratio, a.ratio_min);
-  ratio = fmin(ratio, a.ratio_max);
-  a.ratios[p] = ratio;
+  a.ratios[p] = lamb_ratio(ws, rs, a);
 }
 
 __global__ void lamb_update_kernel(MultiTensorTable t, LambArgs a) {

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <limits>
 
-#include "cuda_kernels/optimizers.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 
@@ -99,23 +98,12 @@ class CudaOptimizer final : public Optimizer {
     cudaStream_t stream = context().compute;
     RETURN_IF_ERROR(cuda::upload(grads_, g.data(), g.size() * sizeof(float*)));
     ++t_;
-    double b1 = s_.beta1, b2 = s_.beta2;
-    double bc1 = 1 - std::pow(b1, static_cast<double>(t_)), bc2 = 1 - std::pow(b2, static_cast<double>(t_));
     if (s_.name == "Sgd") {
-      SgdArgs a{static_cast<float>(lr), static_cast<float>(s_.momentum), t_ == 1, m_.defined() ? m_.data<float>() : nullptr};
+      SgdArgs a = sgd_args(s_, t_, lr);
+      a.momentum_buffer = m_.defined() ? m_.data<float>() : nullptr;
       CUDA_RETURN_IF_ERROR(launch_sgd(table_, a, stream));
     } else if (s_.name == "Lamb") {
-      LambArgs a{};
-      a.b1 = static_cast<float>(b1);
-      a.b2 = static_cast<float>(b2);
-      a.c1 = static_cast<float>(1 - b1);
-      a.c2 = static_cast<float>(1 - b2);
-      a.bc1 = bc1;
-      a.bc2 = bc2;
-      a.eps = s_.eps;
-      a.lr = lr;
-      a.ratio_min = s_.ratio_min.value_or(-std::numeric_limits<double>::infinity());
-      a.ratio_max = s_.ratio_max.value_or(std::numeric_limits<double>::infinity());
+      LambArgs a = lamb_args(s_, t_, lr);
       a.m = m_.data<float>();
       a.v = v_.data<float>();
       a.r = r_.data<float>();
@@ -123,17 +111,7 @@ class CudaOptimizer final : public Optimizer {
       a.ratios = ratios_;
       CUDA_RETURN_IF_ERROR(launch_lamb(table_, a, stream));
     } else {
-      AdamArgs a{};
-      a.b1 = static_cast<float>(b1);
-      a.b2 = static_cast<float>(b2);
-      a.c1 = static_cast<float>(1 - b1);
-      a.c2 = static_cast<float>(1 - b2);
-      a.eps = static_cast<float>(s_.eps);
-      a.lr = static_cast<float>(lr);
-      a.huggingface = s_.huggingface;
-      a.decoupled = s_.name == "AdamW";
-      a.step = static_cast<float>(s_.huggingface ? lr * std::sqrt(bc2) / bc1 : lr / bc1);
-      a.sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
+      AdamArgs a = adam_args(s_, t_, lr);
       a.m = m_.data<float>();
       a.v = v_.data<float>();
       CUDA_RETURN_IF_ERROR(launch_adam(table_, a, stream));
@@ -159,6 +137,42 @@ class CudaOptimizer final : public Optimizer {
 };
 
 }  // namespace
+
+SgdArgs sgd_args(const OptimizerSettings& s, int64_t t, double lr) {
+  return SgdArgs{static_cast<float>(lr), static_cast<float>(s.momentum), t == 1, nullptr};
+}
+
+AdamArgs adam_args(const OptimizerSettings& s, int64_t t, double lr) {
+  double b1 = s.beta1, b2 = s.beta2;
+  double bc1 = 1 - std::pow(b1, static_cast<double>(t)), bc2 = 1 - std::pow(b2, static_cast<double>(t));
+  AdamArgs a{};
+  a.b1 = static_cast<float>(b1);
+  a.b2 = static_cast<float>(b2);
+  a.c1 = static_cast<float>(1 - b1);
+  a.c2 = static_cast<float>(1 - b2);
+  a.eps = static_cast<float>(s.eps);
+  a.lr = static_cast<float>(lr);
+  a.huggingface = s.huggingface;
+  a.decoupled = s.name == "AdamW";
+  a.step = static_cast<float>(s.huggingface ? lr * std::sqrt(bc2) / bc1 : lr / bc1);
+  a.sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
+  return a;
+}
+
+LambArgs lamb_args(const OptimizerSettings& s, int64_t t, double lr) {
+  LambArgs a{};
+  a.b1 = static_cast<float>(s.beta1);
+  a.b2 = static_cast<float>(s.beta2);
+  a.c1 = static_cast<float>(1 - s.beta1);
+  a.c2 = static_cast<float>(1 - s.beta2);
+  a.bc1 = 1 - std::pow(s.beta1, static_cast<double>(t));
+  a.bc2 = 1 - std::pow(s.beta2, static_cast<double>(t));
+  a.eps = s.eps;
+  a.lr = lr;
+  a.ratio_min = s.ratio_min.value_or(-std::numeric_limits<double>::infinity());
+  a.ratio_max = s.ratio_max.value_or(std::numeric_limits<double>::infinity());
+  return a;
+}
 
 Result<std::unique_ptr<Optimizer>> make_cuda_optimizer(const OptimizerSettings& s, std::vector<ParamSlot> params) {
   RETURN_IF_ERROR(Optimizer::prepare(s, params));
