@@ -90,41 +90,9 @@ __global__ void where_kernel(const bool* c, const T* x, const T* y, T* out, int6
 }
 
 template <typename T>
-__device__ __forceinline__ T apply_unary(UnaryOp op, T v, float alpha) {
-  using F = typename std::conditional<std::is_same<T, double>::value, double, float>::type;
-  F x = static_cast<F>(v);
-  switch (op) {
-    case UnaryOp::kNeg: return -v;
-    case UnaryOp::kAbs: return v < T(0) ? T(-v) : v;
-    case UnaryOp::kRelu: return v > T(0) ? v : T(0);
-    case UnaryOp::kSign: return static_cast<T>(v > T(0) ? 1 : (v < T(0) ? -1 : 0));
-    case UnaryOp::kExp: return static_cast<T>(exp(x));
-    case UnaryOp::kLog: return static_cast<T>(log(x));
-    case UnaryOp::kSqrt: return static_cast<T>(sqrt(x));
-    case UnaryOp::kReciprocal: return static_cast<T>(F(1) / x);
-    case UnaryOp::kSigmoid: return static_cast<T>(x >= F(0) ? F(1) / (F(1) + exp(-x)) : exp(x) / (F(1) + exp(x)));
-    case UnaryOp::kTanh: return static_cast<T>(tanh(x));
-    case UnaryOp::kErf: return static_cast<T>(erf(x));
-    case UnaryOp::kGelu: return static_cast<T>(F(0.5) * x * (F(1) + erf(x * F(0.7071067811865476))));
-    case UnaryOp::kGeluTanh:
-      return static_cast<T>(F(0.5) * x * (F(1) + tanh(F(0.7978845608028654) * (x + F(0.044715) * x * x * x))));
-    case UnaryOp::kSoftplus: return static_cast<T>(x > F(0) ? x + log1p(exp(-x)) : log1p(exp(x)));
-    case UnaryOp::kSin: return static_cast<T>(sin(x));
-    case UnaryOp::kCos: return static_cast<T>(cos(x));
-    case UnaryOp::kAtan: return static_cast<T>(atan(x));
-    case UnaryOp::kFloor: return static_cast<T>(floor(x));
-    case UnaryOp::kCeil: return static_cast<T>(ceil(x));
-    case UnaryOp::kRound: return static_cast<T>(rint(x));  // half to even
-    case UnaryOp::kNot: return static_cast<T>(!v);
-    case UnaryOp::kLeakyRelu: return v >= T(0) ? v : static_cast<T>(static_cast<F>(alpha) * x);
-  }
-  return v;
-}
-
-template <typename T>
 __global__ void unary_kernel(UnaryOp op, const T* in, T* out, int64_t n, float alpha) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    out[i] = apply_unary<T>(op, in[i], alpha);
+    out[i] = unary_value<T>(op, in[i], alpha);
 }
 
 template <typename T>
@@ -172,30 +140,8 @@ cudaError_t cast_to(ElemType to, const From* in, void* out, int64_t n, cudaStrea
 
 template <typename T>
 __global__ void activation_grad_kernel(ActivationGrad op, const T* dy, const T* saved, T* dx, int64_t n, float alpha) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    T g = dy[i], s = saved[i];
-    switch (op) {
-      case ActivationGrad::kRelu: dx[i] = s > T(0) ? g : T(0); break;
-      case ActivationGrad::kSigmoid: dx[i] = g * s * (T(1) - s); break;
-      case ActivationGrad::kTanh: dx[i] = g * (T(1) - s * s); break;
-      case ActivationGrad::kLeakyRelu: dx[i] = s > T(0) ? g : g * static_cast<T>(alpha); break;
-      case ActivationGrad::kGelu: {
-        // Φ(x) + x φ(x)
-        T cdf = T(0.5) * (T(1) + erf(s * T(0.7071067811865476)));
-        T pdf = exp(T(-0.5) * s * s) * T(0.3989422804014327);
-        dx[i] = g * (cdf + s * pdf);
-        break;
-      }
-      case ActivationGrad::kGeluTanh: {
-        const T k = T(0.7978845608028654), c = T(0.044715);
-        T u = k * (s + c * s * s * s);
-        T t = tanh(u);
-        T du = k * (T(1) + T(3) * c * s * s);
-        dx[i] = g * (T(0.5) * (T(1) + t) + T(0.5) * s * (T(1) - t * t) * du);
-        break;
-      }
-    }
-  }
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    dx[i] = activation_grad_value<T>(op, dy[i], saved[i], alpha);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda_kernels/tensor_map.h"
 
@@ -28,6 +30,43 @@ enum class UnaryOp : int {
 };
 cudaError_t launch_unary(UnaryOp op, ElemType t, const void* in, void* out, int64_t n, float alpha,
                          cudaStream_t stream);
+
+// One element of a unary op (the kernel's arithmetic; the host tests run it too).
+template <typename T>
+ORT_HOST_DEVICE T unary_value(UnaryOp op, T v, float alpha) {
+#ifndef __CUDA_ARCH__
+  using std::atan; using std::ceil; using std::cos; using std::erf; using std::exp; using std::floor;
+  using std::log; using std::log1p; using std::rint; using std::sin; using std::sqrt; using std::tanh;
+#endif
+  using F = typename std::conditional<std::is_same<T, double>::value, double, float>::type;
+  F x = static_cast<F>(v);
+  switch (op) {
+    case UnaryOp::kNeg: return static_cast<T>(-v);
+    case UnaryOp::kAbs: return v < T(0) ? static_cast<T>(-v) : v;
+    case UnaryOp::kRelu: return v > T(0) ? v : T(0);
+    case UnaryOp::kSign: return static_cast<T>(v > T(0) ? 1 : (v < T(0) ? -1 : 0));
+    case UnaryOp::kExp: return static_cast<T>(exp(x));
+    case UnaryOp::kLog: return static_cast<T>(log(x));
+    case UnaryOp::kSqrt: return static_cast<T>(sqrt(x));
+    case UnaryOp::kReciprocal: return static_cast<T>(F(1) / x);
+    case UnaryOp::kSigmoid: return static_cast<T>(x >= F(0) ? F(1) / (F(1) + exp(-x)) : exp(x) / (F(1) + exp(x)));
+    case UnaryOp::kTanh: return static_cast<T>(tanh(x));
+    case UnaryOp::kErf: return static_cast<T>(erf(x));
+    case UnaryOp::kGelu: return static_cast<T>(F(0.5) * x * (F(1) + erf(x * F(0.7071067811865476))));
+    case UnaryOp::kGeluTanh:
+      return static_cast<T>(F(0.5) * x * (F(1) + tanh(F(0.7978845608028654) * (x + F(0.044715) * x * x * x))));
+    case UnaryOp::kSoftplus: return static_cast<T>(x > F(0) ? x + log1p(exp(-x)) : log1p(exp(x)));
+    case UnaryOp::kSin: return static_cast<T>(sin(x));
+    case UnaryOp::kCos: return static_cast<T>(cos(x));
+    case UnaryOp::kAtan: return static_cast<T>(atan(x));
+    case UnaryOp::kFloor: return static_cast<T>(floor(x));
+    case UnaryOp::kCeil: return static_cast<T>(ceil(x));
+    case UnaryOp::kRound: return static_cast<T>(rint(x));  // half to even
+    case UnaryOp::kNot: return static_cast<T>(!v);
+    case UnaryOp::kLeakyRelu: return v >= T(0) ? v : static_cast<T>(static_cast<F>(alpha) * x);
+  }
+  return v;
+}
 // Clip with optional device scalars for the bounds (null: unbounded on that side).
 cudaError_t launch_clip(ElemType t, const void* in, void* out, int64_t n, const void* lo, const void* hi,
                         cudaStream_t stream);
@@ -37,5 +76,31 @@ enum class ActivationGrad : int { kRelu, kSigmoid, kTanh, kGelu, kGeluTanh, kLea
 // dX from dY and the forward's Y (Relu, Sigmoid, Tanh) or X (Gelu, LeakyRelu).
 cudaError_t launch_activation_grad(ActivationGrad op, ElemType t, const void* dy, const void* saved, void* dx,
                                    int64_t n, float alpha, cudaStream_t stream);
+
+// One element of an activation gradient from dY (g) and the saved Y or X (s).
+template <typename T>
+ORT_HOST_DEVICE T activation_grad_value(ActivationGrad op, T g, T s, float alpha) {
+#ifndef __CUDA_ARCH__
+  using std::erf; using std::exp; using std::tanh;
+#endif
+  switch (op) {
+    case ActivationGrad::kRelu: return s > T(0) ? g : T(0);
+    case ActivationGrad::kSigmoid: return g * s * (T(1) - s);
+    case ActivationGrad::kTanh: return g * (T(1) - s * s);
+    case ActivationGrad::kLeakyRelu: return s > T(0) ? g : g * static_cast<T>(alpha);
+    case ActivationGrad::kGelu: {  // Φ(x) + x φ(x)
+      T cdf = T(0.5) * (T(1) + erf(s * T(0.7071067811865476)));
+      T pdf = exp(T(-0.5) * s * s) * T(0.3989422804014327);
+      return g * (cdf + s * pdf);
+    }
+    case ActivationGrad::kGeluTanh: {
+      const T k = T(0.7978845608028654), c = T(0.044715);
+      T t = tanh(k * (s + c * s * s * s));
+      T du = k * (T(1) + T(3) * c * s * s);
+      return g * (T(0.5) * (T(1) + t) + T(0.5) * s * (T(1) - t * t) * du);
+    }
+  }
+  return g;
+}
 
 }  // namespace ort_train::cuda
