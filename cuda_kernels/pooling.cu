@@ -20,47 +20,15 @@ __device__ inline void decode3(int64_t p, const int64_t* dims, int64_t* o) {
   o[0] = p / dims[1];
 }
 
-// Window elements of output position `o` along dim d that lie inside the input
-// and inside the padded input.
-__device__ inline void window_counts(const PoolGeometry& g, int d, int64_t o, int64_t* inside, int64_t* padded) {
-  int64_t start = o * g.stride[d] - g.pad_begin[d];
-  int64_t a = 0, b = 0;
-  for (int64_t k = 0; k < g.kernel[d]; ++k) {
-    int64_t i = start + k * g.dilation[d];
-    a += i >= 0 && i < g.in[d];
-    b += i >= -g.pad_begin[d] && i < g.in[d] + g.pad_end[d];
-  }
-  *inside = a;
-  *padded = b;
-}
-
 // The CPU walk: window elements in row-major order, ties to the first.
 __global__ void max_pool_kernel(const float* x, float* y, int64_t* indices, int64_t total, int64_t in_size,
                                 int64_t out_size, PoolGeometry g, bool column_major) {
   GRID_STRIDE(idx, total) {
     int64_t pl = idx / out_size, o[3];
     decode3(idx % out_size, g.out, o);
-    const float* xp = x + pl * in_size;
-    float best = -INFINITY;
-    int64_t best_idx = -1;
-    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-      int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
-      if (i0 < 0 || i0 >= g.in[0]) continue;
-      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-        int64_t i1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
-        if (i1 < 0 || i1 >= g.in[1]) continue;
-        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-          int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
-          if (i2 < 0 || i2 >= g.in[2]) continue;
-          int64_t off = (i0 * g.in[1] + i1) * g.in[2] + i2;
-          float v = xp[off];
-          if (v > best || best_idx < 0) {
-            best = v;
-            best_idx = column_major ? i0 + g.in[0] * (i1 + g.in[1] * i2) : off;
-          }
-        }
-      }
-    }
+    float best;
+    int64_t best_idx;
+    max_pool_at(x + pl * in_size, g, o, column_major, &best, &best_idx);
     y[idx] = best;
     if (indices) indices[idx] = pl * in_size + best_idx;
   }
@@ -71,33 +39,7 @@ __global__ void average_pool_kernel(const float* x, float* y, int64_t total, int
   GRID_STRIDE(idx, total) {
     int64_t pl = idx / out_size, o[3];
     decode3(idx % out_size, g.out, o);
-    const float* xp = x + pl * in_size;
-    float sum = 0.f;
-    int64_t count = 0;
-    for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-      int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
-      if (i0 < 0 || i0 >= g.in[0]) continue;
-      for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-        int64_t i1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
-        if (i1 < 0 || i1 >= g.in[1]) continue;
-        for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-          int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
-          if (i2 < 0 || i2 >= g.in[2]) continue;
-          sum += xp[(i0 * g.in[1] + i1) * g.in[2] + i2];
-          ++count;
-        }
-      }
-    }
-    int64_t div = count;
-    if (count_include_pad) {
-      div = 1;
-      for (int d = 0; d < 3; ++d) {
-        int64_t a, b;
-        window_counts(g, d, o[d], &a, &b);
-        div *= b;
-      }
-    }
-    y[idx] = div > 0 ? sum / static_cast<float>(div) : 0.f;
+    y[idx] = average_pool_at(x + pl * in_size, g, o, count_include_pad);
   }
 }
 

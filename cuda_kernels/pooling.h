@@ -4,7 +4,10 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
+
+#include "cuda_kernels/tensor_map.h"  // ORT_HOST_DEVICE
 
 namespace ort_train::cuda {
 
@@ -14,6 +17,81 @@ namespace ort_train::cuda {
 struct PoolGeometry {
   int64_t in[3], kernel[3], stride[3], dilation[3], pad_begin[3], pad_end[3], out[3];
 };
+
+// Window elements of output position `o` along dim d that lie inside the input
+// and inside the padded input.
+ORT_HOST_DEVICE void window_counts(const PoolGeometry& g, int d, int64_t o, int64_t* inside, int64_t* padded) {
+  int64_t start = o * g.stride[d] - g.pad_begin[d];
+  int64_t a = 0, b = 0;
+  for (int64_t k = 0; k < g.kernel[d]; ++k) {
+    int64_t i = start + k * g.dilation[d];
+    a += i >= 0 && i < g.in[d];
+    b += i >= -g.pad_begin[d] && i < g.in[d] + g.pad_end[d];
+  }
+  *inside = a;
+  *padded = b;
+}
+
+// One output of MaxPool over a plane: the CPU's walk (window elements in
+// row-major order, ties to the first); the index is the offset in the plane
+// (row-major, or first spatial dim fastest with column_major), -1 for a window
+// entirely in padding.
+ORT_HOST_DEVICE void max_pool_at(const float* xp, const PoolGeometry& g, const int64_t* o, bool column_major,
+                                 float* best_out, int64_t* best_idx_out) {
+  float best = -INFINITY;
+  int64_t best_idx = -1;
+  for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+    int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+    if (i0 < 0 || i0 >= g.in[0]) continue;
+    for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+      int64_t i1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+      if (i1 < 0 || i1 >= g.in[1]) continue;
+      for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+        int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+        if (i2 < 0 || i2 >= g.in[2]) continue;
+        int64_t off = (i0 * g.in[1] + i1) * g.in[2] + i2;
+        float v = xp[off];
+        if (v > best || best_idx < 0) {
+          best = v;
+          best_idx = column_major ? i0 + g.in[0] * (i1 + g.in[1] * i2) : off;
+        }
+      }
+    }
+  }
+  *best_out = best;
+  *best_idx_out = best_idx;
+}
+
+// One output of AveragePool over a plane.
+ORT_HOST_DEVICE float average_pool_at(const float* xp, const PoolGeometry& g, const int64_t* o,
+                                      bool count_include_pad) {
+  float sum = 0.f;
+  int64_t count = 0;
+  for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+    int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+    if (i0 < 0 || i0 >= g.in[0]) continue;
+    for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+      int64_t i1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+      if (i1 < 0 || i1 >= g.in[1]) continue;
+      for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+        int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+        if (i2 < 0 || i2 >= g.in[2]) continue;
+        sum += xp[(i0 * g.in[1] + i1) * g.in[2] + i2];
+        ++count;
+      }
+    }
+  }
+  int64_t div = count;
+  if (count_include_pad) {
+    div = 1;
+    for (int d = 0; d < 3; ++d) {
+      int64_t a, b;
+      window_counts(g, d, o[d], &a, &b);
+      div *= b;
+    }
+  }
+  return div > 0 ? sum / static_cast<float>(div) : 0.f;
+}
 
 // y (and indices when not null: plane offset + argmax offset in the plane, row-major
 // or, with column_major, first spatial dim fastest) for `planes` (image, channel) planes.

@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "graph/ops/window_geometry.h"
+
 namespace ort_train::cuda {
 namespace {
 
@@ -137,6 +139,29 @@ Result<PadInterior> pad_interior(const Dims& in, const Dims& out, const std::vec
   ASSIGN_OR_RETURN(p.in_view, strided_map(p.part, xs, in_offset));
   ASSIGN_OR_RETURN(p.out_view, strided_map(p.part, os, out_offset));
   return p;
+}
+
+Result<PoolGeometry> pool_geometry(const Node& node, const Dims& x_dims) {
+  if (x_dims.size() < 2 || x_dims.size() > 5)
+    return unsupported("{}: the CUDA kernel takes 0 to 3 spatial dims, got input rank {}", node.describe(),
+                       x_dims.size());
+  std::vector<int64_t> spatial(x_dims.begin() + 2, x_dims.end());
+  ASSIGN_OR_RETURN(auto geo, window_geometry(node, spatial, node.attr_ints("kernel_shape"), true));
+  PoolGeometry g{};
+  size_t lead = 3 - geo.size();
+  for (size_t d = 0; d < 3; ++d) {
+    WindowDim w;  // unit dim in front of the real ones
+    w.in = w.out = 1;
+    if (d >= lead) w = geo[d - lead];
+    g.in[d] = w.in;
+    g.kernel[d] = w.kernel;
+    g.stride[d] = w.stride;
+    g.dilation[d] = w.dilation;
+    g.pad_begin[d] = w.pad_begin;
+    g.pad_end[d] = w.pad_end;
+    g.out[d] = w.out;
+  }
+  return g;
 }
 
 }  // namespace ort_train::cuda

@@ -5,7 +5,9 @@
 #pragma once
 #include <vector>
 
+#include "cuda_kernels/pooling.h"
 #include "cuda_kernels/tensor_map.h"
+#include "graph/graph.h"
 #include "graph/ops/slice.h"
 #include "graph/status.h"
 #include "graph/tensor.h"
@@ -42,5 +44,8 @@ struct PadInterior {
   CopyMap in_view, out_view;
 };
 Result<PadInterior> pad_interior(const Dims& in, const Dims& out, const std::vector<int64_t>& pads);
+
+// A pooling node's window over X (0 to 3 spatial dims, padded in front to 3).
+Result<PoolGeometry> pool_geometry(const Node& node, const Dims& x_dims);
 
 }  // namespace ort_train::cuda

@@ -181,5 +181,63 @@ TEST_CASE("cuda_maps.broadcasting_and_reductions_match_the_cpu") {
   }
 }
 
+TEST_CASE("cuda_maps.pooling_windows_match_the_cpu") {
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    Rng rng(static_cast<uint64_t>(seed));
+    INFO("seed " << seed);
+    int64_t spatial = rng.integer(1, 3);
+    Dims dims = {rng.integer(1, 2), rng.integer(1, 3)};
+    std::vector<int64_t> kernel, strides, pads(2 * static_cast<size_t>(spatial)), dilations;
+    for (int64_t d = 0; d < spatial; ++d) {
+      dims.push_back(rng.integer(3, 6));
+      kernel.push_back(rng.integer(1, 3));
+      strides.push_back(rng.integer(1, 2));
+      dilations.push_back(rng.integer(1, 2));
+    }
+    for (int64_t d = 0; d < spatial; ++d) {  // pads smaller than the kernel, as ONNX requires
+      pads[static_cast<size_t>(d)] = rng.integer(0, kernel[static_cast<size_t>(d)] - 1);
+      pads[static_cast<size_t>(d + spatial)] = rng.integer(0, kernel[static_cast<size_t>(d)] - 1);
+    }
+    int64_t ceil_mode = rng.integer(0, 1);
+    Tensor x = rng.distinct(dims);  // distinct values: no ties in the argmax
+    Tensor xf = Tensor::host(DType::kFloat, dims);
+    for (int64_t i = 0; i < x.numel(); ++i) xf.data<float>()[i] = static_cast<float>(x.data<double>()[i]);
+    for (bool average : {false, true}) {
+      for (int64_t include_pad : {0, 1}) {
+        if (!average && include_pad) continue;
+        std::vector<Attribute> attrs = {Attribute::make_ints("kernel_shape", kernel), Attribute::make_ints("strides", strides),
+                                        Attribute::make_ints("pads", pads), Attribute::make_int("ceil_mode", ceil_mode),
+                                        Attribute::make_ints("dilations", dilations)};
+        if (average) attrs.push_back(Attribute::make_int("count_include_pad", include_pad));
+        NodeSpec spec{average ? "AveragePool" : "MaxPool", {xf}, attrs, average ? 1u : 2u, 19};
+        INFO(spec.op << " count_include_pad " << include_pad);
+        auto want = run_node(spec);
+        Model model = single_node_model(spec);
+        auto g = cuda::pool_geometry(model.graph.nodes[0], dims);
+        INFO(g.status().message());
+        REQUIRE(g.ok());
+        int64_t planes = dims[0] * dims[1], in_size = xf.numel() / planes;
+        int64_t out_size = g->out[0] * g->out[1] * g->out[2];
+        REQUIRE(want[0].numel() == planes * out_size);
+        for (int64_t pl = 0; pl < planes; ++pl)
+          for (int64_t p = 0; p < out_size; ++p) {
+            int64_t o[3] = {p / (g->out[1] * g->out[2]), (p / g->out[2]) % g->out[1], p % g->out[2]};
+            const float* plane = xf.data<float>() + pl * in_size;
+            int64_t e = pl * out_size + p;
+            if (average) {
+              CHECK(cuda::average_pool_at(plane, *g, o, include_pad != 0) == Approx(want[0].data<float>()[e]).epsilon(1e-6));
+            } else {
+              float best;
+              int64_t idx;
+              cuda::max_pool_at(plane, *g, o, false, &best, &idx);
+              CHECK(best == want[0].data<float>()[e]);
+              CHECK(pl * in_size + idx == want[1].data<int64_t>()[e]);
+            }
+          }
+      }
+    }
+  }
+}
+
 }  // namespace ort_train::testing
 #endif  // ORT_TRAIN_HAVE_CUDA
