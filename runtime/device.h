@@ -4,6 +4,7 @@
 // is registered by the CUDA library (cuda_kernels/) when this build has one.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,15 @@ class Device {
   virtual Status copy(const Tensor& src, const Tensor& dst) = 0;
   // Waits for all queued work; the first asynchronous error surfaces here.
   virtual Status synchronize() = 0;
+  // Starts moving a micro-batch to the device ahead of its step; may be called
+  // from another thread (the trainer's prefetch). The CPU returns it as is.
+  virtual Result<std::map<std::string, Tensor>> stage(std::map<std::string, Tensor> batch) { return batch; }
+  // Makes the device's work wait until a staged tensor has arrived (the
+  // executor calls it for every feed); a no-op for any other tensor.
+  virtual Status await(const Tensor& t) {
+    (void)t;
+    return Status::Ok();
+  }
 
   // Float32 vector math the training loop needs wherever gradients live.
   virtual Status add_into(const Tensor& acc, const Tensor& x) = 0;  // acc += x

@@ -226,7 +226,10 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
   }
   for (const auto& [name, t] : feeds) {
     int s = plan_.slots.at(name);
-    if (on_cpu || t.device() == device_->kind()) {
+    if (on_cpu) {
+      bind(s, t);
+    } else if (t.device() == device_->kind()) {
+      RETURN_IF_ERROR(device_->await(t));  // a batch staged ahead (copy stream) must have arrived
       bind(s, t);
     } else {
       ASSIGN_OR_RETURN(Tensor d, to_device(*device_, t));

@@ -153,7 +153,12 @@ Result<StepReport> Trainer::step() {
     ASSIGN_OR_RETURN(auto feeds, std::move(*loaded));
     // Load the next micro-batch while this one runs (batches are a function of their index).
     prefetch_index_ = micro_ + 1;
-    prefetch_ = std::async(std::launch::async, [src = source_, i = prefetch_index_] { return src(i); });
+    // On a GPU its upload starts there too (pinned memory, a copy stream): it overlaps this step.
+    prefetch_ = std::async(std::launch::async,
+                           [src = source_, i = prefetch_index_, dev = device_]() -> Result<std::map<std::string, Tensor>> {
+                             ASSIGN_OR_RETURN(auto batch, src(i));
+                             return dev->stage(std::move(batch));
+                           });
     RunOptions run;
     run.training = true;
     run.seed = options_.seed;

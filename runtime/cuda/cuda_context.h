@@ -1,6 +1,7 @@
 // The one GPU this process trains on: its compute stream (every kernel,
 // library call and copy of a step is queued there, so buffers returned to the
-// caching allocator can be reused by the next launch without events),
+// caching allocator can be reused by the next launch without events; only
+// the next batch's upload runs on its own stream, batch_staging.h),
 // cuBLAS and cuDNN handles bound to that stream, pinned staging for
 // uploads, and the settings (determinism, TF32) every kernel consults.
 #pragma once

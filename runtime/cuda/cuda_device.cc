@@ -5,11 +5,13 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <mutex>
 #include <vector>
 
 #include "cuda_kernels/device_query.h"
 #include "cuda_kernels/vector_math.h"
 #include "optimizers/cuda/cuda_optimizer.h"
+#include "runtime/cuda/batch_staging.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 #include "runtime/device.h"
@@ -52,6 +54,28 @@ class CudaDevice : public Device {
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(c_->compute));
     return Status::Ok();
   }
+  Result<std::map<std::string, Tensor>> stage(std::map<std::string, Tensor> batch) override {
+    std::shared_ptr<BatchStaging> staging;
+    {
+      std::lock_guard<std::mutex> lock(staging_mu_);
+      if (!staging_) {
+        ASSIGN_OR_RETURN(staging_, BatchStaging::create(c_->device, c_->compute));
+      }
+      staging = staging_;
+    }
+    for (auto& [name, t] : batch) {
+      ASSIGN_OR_RETURN(t, staging->stage(t));
+    }
+    return batch;
+  }
+  Status await(const Tensor& t) override {
+    std::shared_ptr<BatchStaging> staging;
+    {
+      std::lock_guard<std::mutex> lock(staging_mu_);
+      staging = staging_;
+    }
+    return staging ? staging->await(t) : Status::Ok();
+  }
 
   Status add_into(const Tensor& acc, const Tensor& x) override {
     RETURN_IF_ERROR(check_float_pair(acc, x, "add_into"));
@@ -92,6 +116,8 @@ class CudaDevice : public Device {
 
  private:
   CudaContext* c_;
+  std::mutex staging_mu_;
+  std::shared_ptr<BatchStaging> staging_;  // made on first use, by the prefetch thread
 };
 
 const DeviceRegistrar kRegistrar(
