@@ -1,16 +1,12 @@
 #include "cuda_kernels/batch_norm.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kSumThreads = 256;
 constexpr int64_t kMaxSumChunks = 64;
 
-int blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
-}
 
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)

@@ -1,9 +1,9 @@
 #include "cuda_kernels/copy.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
 template <typename T>
 __global__ void gather_kernel(const T* src, T* dst, int64_t n, CopyMap m) {
@@ -17,10 +17,6 @@ __global__ void scatter_kernel(const T* src, T* dst, int64_t n, CopyMap m) {
     dst[copy_map_offset(m, i)] = src[i];
 }
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
-}
 
 cudaError_t launch_sized(const void* src, void* dst, int64_t n, int bytes, const CopyMap& m, cudaStream_t s,
                          void (*k1)(const uint8_t*, uint8_t*, int64_t, CopyMap),

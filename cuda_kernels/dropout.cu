@@ -1,19 +1,15 @@
 #include "cuda_kernels/dropout.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
-}
 
 template <typename T>
 __global__ void dropout_kernel(const T* x, T* y, bool* mask, int64_t n, uint64_t seed, float drop_below, T scale) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    bool keep = dropout_uniform(seed, static_cast<uint64_t>(i)) >= drop_below;
+    bool keep = counter_uniform(seed, static_cast<uint64_t>(i)) >= drop_below;
     y[i] = keep ? x[i] * scale : T(0);
     if (mask) mask[i] = keep;
   }

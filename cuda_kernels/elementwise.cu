@@ -1,16 +1,12 @@
 #include <cmath>
 
 #include "cuda_kernels/elementwise.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-int blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
-}
 
 template <typename T> __device__ T pow_op(T a, T b) { return static_cast<T>(pow(static_cast<double>(a), static_cast<double>(b))); }
 __device__ float pow_op(float a, float b) { return powf(a, b); }

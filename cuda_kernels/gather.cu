@@ -3,16 +3,12 @@
 #include <cmath>
 
 #include "cuda_kernels/gather.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
-}
 
 __device__ __forceinline__ int64_t index_at(const void* p, bool i32, int64_t j) {
   return i32 ? static_cast<const int32_t*>(p)[j] : static_cast<const int64_t*>(p)[j];

@@ -1,21 +1,10 @@
 #include "cuda_kernels/layer_norm.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-__device__ double block_sum(double v, double* buf) {
-  buf[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
-    __syncthreads();
-  }
-  double out = buf[0];
-  __syncthreads();
-  return out;
-}
 
 __device__ __forceinline__ double load_stat(ElemType t, const void* p, int64_t r) {
   return t == ElemType::kF64 ? static_cast<const double*>(p)[r] : static_cast<double>(static_cast<const float*>(p)[r]);

@@ -1,27 +1,16 @@
 #include <cmath>
 
 #include "cuda_kernels/losses.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
 __device__ __forceinline__ int64_t label_at(const LossArgs& a, int64_t t) {
   return a.labels_int32 ? static_cast<const int32_t*>(a.labels)[t] : static_cast<const int64_t*>(a.labels)[t];
 }
 
-__device__ double block_sum(double v, double* buf) {
-  buf[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
-    __syncthreads();
-  }
-  double out = buf[0];
-  __syncthreads();
-  return out;
-}
 
 // The loss of target t and its weight (both 0 when ignored; NaN loss for a bad label).
 template <typename T>
@@ -100,10 +89,6 @@ __global__ void loss_grad_kernel(LossArgs a, bool softmax, const T* dloss, const
   }
 }
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
-}
 
 template <typename T>
 cudaError_t nll_typed(const LossArgs& a, const void* logp, void* out, cudaStream_t s) {

@@ -1,9 +1,9 @@
 #include "cuda_kernels/optimizers.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
 __global__ void sgd_kernel(MultiTensorTable t, SgdArgs a) {
   int64_t c = blockIdx.x;
@@ -29,17 +29,6 @@ __global__ void adam_kernel(MultiTensorTable t, AdamArgs a) {
 }
 
 // Block-wide sum in a fixed tree order (deterministic).
-__device__ double block_sum(double v, double* buf) {
-  buf[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
-    __syncthreads();
-  }
-  double out = buf[0];
-  __syncthreads();
-  return out;
-}
 
 __global__ void lamb_moments_kernel(MultiTensorTable t, LambArgs a) {
   __shared__ double buf[kThreads];

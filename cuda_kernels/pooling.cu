@@ -1,14 +1,10 @@
 #include "cuda_kernels/pooling.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-int blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
-}
 
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)

@@ -32,14 +32,10 @@ ORT_HOST_DEVICE void window_counts(const PoolGeometry& g, int d, int64_t o, int6
   *padded = b;
 }
 
-// One output of MaxPool over a plane: the CPU's walk (window elements in
-// row-major order, ties to the first); the index is the offset in the plane
-// (row-major, or first spatial dim fastest with column_major), -1 for a window
-// entirely in padding.
-ORT_HOST_DEVICE void max_pool_at(const float* xp, const PoolGeometry& g, const int64_t* o, bool column_major,
-                                 float* best_out, int64_t* best_idx_out) {
-  float best = -INFINITY;
-  int64_t best_idx = -1;
+// Calls fn(i0, i1, i2, offset) for the window elements of output position o
+// that lie inside the input, in row-major window order (the CPU's walk).
+template <typename F>
+ORT_HOST_DEVICE void for_each_in_window(const PoolGeometry& g, const int64_t* o, F&& fn) {
   for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
     int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
     if (i0 < 0 || i0 >= g.in[0]) continue;
@@ -49,15 +45,26 @@ ORT_HOST_DEVICE void max_pool_at(const float* xp, const PoolGeometry& g, const i
       for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
         int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
         if (i2 < 0 || i2 >= g.in[2]) continue;
-        int64_t off = (i0 * g.in[1] + i1) * g.in[2] + i2;
-        float v = xp[off];
-        if (v > best || best_idx < 0) {
-          best = v;
-          best_idx = column_major ? i0 + g.in[0] * (i1 + g.in[1] * i2) : off;
-        }
+        fn(i0, i1, i2, (i0 * g.in[1] + i1) * g.in[2] + i2);
       }
     }
   }
+}
+
+// One output of MaxPool over a plane: ties go to the first element; the index
+// is the offset in the plane (row-major, or first spatial dim fastest with
+// column_major), -1 for a window entirely in padding.
+ORT_HOST_DEVICE void max_pool_at(const float* xp, const PoolGeometry& g, const int64_t* o, bool column_major,
+                                 float* best_out, int64_t* best_idx_out) {
+  float best = -INFINITY;
+  int64_t best_idx = -1;
+  for_each_in_window(g, o, [&](int64_t i0, int64_t i1, int64_t i2, int64_t off) {
+    float v = xp[off];
+    if (v > best || best_idx < 0) {
+      best = v;
+      best_idx = column_major ? i0 + g.in[0] * (i1 + g.in[1] * i2) : off;
+    }
+  });
   *best_out = best;
   *best_idx_out = best_idx;
 }
@@ -67,20 +74,10 @@ ORT_HOST_DEVICE float average_pool_at(const float* xp, const PoolGeometry& g, co
                                       bool count_include_pad) {
   float sum = 0.f;
   int64_t count = 0;
-  for (int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
-    int64_t i0 = o[0] * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
-    if (i0 < 0 || i0 >= g.in[0]) continue;
-    for (int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
-      int64_t i1 = o[1] * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
-      if (i1 < 0 || i1 >= g.in[1]) continue;
-      for (int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
-        int64_t i2 = o[2] * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
-        if (i2 < 0 || i2 >= g.in[2]) continue;
-        sum += xp[(i0 * g.in[1] + i1) * g.in[2] + i2];
-        ++count;
-      }
-    }
-  }
+  for_each_in_window(g, o, [&](int64_t, int64_t, int64_t, int64_t off) {
+    sum += xp[off];
+    ++count;
+  });
   int64_t div = count;
   if (count_include_pad) {
     div = 1;

@@ -3,11 +3,11 @@
 #include <limits>
 
 #include "cuda_kernels/reduce.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
 template <typename T> struct AccOf { using type = double; };
 template <> struct AccOf<int32_t> { using type = int64_t; };

@@ -1,37 +1,13 @@
 #include <cmath>
 
 #include "cuda_kernels/softmax.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-template <typename T>
-__device__ T block_max(T v, T* buf) {
-  buf[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] = fmax(buf[threadIdx.x], buf[threadIdx.x + s]);
-    __syncthreads();
-  }
-  T out = buf[0];
-  __syncthreads();
-  return out;
-}
 
-template <typename T>
-__device__ T block_sum(T v, T* buf) {
-  buf[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) buf[threadIdx.x] += buf[threadIdx.x + s];
-    __syncthreads();
-  }
-  T out = buf[0];
-  __syncthreads();
-  return out;
-}
 
 // An all -inf row shifts by 0 so exp gives 0 and the result matches the CPU path.
 template <typename T>

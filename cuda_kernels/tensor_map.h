@@ -4,12 +4,7 @@
 #pragma once
 #include <cstdint>
 
-// The offset functions below run in kernels and, in tests, on the host.
-#ifdef __CUDACC__
-#define ORT_HOST_DEVICE __host__ __device__ __forceinline__
-#else
-#define ORT_HOST_DEVICE inline
-#endif
+#include "runtime/host_device.h"  // the offset functions below run in kernels and, in tests, on the host
 
 namespace ort_train::cuda {
 

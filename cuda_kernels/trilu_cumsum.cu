@@ -1,14 +1,10 @@
 #include "cuda_kernels/trilu_cumsum.h"
+#include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 1048576 ? 1048576 : b));
-}
 
 template <typename T>
 __global__ void trilu_kernel(const T* x, T* y, int64_t total, int64_t rows, int64_t cols, int64_t k, bool upper) {

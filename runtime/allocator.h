@@ -4,6 +4,7 @@
 // reports the peak memory of a run.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,19 @@ class Allocator {
   // Number of times memory was taken from the system (not from the cache).
   virtual size_t system_allocations() const = 0;
 };
+
+// How a device takes memory from its system: allocate returns null when out
+// of memory; before_freeing_cache (optional) runs before cached blocks are
+// freed (a GPU waits for queued kernels that may still read them).
+struct SystemMemory {
+  std::function<void*(size_t)> allocate;
+  std::function<void(void*)> free;
+  std::function<void()> before_freeing_cache;
+};
+// Size-binned caching over `sys`. When the system is out of memory the cache
+// is emptied and the request retried once; if that fails too, the storage
+// has no memory (data() is null) for the caller to report.
+std::shared_ptr<Allocator> make_caching_allocator(DeviceKind kind, SystemMemory sys);
 
 // Host memory, 64-byte aligned, cached.
 std::shared_ptr<Allocator> make_cpu_caching_allocator();

@@ -72,4 +72,11 @@ ORT_REGISTER_OP("", "ReduceL1", 1, 1000, reduce_rule);
 ORT_REGISTER_OP("", "ReduceL2", 1, 1000, reduce_rule);
 ORT_REGISTER_OP("", "ReduceLogSumExp", 1, 1000, reduce_rule);
 
+std::vector<bool> sum_to_axes(const Dims& x, const Dims& target) {
+  size_t lead = x.size() - target.size();
+  std::vector<bool> reduced(x.size(), true);
+  for (size_t i = 0; i < target.size(); ++i) reduced[lead + i] = target[i] == 1 && x[lead + i] != 1;
+  return reduced;
+}
+
 }  // namespace ort_train

@@ -19,4 +19,8 @@ struct ReduceAxes {
 Result<ReduceAxes> resolve_reduce_axes(const Node& node, int64_t opset, int64_t rank, const Tensor* axes_input,
                                        bool axes_input_present);
 
+// The dims of x that SumTo(x) -> `target` sums over: x's extra leading dims
+// and those where the target has 1 and x does not.
+std::vector<bool> sum_to_axes(const Dims& x, const Dims& target);
+
 }  // namespace ort_train

@@ -8,23 +8,11 @@
 
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/counter_random.h"
 #include "runtime/dropout_seed.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
-
-// splitmix64's finalizer: a bijective 64-bit mix.
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, 1) from (seed, counter): the top 24 bits of a splitmix64 draw.
-inline float counter_uniform(uint64_t seed, uint64_t counter) {
-  uint64_t z = mix64(seed + (counter + 1) * 0x9E3779B97F4A7C15ull);
-  return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
-}
 
 uint64_t dropout_seed(const KernelContext& ctx) {
   if (!ctx.node().attr("seed")) return ctx.random_seed();

@@ -1,4 +1,5 @@
 // CPU kernel of com.ort_train::SumTo (shape rule in graph/ops/sum_to.cc).
+#include "graph/ops/reduce.h"
 #include "runtime/cpu/kernels/reduce.h"
 #include "runtime/kernel.h"
 
@@ -12,10 +13,7 @@ Status sum_to(KernelContext& ctx) {
     ctx.alias_output(0, x);
     return Status::Ok();
   }
-  size_t lead = x.dims().size() - target.size();
-  std::vector<bool> reduced(x.dims().size(), true);
-  for (size_t i = 0; i < target.size(); ++i) reduced[lead + i] = target[i] == 1 && x.dims()[lead + i] != 1;
-  return sum_axes(x, reduced, ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+  return sum_axes(x, sum_to_axes(x.dims(), target), ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 
 }  // namespace

@@ -40,11 +40,8 @@ Status sum_to(KernelContext& ctx) {
     ctx.alias_output(0, x);
     return Status::Ok();
   }
-  size_t lead = x.dims().size() - target.size();
-  std::vector<bool> reduced(x.dims().size(), true);
-  for (size_t i = 0; i < target.size(); ++i) reduced[lead + i] = target[i] == 1 && x.dims()[lead + i] != 1;
   CUDA_OUTPUT(out, ctx, 0);
-  return reduce_into(ctx, ReduceOp::kSum, x, reduced, out);
+  return reduce_into(ctx, ReduceOp::kSum, x, sum_to_axes(x.dims(), target), out);
 }
 
 }  // namespace

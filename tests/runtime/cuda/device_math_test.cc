@@ -115,7 +115,7 @@ TEST_CASE("cuda_math.dropout_masks_equal_the_cpu_kernel") {
   uint64_t seed = probe.random_seed();
   int dropped = 0;
   for (int64_t i = 0; i < mask.numel(); ++i) {
-    bool keep = cuda::dropout_uniform(seed, static_cast<uint64_t>(i)) >= 0.3f;
+    bool keep = counter_uniform(seed, static_cast<uint64_t>(i)) >= 0.3f;
     CHECK(keep == mask.data<bool>()[i]);
     dropped += !keep;
   }
