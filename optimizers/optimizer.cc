@@ -269,14 +269,4 @@ double global_grad_norm(const std::vector<Tensor>& grads) {
   return std::sqrt(sq);
 }
 
-void clip_grad_norm(std::vector<Tensor>& grads, double max_norm, double norm) {
-  double coef = max_norm / (norm + 1e-6);
-  if (coef >= 1.0) return;
-  float c = static_cast<float>(coef);
-  for (Tensor& g : grads) {
-    float* p = g.data<float>();
-    for (int64_t k = 0; k < g.numel(); ++k) p[k] *= c;
-  }
-}
-
 }  // namespace ort_train

@@ -71,7 +71,5 @@ class Optimizer {
 
 // Global L2 norm of all gradients (accumulated in double), as clip_grad_norm_ reports it.
 double global_grad_norm(const std::vector<Tensor>& grads);
-// torch.nn.utils.clip_grad_norm_: scales every gradient by max_norm / (norm + 1e-6) when that is < 1.
-void clip_grad_norm(std::vector<Tensor>& grads, double max_norm, double norm);
 
 }  // namespace ort_train

@@ -22,15 +22,7 @@ Status check_tensor_io(const Graph& g) {
 
 namespace {
 
-bool is_integer_or_bool(DType t) {
-  switch (t) {
-    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
-    case DType::kUInt8: case DType::kUInt16: case DType::kUInt32: case DType::kUInt64: case DType::kBool:
-      return true;
-    default:
-      return false;
-  }
-}
+bool is_integer_or_bool(DType t) { return dtype_is_integer(t) || t == DType::kBool; }
 
 // A host copy of an initializer that shape rules may read (the data of the
 // value they need: a Reshape shape, Slice starts, a Range bound). Float

@@ -253,8 +253,8 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
   c.seed = options_.seed;
   c.fingerprint = fingerprint;
   auto add = [&](const std::string& key, const Tensor& t) -> Status {
+    // On the CPU the snapshot shares the live buffers: it is written before the next step.
     ASSIGN_OR_RETURN(Tensor h, to_host(*device_, t));
-    if (h.raw() == t.raw()) h = h.clone();  // host tensors keep changing as training goes on
     c.tensors.emplace_back(key, std::move(h));
     return Status::Ok();
   };
@@ -266,7 +266,7 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
     ASSIGN_OR_RETURN(Tensor v, executor_->constant(init));
     RETURN_IF_ERROR(add("param/" + init, v));
   }
-  for (const auto& [name, t] : const_cast<Optimizer&>(*optimizer_).state()) RETURN_IF_ERROR(add("state/" + name, *t));
+  for (const auto& [name, t] : optimizer_->state()) RETURN_IF_ERROR(add("state/" + name, *t));
   return c;
 }
 

@@ -68,7 +68,8 @@ class Trainer {
   Result<StepReport> step();
   // Forward and loss only (no gradients, no updates) over `batches` micro-batches of `source`.
   Result<EvalReport> evaluate(const BatchSource& source, int64_t batches);
-  // Everything needed to continue exactly, with `fingerprint` to check on load.
+  // Everything needed to continue exactly, with `fingerprint` to check on load;
+  // on the CPU it shares the live buffers, so write it before the next step.
   Result<Checkpoint> snapshot(const std::map<std::string, std::string>& fingerprint) const;
   // Loads a snapshot of this run; a different fingerprint or tensor set is an
   // error saying what differs.
