@@ -7,7 +7,6 @@ namespace {
 constexpr int kSumThreads = 256;
 constexpr int64_t kMaxSumChunks = 64;
 
-
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); i += int64_t{gridDim.x} * blockDim.x)
 
