@@ -1,7 +1,13 @@
 #include "runtime/device.h"
 
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace ort_train {
 namespace {
@@ -14,6 +20,39 @@ struct Registered {
 std::map<DeviceKind, Registered>& factories() {
   static std::map<DeviceKind, Registered> f;
   return f;
+}
+
+// Loads the CUDA plugin once, on first need (commands that never ask for a
+// GPU do not load cuBLAS and cuDNN). Looked for in $ORT_TRAIN_CUDA_PLUGIN, next
+// to the executable, in ../lib beside it, then on the library path. Returns
+// why it is unavailable ("" when loaded or when this build has none).
+const std::string& load_cuda_plugin() {
+  static std::string why;
+  static std::once_flag once;
+  std::call_once(once, [] {
+#ifdef ORT_TRAIN_CUDA_PLUGIN
+    namespace fs = std::filesystem;
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("ORT_TRAIN_CUDA_PLUGIN"); env && *env) candidates.push_back(env);
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      candidates.push_back((exe.parent_path() / ORT_TRAIN_CUDA_PLUGIN).string());
+      candidates.push_back((exe.parent_path().parent_path() / ORT_TRAIN_CUDA_PLUGIN).string());
+      candidates.push_back((exe.parent_path().parent_path() / "lib" / ORT_TRAIN_CUDA_PLUGIN).string());
+    }
+    candidates.push_back(ORT_TRAIN_CUDA_PLUGIN);
+    for (const std::string& c : candidates) {
+      bool is_path = c.find('/') != std::string::npos;
+      if (is_path && !fs::exists(c, ec)) continue;
+      if (dlopen(c.c_str(), RTLD_NOW | RTLD_GLOBAL)) return;
+      why = dlerror();  // found but not loadable (a CUDA library missing): say so
+      return;
+    }
+    why = std::string("the CUDA plugin ") + ORT_TRAIN_CUDA_PLUGIN + " was not found next to the executable";
+#endif
+  });
+  return why;
 }
 
 }  // namespace
@@ -35,10 +74,13 @@ Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings
     if (kind == DeviceKind::kCpu) {
       d = make_cpu_device();
     } else {
+      const std::string& why = load_cuda_plugin();
       auto f = factories().find(kind);
-      if (f == factories().end())
+      if (f == factories().end()) {
+        if (!why.empty()) return unsupported("--device cuda: {}; use --device cpu", why);
         return unsupported("this build of ort_train has no CUDA support (nvcc was not found when it was built); "
                            "use --device cpu");
+      }
       ASSIGN_OR_RETURN(d, f->second.factory(settings));
     }
     it = made.emplace(std::make_pair(kind, index), std::move(d)).first;
@@ -48,11 +90,15 @@ Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings
 }
 
 bool cuda_available() {
+  load_cuda_plugin();
   auto f = factories().find(DeviceKind::kCuda);
   return f != factories().end() && f->second.count() > 0;
 }
 
-bool has_cuda_kernels() { return factories().count(DeviceKind::kCuda) > 0; }
+bool has_cuda_kernels() {
+  load_cuda_plugin();
+  return factories().count(DeviceKind::kCuda) > 0;
+}
 
 Result<Tensor> to_device(Device& device, const Tensor& t) {
   if (t.device() == device.kind()) return t;

@@ -1,7 +1,8 @@
 // The device interface: where tensors live and kernels run. The executor and
 // the training loop talk to a Device, never to CUDA directly, so the same
 // loop runs on the CPU or a GPU. The CPU device always exists; the CUDA device
-// is registered by the CUDA library (cuda_kernels/) when this build has one.
+// and kernels live in a plugin (libort_train_cuda.so, built when nvcc is found)
+// that registers them when it is loaded, on the first call that needs CUDA.
 #pragma once
 #include <functional>
 #include <map>

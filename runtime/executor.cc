@@ -91,6 +91,7 @@ Result<Tensor> Executor::constant(const std::string& name) const {
 }
 
 Status Executor::build_plan(DeviceKind device) {
+  if (device == DeviceKind::kCuda) has_cuda_kernels();  // loads the CUDA plugin, whose kernels register themselves
   RETURN_IF_ERROR(check_ops_known(model_));
   const Graph& g = model_.graph;
   RETURN_IF_ERROR(check_tensor_io(g));

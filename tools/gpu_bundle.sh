@@ -2,8 +2,8 @@
 # Packs what a session needs to run the GPU tests and benchmarks on the lent
 # GPU machine, which has the CUDA toolkit, cuDNN (pip's nvidia-cudnn-cu13),
 # PyTorch and onnx but none of Debian's libraries and no network: the app, the
-# test binary, and every shared library they load that is neither glibc nor
-# CUDA's, as gpu_bundle/ort_train_gpu.tar.gz. Name gpu_bundle in the device
+# test binary, the CUDA plugin, and every shared library they load that is
+# neither glibc nor CUDA's, as gpu_bundle/ort_train_gpu.tar.gz. Name gpu_bundle in the device
 # tool's `carry` (the folder is excluded from git here), then on the device:
 #
 #   mkdir -p /tmp/ot && tar xzf gpu_bundle/ort_train_gpu.tar.gz -C /tmp/ot && source /tmp/ot/env.sh
@@ -18,13 +18,14 @@ exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx "/$out/" "$exclude" 2>/dev/null || echo "/$out/" >> "$exclude"
 cp build/ort_train build/tests/ort_train_tests "$out/stage/real/"
-strip "$out/stage/real/"*
-for bin in build/ort_train build/tests/ort_train_tests; do
+cp build/libort_train_cuda.so "$out/stage/lib/"  # the CUDA plugin: found in ../lib beside the binaries
+strip "$out/stage/real/"* "$out/stage/lib/libort_train_cuda.so"
+for bin in build/ort_train build/tests/ort_train_tests build/libort_train_cuda.so; do
   ldd "$bin" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     # glibc, the C++ runtime (the target's is newer) and CUDA's libraries come from the target.
-    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++*|libgcc_s*|libcuda.so*|libcudart.so*|libcublas*|libcudnn*) ;;
+    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++*|libgcc_s*|libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libort_train_cuda*) ;;
     *) cp -L "$lib" "$out/stage/lib/" ;;
   esac
 done
