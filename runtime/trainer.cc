@@ -130,9 +130,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     ASSIGN_OR_RETURN(Tensor value, t->executor_->constant(w));  // the copy the executor reads: updated in place
     params.push_back(ParamSlot{w, value, true});
   }
-  std::vector<std::string> updated = t->tg_.gradients.trainable;
-  for (const auto& [out, init] : t->stat_writebacks_) updated.push_back(init);
-  t->executor_->forget_host_copies(updated);
+  t->executor_->forget_host_copies(t->updated_initializers());
   ASSIGN_OR_RETURN(t->optimizer_, t->device_->make_optimizer(t->options_.optimizer, std::move(params)));
   return t;
 }
@@ -270,12 +268,16 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
   return c;
 }
 
+std::vector<std::string> Trainer::updated_initializers() const {
+  std::vector<std::string> names = tg_.gradients.trainable;
+  for (const auto& [out, init] : stat_writebacks_) names.push_back(init);
+  return names;
+}
+
 Status Trainer::sync_to_host() {
   if (device_->kind() == DeviceKind::kCpu) return Status::Ok();
   Graph& g = tg_.model.graph;
-  std::vector<std::string> names = tg_.gradients.trainable;
-  for (const auto& [out, init] : stat_writebacks_) names.push_back(init);
-  for (const std::string& name : names) {
+  for (const std::string& name : updated_initializers()) {
     ASSIGN_OR_RETURN(Tensor v, executor_->constant(name));
     // In place: the caller's forward model shares these buffers (the GPU executor reads its own copies).
     RETURN_IF_ERROR(device_->copy(v, g.initializers.at(name)));
@@ -324,9 +326,7 @@ Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches)
     fwd.graph.outputs = {*fwd.graph.value(tg_.gradients.loss)};
     if (classify) fwd.graph.outputs.push_back(*fwd.graph.value(spec.input));
     ASSIGN_OR_RETURN(eval_executor_, Executor::create(fwd, device_, executor_.get()));
-    std::vector<std::string> updated = tg_.gradients.trainable;
-    for (const auto& [out, init] : stat_writebacks_) updated.push_back(init);
-    eval_executor_->forget_host_copies(updated);
+    eval_executor_->forget_host_copies(updated_initializers());
   }
   EvalReport r;
   int64_t correct = 0, counted = 0;

@@ -84,6 +84,8 @@ class Trainer {
 
  private:
   Trainer() = default;
+  // The initializers each step changes: trainable parameters and BatchNorm running statistics.
+  std::vector<std::string> updated_initializers() const;
   TrainingGraph tg_;
   TrainerOptions options_;
   BatchSource source_;

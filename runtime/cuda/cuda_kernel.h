@@ -26,6 +26,9 @@ Result<Tensor*> output(KernelContext& ctx, size_t i);
 Result<Tensor> temp(KernelContext& ctx, DType dtype, Dims dims);
 // The error for an input dtype a CUDA kernel does not handle.
 Status unsupported_cuda_dtype(const KernelContext& ctx, DType t);
+// Input i on the host: the executor's host copy when it has one, else copied
+// from the device (which waits for the stream: avoid in the steady state).
+Result<Tensor> host_input(KernelContext& ctx, size_t i);
 
 }  // namespace ort_train::cuda
 
@@ -33,9 +36,3 @@ Status unsupported_cuda_dtype(const KernelContext& ctx, DType t);
 #define CUDA_OUTPUT(var, ctx, i)                                  \
   ASSIGN_OR_RETURN(::ort_train::Tensor* ORT_CONCAT(var, _ptr), ::ort_train::cuda::output(ctx, i)); \
   ::ort_train::Tensor& var = *ORT_CONCAT(var, _ptr)
-
-namespace ort_train::cuda {
-// Input i on the host: the executor's host copy when it has one, else copied
-// from the device (which waits for the stream: avoid in the steady state).
-Result<Tensor> host_input(KernelContext& ctx, size_t i);
-}  // namespace ort_train::cuda
