@@ -16,11 +16,11 @@
 #include "apps/commands.h"
 #include "apps/training_setup.h"
 #include "graph/onnx_io.h"
-#include "runtime/batch_data.h"
+#include "training/batch_data.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/executor.h"
-#include "runtime/checkpoint.h"
-#include "runtime/trainer.h"
+#include "training/checkpoint.h"
+#include "training/trainer.h"
 
 namespace ort_train::app {
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "autodiff/graph_builder.h"
+#include "graph/graph_builder.h"
 
 namespace ort_train {
 

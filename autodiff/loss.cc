@@ -66,7 +66,6 @@ Result<std::string> bce_with_logits(GraphBuilder& b, const LossSpec& s) {
 
 }  // namespace
 
-const char* loss_types() { return "softmax_cross_entropy, nll, mse, l1, bce_with_logits"; }
 
 Result<std::string> append_loss(GraphBuilder& b, const LossSpec& s) {
   const Graph& g = b.model().graph;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "autodiff/loss.h"
+#include "configs/loss_spec.h"
 #include "graph/dtype.h"
 #include "graph/shape.h"
 #include "graph/status.h"

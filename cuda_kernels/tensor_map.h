@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "runtime/host_device.h"  // the offset functions below run in kernels and, in tests, on the host
+#include "cuda_kernels/host_device.h"  // the offset functions below run in kernels and, in tests, on the host
 
 namespace ort_train::cuda {
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <array>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "runtime/cpu/parallel.h"
@@ -248,25 +249,27 @@ Result<std::unique_ptr<Optimizer>> Optimizer::create(const OptimizerSettings& s,
   return invalid_argument("unknown optimizer '{}' (Sgd, Adam, AdamW, Lamb)", s.name);
 }
 
-double global_grad_norm(const std::vector<Tensor>& grads) {
-  // Partial sums per fixed chunk, added in chunk order: the same result for any thread count.
-  std::vector<std::array<int64_t, 2>> chunks;  // (tensor, begin)
-  for (size_t i = 0; i < grads.size(); ++i)
-    for (int64_t b = 0; b < grads[i].numel(); b += kChunk) chunks.push_back({static_cast<int64_t>(i), b});
-  std::vector<double> partial(chunks.size(), 0.0);
-  parallel_for(static_cast<int64_t>(chunks.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      const Tensor& g = grads[static_cast<size_t>(chunks[c][0])];
-      const float* p = g.data<float>();
-      double sq = 0;
-      for (int64_t k = chunks[c][1], end = std::min(g.numel(), chunks[c][1] + kChunk); k < end; ++k)
-        sq += static_cast<double>(p[k]) * p[k];
-      partial[static_cast<size_t>(c)] = sq;
-    }
-  });
-  double sq = 0;
-  for (double v : partial) sq += v;
-  return std::sqrt(sq);
+namespace {
+
+std::map<DeviceKind, OptimizerFactory>& factories() {
+  static std::map<DeviceKind, OptimizerFactory> f;
+  return f;
+}
+
+const OptimizerRegistrar kCpuRegistrar(DeviceKind::kCpu, Optimizer::create);
+
+}  // namespace
+
+OptimizerRegistrar::OptimizerRegistrar(DeviceKind device, OptimizerFactory factory) {
+  factories()[device] = std::move(factory);
+}
+
+Result<std::unique_ptr<Optimizer>> make_optimizer(DeviceKind device, const OptimizerSettings& s,
+                                                  std::vector<ParamSlot> params) {
+  auto it = factories().find(device);
+  if (it == factories().end())
+    return unsupported("no optimizer is registered for device {}", device == DeviceKind::kCpu ? "cpu" : "cuda");
+  return it->second(s, std::move(params));
 }
 
 }  // namespace ort_train

@@ -6,6 +6,7 @@
 // a parallel loop over fixed-size chunks of all parameters together, not a
 // loop of small ops per parameter.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ class Optimizer {
   // Named flat state buffers ("exp_avg", "exp_avg_sq", "momentum_buffer"), for checkpoints.
   virtual std::vector<std::pair<std::string, Tensor*>> state() = 0;
 
+  // The fused CPU optimizer (make_optimizer picks the one of the parameters' device).
   static Result<std::unique_ptr<Optimizer>> create(const OptimizerSettings& s, std::vector<ParamSlot> params);
   // Checks that every parameter is float32 and marks those matched by no_decay
   // (shared by the CPU and GPU optimizers).
@@ -69,7 +71,16 @@ class Optimizer {
   int64_t t_ = 0;
 };
 
-// Global L2 norm of all gradients (accumulated in double), as clip_grad_norm_ reports it.
-double global_grad_norm(const std::vector<Tensor>& grads);
+// One optimizer implementation per device kind, registered beside it (the
+// CPU's in optimizer.cc, the GPU's in optimizers/cuda/), so the runtime's
+// Device knows nothing of optimizers.
+using OptimizerFactory =
+    std::function<Result<std::unique_ptr<Optimizer>>(const OptimizerSettings&, std::vector<ParamSlot>)>;
+struct OptimizerRegistrar {
+  OptimizerRegistrar(DeviceKind device, OptimizerFactory factory);
+};
+// An optimizer whose state lives on `device` and that updates the parameters in place.
+Result<std::unique_ptr<Optimizer>> make_optimizer(DeviceKind device, const OptimizerSettings& s,
+                                                  std::vector<ParamSlot> params);
 
 }  // namespace ort_train

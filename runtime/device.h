@@ -16,10 +16,6 @@
 
 namespace ort_train {
 
-struct OptimizerSettings;
-struct ParamSlot;
-class Optimizer;
-
 // Choices that trade speed for reproducibility or precision on a device.
 struct DeviceSettings {
   int index = 0;              // which GPU (cuda:i)
@@ -50,15 +46,6 @@ class Device {
     (void)t;
     return Status::Ok();
   }
-
-  // Float32 vector math the training loop needs wherever gradients live.
-  virtual Status add_into(const Tensor& acc, const Tensor& x) = 0;  // acc += x
-  virtual Status scale(const Tensor& t, float s) = 0;               // t *= s
-  // sqrt(sum of squares) over all tensors, accumulated in double, independent of thread count.
-  virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;
-  // An optimizer whose state lives on this device and updates params in place.
-  virtual Result<std::unique_ptr<Optimizer>> make_optimizer(const OptimizerSettings& s,
-                                                            std::vector<ParamSlot> params) = 0;
 };
 
 // The device for `kind` (created once per process and kind). CUDA fails with a

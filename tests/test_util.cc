@@ -141,4 +141,10 @@ CliOutcome run_cli(const std::string& args, const std::string& dir) {
   return o;
 }
 
+void report_skipped(const std::string& why) {
+  std::printf("%s: %s\n", kSkipMarker, why.c_str());
+  std::fflush(stdout);
+  WARN("skipped: " << why);
+}
+
 }  // namespace ort_train::testing

@@ -5,4 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/build.sh
 cd build
-ctest --output-on-failure -j"$(nproc)"
+# The conformance test passes above its pass-rate threshold with some cases
+# failing inside it; CTest hides a passing test's output, so it runs first on
+# its own and its failing case names and totals are printed here.
+conformance='^conformance\.onnx_node_tests$'
+ctest -R "$conformance" -V > conformance.log 2>&1 || { cat conformance.log; exit 1; }
+grep -E '^[0-9]+: (FAIL |SKIPPED|conformance:)' conformance.log | sed -E 's/^[0-9]+: /  /' || true
+grep -E '(tests passed|Skipped|Passed|Failed)' conformance.log | tail -2
+# Everything else; tests that cannot run here (no GPU, no ../shared) are
+# reported as skipped, by name, in the summary.
+ctest -E "$conformance" --output-on-failure -j"$(nproc)"

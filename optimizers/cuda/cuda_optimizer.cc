@@ -183,4 +183,8 @@ Result<std::unique_ptr<Optimizer>> make_cuda_optimizer(const OptimizerSettings& 
   return std::unique_ptr<Optimizer>(std::move(opt));
 }
 
+namespace {
+const OptimizerRegistrar kRegistrar(DeviceKind::kCuda, make_cuda_optimizer);
+}  // namespace
+
 }  // namespace ort_train::cuda

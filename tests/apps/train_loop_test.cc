@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "graph/onnx_io.h"
-#include "runtime/checkpoint.h"
+#include "training/checkpoint.h"
 #include "runtime/device.h"
 #include "test_util.h"
 

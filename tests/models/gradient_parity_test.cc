@@ -15,7 +15,7 @@
 
 #include "autodiff/training_graph.h"
 #include "graph/onnx_io.h"
-#include "runtime/batch_data.h"
+#include "training/batch_data.h"
 #include "test_util.h"
 
 namespace ort_train::testing {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/onnx_io.h"
-#include "runtime/trainer.h"
+#include "training/trainer.h"
 #include "test_util.h"
 
 namespace ort_train::testing {

@@ -8,7 +8,7 @@
 
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
-#include "runtime/counter_random.h"
+#include "cuda_kernels/counter_random.h"
 #include "runtime/dropout_seed.h"
 #include "runtime/kernel.h"
 

@@ -1,6 +1,6 @@
 // The CUDA device. Two tests need only a CUDA build (which kernels exist); the
-// rest need a GPU and, without one, pass after printing why they did not run
-// (Catch2 v2 has no skip). On a GPU they compare every gradient case's loss
+// rest need a GPU and, without one, are reported to CTest as skipped
+// (ORT_TRAIN_SKIP, test_util.h). On a GPU they compare every gradient case's loss
 // and gradients with the CPU, train every reference model 10 steps with every
 // optimizer on both devices, and check that --deterministic repeats bit for bit.
 #include <cmath>
@@ -16,7 +16,7 @@
 #include "graph/onnx_io.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
-#include "runtime/trainer.h"
+#include "training/trainer.h"
 #include "test_util.h"
 
 namespace ort_train::testing {
@@ -33,12 +33,14 @@ bool cuda_build() {
 #endif
 }
 
-// The GPU with TF32 off (float32 comparisons), or null after saying why there is none.
+// Why a GPU test cannot run here, or empty when it can.
+std::string no_gpu_reason() {
+  if (cuda_available()) return "";
+  return cuda_build() ? "no CUDA device is visible" : "this build has no CUDA support";
+}
+
+// The GPU with TF32 off (float32 comparisons); callers skip first when no_gpu_reason() says so.
 std::shared_ptr<Device> gpu(bool deterministic = false) {
-  if (!cuda_available()) {
-    WARN("not run: " << (cuda_build() ? "no CUDA device is visible" : "this build has no CUDA support"));
-    return nullptr;
-  }
   DeviceSettings s;
   s.allow_tf32 = false;
   s.deterministic = deterministic;
@@ -115,8 +117,7 @@ std::vector<double> train_losses(const std::string& name, const nlohmann::json& 
 
 TEST_CASE("cuda.reference_models_have_a_kernel_for_every_node") {
   if (!cuda_build()) {
-    WARN("not run: this build has no CUDA support");
-    return;
+    ORT_TRAIN_SKIP("this build has no CUDA support");
   }
   std::vector<std::string> models = kReferenceModels;
   models.push_back("char_lm");
@@ -133,8 +134,7 @@ TEST_CASE("cuda.reference_models_have_a_kernel_for_every_node") {
 // when one listed here gains a CUDA kernel (so the list stays true).
 TEST_CASE("cuda.every_cpu_op_has_a_cuda_kernel_or_is_listed") {
   if (!cuda_build()) {
-    WARN("not run: this build has no CUDA support");
-    return;
+    ORT_TRAIN_SKIP("this build has no CUDA support");
   }
   const std::set<std::string> cpu_only = {
       "ConvTranspose", "Einsum", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
@@ -149,7 +149,7 @@ TEST_CASE("cuda.every_cpu_op_has_a_cuda_kernel_or_is_listed") {
 }
 
 TEST_CASE("cuda.without_a_gpu_asking_for_one_is_one_clear_error") {
-  if (cuda_available()) return;  // covered by the GPU tests
+  if (cuda_available()) ORT_TRAIN_SKIP("a GPU is visible: the GPU tests cover it");
   auto d = get_device(DeviceKind::kCuda);
   REQUIRE_FALSE(d.ok());
   CHECK(d.status().code() == ErrorCode::kUnsupported);
@@ -157,8 +157,8 @@ TEST_CASE("cuda.without_a_gpu_asking_for_one_is_one_clear_error") {
 }
 
 TEST_CASE("cuda.every_gradient_case_matches_the_cpu") {
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
   auto device = gpu();
-  if (!device) return;
   std::set<std::string> missing;
   double worst = 0;
   for (const auto& [op, c] : GradCaseRegistry::all()) {
@@ -175,8 +175,8 @@ TEST_CASE("cuda.every_gradient_case_matches_the_cpu") {
 }
 
 TEST_CASE("cuda.ten_steps_match_the_cpu_for_every_model_and_optimizer") {
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
   auto device = gpu();
-  if (!device) return;
   for (const std::string& name : kReferenceModels)
     for (const auto& [opt, cfg] : optimizer_configs(name)) {
       INFO("model " << name << ", optimizer " << opt);
@@ -195,8 +195,8 @@ TEST_CASE("cuda.ten_steps_match_the_cpu_for_every_model_and_optimizer") {
 }
 
 TEST_CASE("cuda.deterministic_runs_repeat_bit_for_bit") {
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
   auto device = gpu(true);
-  if (!device) return;
   for (const std::string& name : {std::string("bert"), std::string("cnn_bn")}) {
     INFO("model " << name);
     nlohmann::json adam{{"name", "Adam"}, {"lr", 1e-3}};
@@ -227,8 +227,8 @@ std::vector<std::string> metric_losses(const fs::path& file) {
 // and resumed gives the uninterrupted run's losses bit for bit, and --export
 // writes the weights trained on the device (copied back), not the initial ones.
 TEST_CASE("cuda.cli_resume_is_exact_and_export_has_the_trained_weights") {
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
   auto device = gpu(true);
-  if (!device) return;
   fs::path d = fs::temp_directory_path() / "ort_train_cuda_cli";
   fs::remove_all(d);
   fs::create_directories(d);

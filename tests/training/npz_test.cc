@@ -3,14 +3,14 @@
 #include <filesystem>
 
 #include "graph/onnx_io.h"
-#include "runtime/npz.h"
+#include "training/npz.h"
 #include "test_util.h"
 
 namespace ort_train::testing {
 namespace fs = std::filesystem;
 
 TEST_CASE("npz.reads_what_numpy_writes") {
-  std::string dir = source_dir() + "/tests/runtime/data/";
+  std::string dir = source_dir() + "/tests/training/data/";
   auto stored = read_npz(dir + "numpy_savez.npz");
   INFO(stored.status().message());
   REQUIRE(stored.ok());

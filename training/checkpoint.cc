@@ -1,4 +1,4 @@
-#include "runtime/checkpoint.h"
+#include "training/checkpoint.h"
 
 #include <algorithm>
 #include <cstring>

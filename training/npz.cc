@@ -1,4 +1,4 @@
-#include "runtime/npz.h"
+#include "training/npz.h"
 
 #include <zlib.h>
 

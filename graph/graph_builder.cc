@@ -1,4 +1,4 @@
-#include "autodiff/graph_builder.h"
+#include "graph/graph_builder.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/batch_data.h"
+#include "training/batch_data.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -12,26 +12,13 @@
 #include <vector>
 
 #include "autodiff/training_graph.h"
+#include "training/batch_source.h"
 #include "optimizers/optimizer.h"
-#include "runtime/checkpoint.h"
+#include "training/checkpoint.h"
 #include "runtime/executor.h"
+#include "runtime/vector_ops.h"
 
 namespace ort_train {
-
-// Where micro-batches come from: called with the micro-batch index (0-based,
-// global); `per_epoch` micro-batches make one pass over the data.
-struct BatchSource {
-  std::function<Result<std::map<std::string, Tensor>>(int64_t micro_batch)> next;
-  int64_t per_epoch = 1;
-  Result<std::map<std::string, Tensor>> operator()(int64_t micro_batch) const { return next(micro_batch); }
-};
-
-// Batch directories (every sub-directory of `dir`, lexical order, cycling), an
-// .npz file (batch_size samples per micro-batch, reshuffled per epoch unless
-// data.shuffle is false), or, for "synthetic", random tensors of the described
-// shapes seeded by `seed` and the micro-batch index.
-Result<BatchSource> make_batch_source(const std::string& data, const TrainingGraph& tg, const ModelDescription& desc,
-                                      uint64_t seed);
 
 struct TrainerOptions {
   OptimizerSettings optimizer;
@@ -90,6 +77,7 @@ class Trainer {
   TrainerOptions options_;
   BatchSource source_;
   std::shared_ptr<Device> device_;
+  VectorOps* math_ = nullptr;  // the device's vector arithmetic (accumulate, scale, norm)
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use

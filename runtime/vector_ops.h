@@ -1,0 +1,33 @@
+// The float32 vector arithmetic the training loop applies to whole buffers
+// wherever they live: accumulating a micro-batch's gradient into its slot,
+// scaling (averaging, clipping) and the global L2 norm. Arithmetic is not the
+// Device's business (a Device is memory, copies and ordering), so each device
+// kind registers its VectorOps beside its kernels: the CPU's in
+// runtime/cpu/cpu_vector_ops.cc, the GPU's in the CUDA plugin.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "graph/status.h"
+#include "graph/tensor.h"
+
+namespace ort_train {
+
+class VectorOps {
+ public:
+  virtual ~VectorOps() = default;
+  virtual Status add_into(const Tensor& acc, const Tensor& x) = 0;  // acc += x
+  virtual Status scale(const Tensor& t, float s) = 0;               // t *= s
+  // sqrt(sum of squares) over all tensors, accumulated in double, the same for any thread count.
+  virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;
+};
+
+// The vector ops of a device kind (its plugin must be loaded: get_device first).
+Result<VectorOps*> vector_ops(DeviceKind kind);
+
+struct VectorOpsRegistrar {
+  VectorOpsRegistrar(DeviceKind kind, std::function<VectorOps*()> get);
+};
+
+}  // namespace ort_train

@@ -1,0 +1,70 @@
+// The layering rule of docs/ARCHITECTURE.md, held by scanning every project
+// include: a folder may include only itself and the folders below it.
+//   apps -> training -> autodiff -> graph;  training -> optimizers -> runtime -> graph;
+//   configs sit under autodiff (descriptions are plain data); cuda_kernels include
+//   nothing of the project, and anything may include them (their headers are
+//   dependency-free host/device arithmetic and launcher declarations).
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "test_util.h"
+
+namespace ort_train::testing {
+namespace fs = std::filesystem;
+
+TEST_CASE("layering: every include points down the layers", "[architecture]") {
+  const std::map<std::string, std::set<std::string>> allowed = {
+      {"cuda_kernels", {"cuda_kernels"}},
+      {"graph", {"graph", "cuda_kernels"}},
+      {"configs", {"configs", "graph"}},
+      {"runtime", {"runtime", "graph", "cuda_kernels"}},
+      {"autodiff", {"autodiff", "configs", "graph"}},
+      {"optimizers", {"optimizers", "runtime", "configs", "graph", "cuda_kernels"}},
+      {"training", {"training", "autodiff", "optimizers", "runtime", "configs", "graph"}},
+      {"apps", {"apps", "training", "autodiff", "optimizers", "runtime", "configs", "graph"}},
+  };
+  const std::regex include_re(R"re(^\s*#\s*include\s*"([A-Za-z0-9_]+)/)re");
+  int files = 0;
+  std::vector<std::string> violations;
+  for (const auto& [folder, ok] : allowed) {
+    fs::path root = fs::path(source_dir()) / folder;
+    REQUIRE(fs::is_directory(root));
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      std::string ext = e.path().extension().string();
+      if (ext != ".h" && ext != ".cc" && ext != ".cu") continue;
+      ++files;
+      std::ifstream in(e.path());
+      std::string line;
+      int n = 0;
+      while (std::getline(in, line)) {
+        ++n;
+        std::smatch m;
+        if (std::regex_search(line, m, include_re) && allowed.count(m[1].str()) && !ok.count(m[1].str()))
+          violations.push_back(fs::relative(e.path(), source_dir()).string() + ":" + std::to_string(n) + " includes " +
+                               m[1].str() + "/");
+      }
+    }
+  }
+  CHECK(files > 100);
+  std::string report;
+  for (const auto& v : violations) report += "\n  " + v;
+  INFO("includes that reach up a layer:" << report);
+  CHECK(violations.empty());
+}
+
+// The scan must see a violation when there is one (a test that cannot fail proves nothing).
+TEST_CASE("layering: the include scan recognises a project include", "[architecture]") {
+  const std::regex include_re(R"re(^\s*#\s*include\s*"([A-Za-z0-9_]+)/)re");
+  std::smatch m;
+  std::string line = "#include \"training/trainer.h\"  // reaching up";
+  REQUIRE(std::regex_search(line, m, include_re));
+  CHECK(m[1].str() == "training");
+  std::string system = "#include <fmt/format.h>";
+  CHECK_FALSE(std::regex_search(system, m, include_re));
+}
+
+}  // namespace ort_train::testing
