@@ -74,8 +74,9 @@ Status inspect_command(const InspectArgs& args) {
               gg.trainable.size(), static_cast<long long>(count_elements(tg->model, gg.trainable)), tg->frozen.size(),
               static_cast<long long>(count_elements(tg->model, tg->frozen)));
   for (const auto& w : gg.unreached) std::printf("  no gradient (no differentiable path to the loss): %s\n", w.c_str());
-  std::printf("training graph: %zu forward + loss nodes, %zu backward nodes, built in %.1f ms\n", gg.forward_nodes,
-              tg->model.graph.nodes.size() - gg.forward_nodes, tg->build_ms);
+  size_t forward = forward_node_count(*tg);
+  std::printf("training graph: %zu forward + loss nodes, %zu backward nodes, built in %.1f ms\n", forward,
+              tg->model.graph.nodes.size() - forward, tg->build_ms);
   auto no_kernel_training = nodes_without_kernel(tg->model);
   std::printf("training-graph nodes without a CPU kernel: %zu\n", no_kernel_training.size());
   for (const auto& n : no_kernel_training) std::printf("  %s\n", n.c_str());

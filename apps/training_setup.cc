@@ -27,8 +27,9 @@ int64_t count_elements(const Model& m, const std::vector<std::string>& names) {
 
 void log_training_graph(const TrainingGraph& tg) {
   const GradientGraph& gg = tg.gradients;
-  spdlog::info("training graph: {} forward + loss nodes, {} backward nodes; loss '{}'; built in {:.1f} ms",
-               gg.forward_nodes, tg.model.graph.nodes.size() - gg.forward_nodes, gg.loss, tg.build_ms);
+  size_t forward = forward_node_count(tg);
+  spdlog::info("training graph: {} forward + loss nodes, {} backward nodes; loss '{}'; built in {:.1f} ms", forward,
+               tg.model.graph.nodes.size() - forward, gg.loss, tg.build_ms);
   spdlog::info("parameters: {} trainable tensors ({} elements), {} frozen tensors ({} elements)", gg.trainable.size(),
                count_elements(tg.model, gg.trainable), tg.frozen.size(), count_elements(tg.model, tg.frozen));
   for (const auto& w : gg.unreached)

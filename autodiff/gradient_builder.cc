@@ -88,7 +88,7 @@ Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
   Model& model = b.model();
   GradientGraph out;
   out.loss = loss;
-  out.forward_nodes = model.graph.nodes.size();
+  const size_t forward_nodes = model.graph.nodes.size();  // the walk starts below what it appends
   if (!model.graph.value(loss)) return invalid_argument("loss '{}' is not a value of the model", loss);
   DType loss_type = b.dtype(loss);
   if (!is_float(loss_type))
@@ -123,8 +123,43 @@ Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
     parts[loss].push_back(seed);
   }
   const auto& registry = GradientRegistry::instance();
-  for (size_t k = out.forward_nodes; k-- > 0;) {
-    if (!p.on_path[k]) continue;
+  // Each gradient is emitted right after its last contribution: once the
+  // reverse walk has passed the first forward node (in forward order) that
+  // reads the weight, nothing more can add to it. So the gradient is final
+  // part-way through the backward pass, where a communicator can take it,
+  // rather than at the end of the graph.
+  std::map<size_t, std::vector<std::string>> finalize_at;  // forward node index -> weights
+  for (const std::string& w : trainable) {
+    for (size_t k = 0; k < forward_nodes; ++k) {
+      const Node& n = model.graph.nodes[k];
+      if (!p.on_path[k]) continue;
+      const GradientRule* rule = registry.find(n.domain, n.op_type);
+      bool reads = false;
+      for (size_t i = 0; i < n.inputs.size(); ++i) reads = reads || (n.inputs[i] == w && rule->differentiable_input(i));
+      if (reads) {
+        finalize_at[k].push_back(w);
+        break;
+      }
+    }
+  }
+  std::map<std::string, ValueInfo> grad_info;
+  auto finalize = [&](const std::string& w) -> Status {
+    auto it = parts.find(w);
+    if (it == parts.end() || it->second.empty()) return Status::Ok();  // unreached: reported below
+    std::string name = b.fresh_name(w + "_grad");
+    if (it->second.size() == 1) {
+      RETURN_IF_ERROR(b.add_named("Identity", {it->second[0]}, {name}));
+    } else {
+      RETURN_IF_ERROR(b.add_named("Sum", it->second, {name}));
+    }
+    b.refine_shape(name, b.shape(w));
+    out.gradient[w] = name;
+    grad_info[w] = *model.graph.value(name);
+    parts.erase(it);
+    return Status::Ok();
+  };
+  auto backprop = [&](size_t k) -> Status {
+    if (!p.on_path[k]) return Status::Ok();
     const Node fwd = model.graph.nodes[k];
     std::vector<std::string> go;
     bool any_go = false;
@@ -137,7 +172,7 @@ Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
       any_go = any_go || !g.empty();
       go.push_back(g);
     }
-    if (!any_go) continue;
+    if (!any_go) return Status::Ok();
     std::vector<bool> wanted(fwd.inputs.size(), false);
     const GradientRule* rule = registry.find(fwd.domain, fwd.op_type);
     for (size_t i = 0; i < fwd.inputs.size(); ++i) {
@@ -172,26 +207,23 @@ Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
       }
       parts[in].push_back(gi);
     }
+    return Status::Ok();
+  };
+  for (size_t k = forward_nodes; k-- > 0;) {
+    RETURN_IF_ERROR(backprop(k));
+    for (const std::string& w : finalize_at[k]) RETURN_IF_ERROR(finalize(w));
   }
 
   std::vector<ValueInfo> grad_outputs;
   for (const std::string& w : trainable) {
-    auto it = parts.find(w);
-    if (it == parts.end() || it->second.empty()) {
+    if (!grad_info.count(w)) RETURN_IF_ERROR(finalize(w));  // safety net: contributions from a node finalize_at missed
+    auto it = grad_info.find(w);
+    if (it == grad_info.end()) {
       out.unreached.push_back(w);
       continue;
     }
-    std::string name = b.fresh_name(w + "_grad");
-    if (it->second.size() == 1) {
-      RETURN_IF_ERROR(b.add_named("Identity", {it->second[0]}, {name}));
-    } else {
-      RETURN_IF_ERROR(b.add_named("Sum", it->second, {name}));
-    }
-    b.refine_shape(name, b.shape(w));
     out.trainable.push_back(w);
-    out.gradient[w] = name;
-    ValueInfo v = *model.graph.value(name);
-    grad_outputs.push_back(v);
+    grad_outputs.push_back(it->second);
   }
   for (auto& v : grad_outputs) model.graph.outputs.push_back(v);
   return out;

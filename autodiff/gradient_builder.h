@@ -18,7 +18,6 @@ struct GradientGraph {
   // Trainable initializers with no differentiable path to the loss: they get no
   // gradient (as a PyTorch parameter whose .grad stays None) and are reported.
   std::vector<std::string> unreached;
-  size_t forward_nodes = 0;                      // nodes before the backward part
 };
 
 // Every node on a path from a trainable initializer to the loss whose op has no

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "autodiff/loss.h"
+#include "graph/reachability.h"
 
 namespace ort_train {
 namespace {
@@ -60,6 +61,10 @@ Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc) 
       names);
 }
 
+size_t forward_node_count(const TrainingGraph& tg) {
+  return nodes_reaching(tg.model.graph, tg.eval_outputs).size();
+}
+
 Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc) {
   auto started = std::chrono::steady_clock::now();
   TrainingGraph tg;
@@ -88,6 +93,7 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   ASSIGN_OR_RETURN(std::string loss, append_loss(*builder, loss_spec));
   if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == loss; }))
     g.outputs.insert(g.outputs.begin(), *g.value(loss));
+  for (const ValueInfo& o : g.outputs) tg.eval_outputs.push_back(o.name);
   ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable));
   tg.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return tg;

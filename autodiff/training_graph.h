@@ -17,6 +17,9 @@ struct TrainingGraph {
   Model model;                       // forward + loss + backward
   GradientGraph gradients;           // loss name, trainable list, gradient names, unreached
   LossSpec loss;                     // how the loss was made (the model's own, or an appended type)
+  // The loss and the model's own outputs: what the forward (evaluation) part
+  // computes. That part is the nodes these reach (graph/reachability.h).
+  std::vector<std::string> eval_outputs;
   std::vector<std::string> frozen;   // float initializers excluded by the description's globs
   std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
   double build_ms = 0;
@@ -30,6 +33,9 @@ std::vector<std::string> select_trainable(const Model& model, const std::vector<
 // The loss a description asks for, or the model's own when it has none: an
 // output named "loss", else its only output if that is a float scalar.
 Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc);
+
+// How many nodes the forward part (model + loss) has; the rest is backward.
+size_t forward_node_count(const TrainingGraph& tg);
 
 Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc);
 

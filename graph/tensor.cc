@@ -15,6 +15,11 @@ std::shared_ptr<Storage> Storage::host(size_t bytes) {
   return std::make_shared<Storage>(p, bytes, DeviceKind::kCpu, [](void* q) { std::free(q); });
 }
 
+std::shared_ptr<Storage> Storage::view(const std::shared_ptr<Storage>& parent, size_t offset, size_t bytes) {
+  void* p = parent->data() ? static_cast<char*>(parent->data()) + offset : nullptr;
+  return std::make_shared<Storage>(p, bytes, parent->device(), [keep = parent](void*) {});
+}
+
 int64_t num_elements(const Dims& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -31,6 +31,10 @@ class Storage {
   DeviceKind device() const { return device_; }
   // Plain heap storage on the CPU (zero-initialized), for values that live outside any plan.
   static std::shared_ptr<Storage> host(size_t bytes);
+  // `bytes` of `parent` starting at `offset`, on the parent's device; the view
+  // keeps the parent alive (a parameter store's flat buffer outlives every
+  // tensor that views it).
+  static std::shared_ptr<Storage> view(const std::shared_ptr<Storage>& parent, size_t offset, size_t bytes);
 
  private:
   void* ptr_;

@@ -8,6 +8,7 @@
 
 #include "graph/op_schema.h"
 #include "graph/shape_inference.h"
+#include "runtime/vector_ops.h"
 
 namespace ort_train {
 
@@ -28,7 +29,9 @@ bool is_integer_or_bool(DType t) { return dtype_is_integer(t) || t == DType::kBo
 // value they need: a Reshape shape, Slice starts, a Range bound). Float
 // tensors beyond a few elements are parameters, never read by a rule, and
 // their host copy would go stale as the optimizer updates the device copy.
-bool keep_host_copy(const Tensor& t) { return is_integer_or_bool(t.dtype()) || t.numel() <= 16; }
+bool keep_host_copy(const Tensor& t) {
+  return t.device() == DeviceKind::kCpu && (is_integer_or_bool(t.dtype()) || t.numel() <= 16);
+}
 
 // Host-side shape arithmetic on a GPU executor is limited to small integer outputs.
 constexpr int64_t kMaxHostOutputElements = 4096;
@@ -151,6 +154,54 @@ Status Executor::build_plan(DeviceKind device) {
   for (int s : plan_.output_slots) pinned[s] = true;
   for (size_t s = 0; s < last_use.size(); ++s)
     if (!pinned[s] && last_use[s] >= 0) plan_.steps[last_use[s]].release.push_back(static_cast<int>(s));
+  // Values are written once, so a graph output is final at the step that makes it.
+  std::vector<bool> is_output(plan_.slot_names.size(), false);
+  for (int s : plan_.output_slots) is_output[s] = true;
+  for (PlanStep& step : plan_.steps)
+    for (int s : step.outputs)
+      if (s >= 0 && is_output[s]) {
+        step.ready.push_back(s);
+        is_output[s] = false;  // listed once even if two outputs share a name
+      }
+  return Status::Ok();
+}
+
+std::map<std::string, size_t> Executor::output_ready_steps() const {
+  std::map<std::string, size_t> at;
+  for (size_t i = 0; i < plan_.steps.size(); ++i)
+    for (int s : plan_.steps[i].ready) at[plan_.slot_names[s]] = i;
+  return at;
+}
+
+Status Executor::bind_output(const std::string& name, Tensor dest) {
+  auto it = plan_.slots.find(name);
+  bool is_output = false;
+  for (const ValueInfo& o : model_.graph.outputs) is_output = is_output || o.name == name;
+  if (it == plan_.slots.end() || !is_output) return invalid_argument("'{}' is not an output of the model", name);
+  if (dest.device() != device_->kind())
+    return invalid_argument("output '{}' is bound to a tensor on another device", name);
+  int slot = it->second;
+  // Follow Identity back to the value it forwards while nothing else reads
+  // that value and it is not pinned (a feed, an initializer, an output): its
+  // producer then writes into the destination and the Identity aliases it.
+  std::vector<int> readers(plan_.slot_names.size(), 0), producer(plan_.slot_names.size(), -1);
+  for (size_t i = 0; i < plan_.steps.size(); ++i) {
+    for (int s : plan_.steps[i].inputs)
+      if (s >= 0) ++readers[s];
+    for (int s : plan_.steps[i].outputs)
+      if (s >= 0) producer[s] = static_cast<int>(i);
+  }
+  std::vector<bool> pinned(plan_.slot_names.size(), false);
+  for (const auto* list : {&plan_.constant_slots, &plan_.feed_slots, &plan_.output_slots})
+    for (int s : *list) pinned[s] = true;
+  while (producer[slot] >= 0) {
+    const PlanStep& step = plan_.steps[producer[slot]];
+    if (step.node->op_type != "Identity" || !step.node->domain.empty() || step.inputs.size() != 1) break;
+    int src = step.inputs[0];
+    if (src < 0 || pinned[src] || readers[src] != 1 || producer[src] < 0 || sinks_.count(src)) break;
+    slot = src;
+  }
+  sinks_[slot] = std::move(dest);
   return Status::Ok();
 }
 
@@ -376,6 +427,14 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
             }
           }
       }
+      if (!sinks_.empty() && !options.accumulate_bound_outputs && !run_on_host) {
+        for (size_t i = 0; i < step.outputs.size(); ++i) {
+          auto sink = step.outputs[i] >= 0 ? sinks_.find(step.outputs[i]) : sinks_.end();
+          if (sink != sinks_.end() && sink->second.dtype() == ictx.output(i).dtype &&
+              sink->second.numel() == num_elements(dims_from_shape(*ictx.output(i).shape)))
+            kctx.set_output(i, sink->second.reshaped(dims_from_shape(*ictx.output(i).shape)));  // written in place
+        }
+      }
       auto started = std::chrono::steady_clock::now();
       st = kernel->fn(kctx);
       // Profiling a GPU run waits for each kernel, so the time is the kernel's, not its launch's.
@@ -395,6 +454,34 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
         bind(s, std::move(t));
       }
     }
+    // Bound outputs end in their destination: written there already, or copied or added now.
+    if (!sinks_.empty()) {
+      for (int s : step.outputs) {
+        auto sink = s >= 0 ? sinks_.find(s) : sinks_.end();
+        if (sink == sinks_.end()) continue;
+        const Tensor& dest = sink->second;
+        if (slots[s].dtype() != dest.dtype() || slots[s].numel() != dest.numel())
+          return with_node(step, invalid_argument("output '{}' is {} {}, its bound destination {} {}",
+                                                  plan_.slot_names[s], dtype_name(slots[s].dtype()),
+                                                  dims_to_string(slots[s].dims()), dtype_name(dest.dtype()),
+                                                  dims_to_string(dest.dims())));
+        if (options.accumulate_bound_outputs) {
+          if (!math_) {
+            ASSIGN_OR_RETURN(math_, vector_ops(device_->kind()));
+          }
+          Tensor value = slots[s].device() == device_->kind() ? slots[s] : Tensor();
+          if (!value.defined()) {
+            ASSIGN_OR_RETURN(value, to_device(*device_, slots[s]));
+          }
+          RETURN_IF_ERROR(math_->add_into(dest, value));
+        } else if (slots[s].raw() != dest.raw()) {
+          RETURN_IF_ERROR(device_->copy(slots[s], dest));
+        }
+        bind(s, dest.reshaped(slots[s].dims()));
+      }
+    }
+    if (options.on_output_ready)
+      for (int s : step.ready) RETURN_IF_ERROR(options.on_output_ready(plan_.slot_names[s], slots[s]));
     ++index;
     for (int s : step.release)
       if (!keep[s]) {

@@ -13,6 +13,7 @@
 #include "runtime/allocator.h"
 #include "runtime/device.h"
 #include "runtime/kernel.h"
+#include "runtime/vector_ops.h"
 
 namespace ort_train {
 
@@ -25,6 +26,7 @@ struct PlanStep {
   std::vector<int> inputs;   // slot per input, -1 when omitted
   std::vector<int> outputs;  // slot per output, -1 when omitted
   std::vector<int> release;  // slots to free after this step
+  std::vector<int> ready;    // graph outputs this step makes final (RunOptions::on_output_ready)
 };
 
 struct ExecutionPlan {
@@ -79,6 +81,14 @@ class Executor {
   // the CPU, its device copy on a GPU. Updating it in place updates the model
   // the next run sees.
   Result<Tensor> constant(const std::string& name) const;
+  // Every run from now on writes output `name` into `dest` (same dtype and
+  // dims), or adds it there when RunOptions::accumulate_bound_outputs is set:
+  // the parameter store's gradient slots. When the output is an Identity of
+  // a value nothing else reads, the node making that value writes into
+  // `dest` itself, so a written gradient costs no copy.
+  Status bind_output(const std::string& name, Tensor dest);
+  // The plan's step at which each graph output becomes final, by name.
+  std::map<std::string, size_t> output_ready_steps() const;
   // The named initializers change on the device from now on (parameters,
   // running statistics): shape rules and host-side arithmetic must not read
   // their host copies, which would go stale.
@@ -110,6 +120,10 @@ class Executor {
     Tensor device;
   };
   std::vector<Upload> uploads_;
+  // Slot -> destination of bound outputs (after moving a binding from an
+  // Identity's output to the value it forwards).
+  std::map<int, Tensor> sinks_;
+  VectorOps* math_ = nullptr;  // adds into bound outputs when accumulating
 };
 
 }  // namespace ort_train

@@ -23,6 +23,15 @@ struct RunOptions {
   uint64_t step = 0;      // advances random streams between runs
   // When set, the executor adds each node's wall time (ms) under its op type.
   std::map<std::string, double>* op_time_ms = nullptr;
+  // Called for each graph output right after the node that makes it final
+  // (before the next node runs), with its value: the seam a communicator
+  // hooks to start reducing a gradient while the backward pass goes on. On a
+  // GPU the value's work is queued, not finished, when this is called. An
+  // error stops the run.
+  std::function<Status(const std::string& name, const Tensor& value)> on_output_ready;
+  // Outputs bound to a destination (Executor::bind_output): false writes the
+  // value there, true adds it to what is there (micro-batch accumulation).
+  bool accumulate_bound_outputs = false;
 };
 
 class KernelContext {

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <random>
 
+#include "graph/reachability.h"
 #include "optimizers/schedule.h"
+#include "runtime/parameter_store.h"
 #include "runtime/vector_ops.h"
 
 namespace ort_train {
@@ -32,12 +34,29 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   if (!t->device_) {
     ASSIGN_OR_RETURN(t->device_, get_device(DeviceKind::kCpu));
   }
+  // The parameter store: trainable tensors become views into one flat buffer
+  // per dtype on the device, gradients views into another. The graph's
+  // initializers are replaced by the views (the executor reads them); the
+  // originals, which the caller's forward model shares, get the trained
+  // values back in sync_to_host.
+  std::vector<std::pair<std::string, Tensor>> values;
+  for (const std::string& w : t->tg_.gradients.trainable) {
+    const Tensor& v = g.initializers.at(w);
+    if (!dtype_is_float(v.dtype()))
+      return invalid_argument("trainable '{}' has dtype {}; only floating-point tensors train", w, dtype_name(v.dtype()));
+    values.emplace_back(w, v);
+    t->originals_[w] = v;
+  }
+  ASSIGN_OR_RETURN(t->store_, ParameterStore::create(*t->device_, values));
+  for (const ParameterStore::Entry& e : t->store_->entries()) g.initializers[e.name] = e.param;
   ASSIGN_OR_RETURN(t->executor_, Executor::create(t->tg_.model, t->device_));
   ASSIGN_OR_RETURN(t->math_, vector_ops(t->device_->kind()));
   std::vector<ParamSlot> params;
-  for (const std::string& w : t->tg_.gradients.trainable) {
-    ASSIGN_OR_RETURN(Tensor value, t->executor_->constant(w));  // the copy the executor reads: updated in place
-    params.push_back(ParamSlot{w, value, true});
+  for (const ParameterStore::Entry& e : t->store_->entries()) {
+    // Each gradient is written (or, after the first micro-batch, added) straight into its slot.
+    RETURN_IF_ERROR(t->executor_->bind_output(t->tg_.gradients.gradient.at(e.name), e.grad));
+    params.push_back(ParamSlot{e.name, e.param, true});
+    t->grads_.push_back(e.grad);
   }
   t->executor_->forget_host_copies(t->updated_initializers());
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
@@ -48,7 +67,7 @@ Result<StepReport> Trainer::step() {
   auto started = std::chrono::steady_clock::now();
   StepReport r;
   const GradientGraph& gg = tg_.gradients;
-  std::vector<Tensor> grads;
+  const std::vector<Tensor>& grads = grads_;  // the store's gradient slots, filled by the runs below
   double loss_sum = 0;
   for (int64_t a = 0; a < options_.grad_accum; ++a) {
     std::optional<Result<std::map<std::string, Tensor>>> loaded;
@@ -69,6 +88,8 @@ Result<StepReport> Trainer::step() {
     RunOptions run;
     run.training = true;
     run.seed = options_.seed;
+    // The first micro-batch writes each gradient into its slot, the others add to it.
+    run.accumulate_bound_outputs = a > 0;
     run.step = static_cast<uint64_t>(micro_);
     ++micro_;
     if (!feeds.empty()) {
@@ -83,18 +104,6 @@ Result<StepReport> Trainer::step() {
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
     ASSIGN_OR_RETURN(Tensor loss, to_host(*device_, out.at(gg.loss)));
     loss_sum += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
-    for (size_t i = 0; i < gg.trainable.size(); ++i) {
-      const Tensor& gi = out.at(gg.gradient.at(gg.trainable[i]));
-      if (a == 0 && options_.grad_accum == 1) {
-        grads.push_back(gi);  // the run's own output: nothing else reads it
-      } else if (a == 0) {
-        Tensor copy(gi.dtype(), gi.dims(), executor_->allocator().allocate(gi.nbytes()));
-        RETURN_IF_ERROR(device_->copy(gi, copy));
-        grads.push_back(copy);
-      } else {
-        RETURN_IF_ERROR(math_->add_into(grads[i], gi));
-      }
-    }
     for (const auto& [out_name, init] : stat_writebacks_) {
       ASSIGN_OR_RETURN(Tensor dst, executor_->constant(init));
       RETURN_IF_ERROR(device_->copy(out.at(out_name), dst));
@@ -102,7 +111,7 @@ Result<StepReport> Trainer::step() {
   }
   if (options_.grad_accum > 1) {
     float inv = 1.f / static_cast<float>(options_.grad_accum);
-    for (Tensor& t : grads) RETURN_IF_ERROR(math_->scale(t, inv));
+    for (const Tensor& t : grads) RETURN_IF_ERROR(math_->scale(t, inv));
   }
   r.loss = loss_sum / static_cast<double>(options_.grad_accum);
   ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads));
@@ -110,7 +119,7 @@ Result<StepReport> Trainer::step() {
     // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
     double coef = *options_.optimizer.max_grad_norm / (r.grad_norm + 1e-6);
     if (coef < 1.0)
-      for (Tensor& t : grads) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
+      for (const Tensor& t : grads) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
   }
   int64_t t = optimizer_->steps_taken() + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
@@ -136,8 +145,7 @@ std::string hex_hash(const std::string& s) {
 std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg, const TrainerOptions& options) {
   const Graph& g = tg.model.graph;
   std::string structure;
-  for (size_t i = 0; i < tg.gradients.forward_nodes && i < g.nodes.size(); ++i)
-    structure += g.nodes[i].op_type + ":" + g.nodes[i].name + ";";
+  for (size_t i : nodes_reaching(g, tg.eval_outputs)) structure += g.nodes[i].op_type + ":" + g.nodes[i].name + ";";
   for (const std::string& name : g.initializer_order) {
     structure += name + "[";
     for (int64_t d : g.initializers.at(name).dims()) structure += std::to_string(d) + ",";
@@ -184,12 +192,14 @@ std::vector<std::string> Trainer::updated_initializers() const {
 }
 
 Status Trainer::sync_to_host() {
-  if (device_->kind() == DeviceKind::kCpu) return Status::Ok();
-  Graph& g = tg_.model.graph;
-  for (const std::string& name : updated_initializers()) {
-    ASSIGN_OR_RETURN(Tensor v, executor_->constant(name));
-    // In place: the caller's forward model shares these buffers (the GPU executor reads its own copies).
-    RETURN_IF_ERROR(device_->copy(v, g.initializers.at(name)));
+  // In place: the caller's forward model shares the original tensors.
+  for (const auto& [name, original] : originals_) RETURN_IF_ERROR(device_->copy(store_->find(name)->param, original));
+  if (device_->kind() != DeviceKind::kCpu) {
+    Graph& g = tg_.model.graph;  // running statistics: the GPU executor reads its own copies
+    for (const auto& [out, init] : stat_writebacks_) {
+      ASSIGN_OR_RETURN(Tensor v, executor_->constant(init));
+      RETURN_IF_ERROR(device_->copy(v, g.initializers.at(init)));
+    }
   }
   return device_->synchronize();
 }
@@ -230,10 +240,11 @@ Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches)
   const LossSpec& spec = tg_.loss;
   bool classify = spec.type == "softmax_cross_entropy" || spec.type == "nll";
   if (!eval_executor_) {
-    Model fwd = tg_.model;  // shares initializer storage: sees the trained values
-    fwd.graph.nodes.resize(tg_.gradients.forward_nodes);
-    fwd.graph.outputs = {*fwd.graph.value(tg_.gradients.loss)};
-    if (classify) fwd.graph.outputs.push_back(*fwd.graph.value(spec.input));
+    // The nodes the loss (and the logits) need, found by reachability; the
+    // tensors share storage, so it sees the trained values.
+    std::vector<std::string> outputs{tg_.gradients.loss};
+    if (classify) outputs.push_back(spec.input);
+    ASSIGN_OR_RETURN(Model fwd, extract_subgraph(tg_.model, outputs));
     ASSIGN_OR_RETURN(eval_executor_, Executor::create(fwd, device_, executor_.get()));
     eval_executor_->forget_host_copies(updated_initializers());
   }

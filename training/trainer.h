@@ -16,6 +16,7 @@
 #include "optimizers/optimizer.h"
 #include "training/checkpoint.h"
 #include "runtime/executor.h"
+#include "runtime/parameter_store.h"
 #include "runtime/vector_ops.h"
 
 namespace ort_train {
@@ -68,6 +69,7 @@ class Trainer {
   Device& device() const { return *device_; }
   Optimizer& optimizer() { return *optimizer_; }
   Executor& executor() { return *executor_; }
+  const ParameterStore& parameters() const { return *store_; }
 
  private:
   Trainer() = default;
@@ -78,6 +80,9 @@ class Trainer {
   BatchSource source_;
   std::shared_ptr<Device> device_;
   VectorOps* math_ = nullptr;  // the device's vector arithmetic (accumulate, scale, norm)
+  std::unique_ptr<ParameterStore> store_;        // trainable tensors and their gradient slots, flat per dtype
+  std::vector<Tensor> grads_;                      // the store's gradient views, in trainable order
+  std::map<std::string, Tensor> originals_;        // the caller's initializer tensors, for sync_to_host
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use

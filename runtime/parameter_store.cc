@@ -1,0 +1,74 @@
+#include "runtime/parameter_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ort_train {
+namespace {
+
+constexpr size_t kAlign = 64;  // each view starts on a cache line: vector loads and BLAS stay on their fast paths
+
+size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+}  // namespace
+
+Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
+    Device& device, const std::vector<std::pair<std::string, Tensor>>& params) {
+  std::unique_ptr<ParameterStore> store(new ParameterStore());
+  std::map<DType, size_t> sizes;  // bytes per dtype, in first-seen order of the groups below
+  std::vector<DType> order;
+  std::vector<size_t> offsets;
+  for (const auto& [name, value] : params) {
+    if (store->index_.count(name)) return invalid_argument("parameter '{}' is listed twice", name);
+    DType t = value.dtype();
+    if (!sizes.count(t)) order.push_back(t);
+    offsets.push_back(sizes[t]);
+    sizes[t] += align_up(value.nbytes());
+    store->index_[name] = offsets.size() - 1;
+  }
+  std::shared_ptr<Allocator> alloc = device.make_allocator();
+  std::map<DType, size_t> group_of;
+  for (DType t : order) {
+    size_t bytes = std::max<size_t>(sizes[t], kAlign);
+    int64_t n = static_cast<int64_t>(bytes / dtype_size(t));
+    auto p = alloc->allocate(bytes), g = alloc->allocate(bytes);
+    if (!p->data() || !g->data())
+      return make_error(ErrorCode::kInternal, "out of memory for the parameter store ({} bytes of {})", 2 * bytes,
+                        dtype_name(t));
+    Group grp{t, Tensor(t, {n}, p), Tensor(t, {n}, g)};
+    group_of[t] = store->groups_.size();
+    store->groups_.push_back(grp);
+  }
+  // Zero gradients and padding: a whole-buffer reduction must never see stale bytes.
+  for (const Group& grp : store->groups_) {
+    Tensor zeros = Tensor::host(grp.dtype, grp.grads.dims());
+    RETURN_IF_ERROR(device.copy(zeros, grp.grads));
+    RETURN_IF_ERROR(device.copy(zeros, grp.params));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& [name, value] = params[i];
+    const Group& grp = store->groups_[group_of.at(value.dtype())];
+    Entry e;
+    e.name = name;
+    e.offset = offsets[i];
+    e.param = Tensor(value.dtype(), value.dims(), Storage::view(grp.params.storage(), e.offset, value.nbytes()));
+    e.grad = Tensor(value.dtype(), value.dims(), Storage::view(grp.grads.storage(), e.offset, value.nbytes()));
+    RETURN_IF_ERROR(device.copy(value, e.param));
+    store->entries_.push_back(std::move(e));
+  }
+  RETURN_IF_ERROR(device.synchronize());
+  return store;
+}
+
+const ParameterStore::Entry* ParameterStore::find(const std::string& name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &entries_[it->second];
+}
+
+size_t ParameterStore::param_bytes() const {
+  size_t n = 0;
+  for (const Group& g : groups_) n += g.params.nbytes();
+  return n;
+}
+
+}  // namespace ort_train

@@ -1,0 +1,50 @@
+// The parameter store: one flat parameter buffer and one flat gradient buffer
+// per dtype, on the training device. Every trainable tensor is a view into
+// its dtype's parameter buffer and its gradient a view at the same offset in
+// the gradient buffer (views keep the buffers alive). The executor writes
+// each gradient straight into its view (or adds into it when accumulating
+// micro-batches), the optimizers update the parameter views in place, and a
+// communicator can reduce a gradient buffer, or a bucket of it, as one block.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/status.h"
+#include "graph/tensor.h"
+#include "runtime/device.h"
+
+namespace ort_train {
+
+class ParameterStore {
+ public:
+  struct Entry {
+    std::string name;
+    Tensor param;  // view into the dtype's parameter buffer
+    Tensor grad;   // view into the dtype's gradient buffer, same offset
+    size_t offset = 0;  // bytes from the start of its buffers
+  };
+  struct Group {
+    DType dtype = DType::kUndefined;
+    Tensor params;  // 1-D, every parameter of this dtype back to back (64-byte aligned starts)
+    Tensor grads;   // 1-D, the same layout
+  };
+
+  // Lays out `params` (name, current value on the host or the device) in
+  // order, copies the values in, and leaves the gradients zero.
+  static Result<std::unique_ptr<ParameterStore>> create(Device& device,
+                                                        const std::vector<std::pair<std::string, Tensor>>& params);
+
+  const std::vector<Entry>& entries() const { return entries_; }
+  const std::vector<Group>& groups() const { return groups_; }
+  const Entry* find(const std::string& name) const;
+  size_t param_bytes() const;
+
+ private:
+  std::vector<Entry> entries_;
+  std::vector<Group> groups_;
+  std::map<std::string, size_t> index_;
+};
+
+}  // namespace ort_train
