@@ -19,9 +19,8 @@ struct PassContext {
   // Values a pass must never fold away, rename or remove: the trainable
   // initializers (which change every step, so are not constants), and any
   // other value the caller names. Graph inputs and outputs are always kept
-  // whatever this says. Callers that run passes on a training graph also list
-  // here the initializers the trainer writes back (BatchNormalization's
-  // running statistics).
+  // whatever this says. The state training-step ops read (BatchNormalization's
+  // running statistics) is protected without being listed: see protected_values.
   std::set<std::string> frozen;
 
   // Graph entries the pass changed: nodes added, removed or rewritten, plus
