@@ -1,0 +1,71 @@
+// A graph pass: one rewrite of a Model (fold constants, drop dead code, merge
+// duplicates) that reports whether it changed anything, so the pass manager
+// can run a list of them to a fixed point. Each pass registers itself in its
+// own file with ORT_REGISTER_PASS; there is no central list.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/status.h"
+
+namespace ort_train {
+
+struct PassContext {
+  // Values a pass must never fold away, rename or remove: the trainable
+  // initializers (which change every step, so are not constants), and any
+  // other value the caller names. Graph inputs and outputs are always kept
+  // whatever this says. The state training-step ops read (BatchNormalization's
+  // running statistics) is protected without being listed: see protected_values.
+  std::set<std::string> frozen;
+
+  // Graph entries the pass changed: nodes added, removed or rewritten, plus
+  // initializers added or removed on their own. Passes add to it (it is the
+  // one field they write, hence mutable); the manager reads it back per pass.
+  mutable int64_t changed = 0;
+  void count(int64_t n) const { changed += n; }
+
+  bool is_frozen(const std::string& value) const { return frozen.count(value) > 0; }
+};
+
+// Values a pass must treat as variables: ctx.frozen, plus the initializers
+// that training-step ops read as state (BatchNormalization's running
+// statistics, optimizer state), which the trainer overwrites between steps
+// even when the caller forgot to freeze them.
+std::set<std::string> protected_values(const Graph& graph, const PassContext& ctx);
+
+class Pass {
+ public:
+  virtual ~Pass();
+  // The name the pass is registered and selected under ("constant_folding").
+  virtual std::string name() const = 0;
+  // Rewrites `model` in place; true when anything changed. On error the model
+  // may be partly rewritten but is still a valid graph.
+  virtual Result<bool> apply(Model& model, const PassContext& ctx) = 0;
+};
+
+class PassRegistry {
+ public:
+  using Factory = std::function<std::unique_ptr<Pass>()>;
+  static PassRegistry& instance();
+  // False (and the first registration kept) when the name is already taken.
+  bool add(const std::string& name, Factory factory);
+  // A new instance of the named pass, or nullptr when none has that name.
+  std::unique_ptr<Pass> create(const std::string& name) const;
+  // Registered names, sorted.
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::pair<std::string, Factory>> factories_;
+};
+
+// Registers `Class` (default-constructible) under the name it reports.
+#define ORT_REGISTER_PASS(Class)                                                                      \
+  static const bool ORT_CONCAT(_pass_registered_, __LINE__) = ::ort_train::PassRegistry::instance().add( \
+      Class().name(), [] { return std::unique_ptr<::ort_train::Pass>(new Class()); })
+
+}  // namespace ort_train

@@ -1,0 +1,101 @@
+#include "graph/passes/pass_manager.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <memory>
+#include <unordered_set>
+
+#include "graph/graph_index.h"
+
+namespace ort_train {
+
+std::vector<std::string> default_pass_names() {
+  return {"constant_folding", "dead_code_elimination", "common_subexpression_elimination"};
+}
+
+std::string PassReport::summary() const {
+  std::string out;
+  for (const auto& [name, s] : passes) out += fmt::format("{}: {} runs, {} changed\n", name, s.runs, s.changed);
+  out += fmt::format("{} round(s), {}", rounds, fixed_point ? "fixed point reached" : "stopped at the round cap");
+  return out;
+}
+
+void sync_value_infos(Graph& g) {
+  std::unordered_set<std::string> present;
+  for (const auto& [name, t] : g.initializers) present.insert(name);
+  for (const ValueInfo& v : g.inputs) present.insert(v.name);
+  for (const ValueInfo& v : g.outputs) present.insert(v.name);
+  for (const Node& n : g.nodes) {
+    present.insert(n.inputs.begin(), n.inputs.end());
+    present.insert(n.outputs.begin(), n.outputs.end());
+  }
+  std::erase_if(g.values, [&](const auto& entry) { return !present.count(entry.first); });
+  std::erase_if(g.declared_value_infos, [&](const std::string& n) { return !present.count(n); });
+  for (const auto& [name, t] : g.initializers) {
+    ValueInfo& info = g.values[name];
+    info.name = name;
+    info.dtype = t.dtype();
+    info.shape = shape_from_dims(t.dims());
+  }
+}
+
+namespace {
+
+Status check_names(const PassManagerOptions& options) {
+  const std::vector<std::string> known = PassRegistry::instance().names();
+  std::vector<std::string> unknown;
+  auto check = [&](const std::string& name) {
+    if (std::find(known.begin(), known.end(), name) == known.end() &&
+        std::find(unknown.begin(), unknown.end(), name) == unknown.end())
+      unknown.push_back(name);
+  };
+  for (const std::string& n : options.passes) check(n);
+  for (const std::string& n : options.disabled) check(n);
+  if (unknown.empty()) return Status::Ok();
+  return invalid_argument("unknown pass(es): {}; known passes: {}", fmt::join(unknown, ", "), fmt::join(known, ", "));
+}
+
+}  // namespace
+
+Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen, const PassManagerOptions& options) {
+  RETURN_IF_ERROR(check_names(options));
+  if (options.max_rounds < 1) return invalid_argument("max_rounds must be at least 1, got {}", options.max_rounds);
+  RETURN_IF_ERROR(verify_graph(model.graph).with_context("before the graph passes"));
+
+  std::vector<std::unique_ptr<Pass>> passes;
+  PassReport report;
+  for (const std::string& name : options.passes) {
+    if (options.disabled.count(name)) continue;
+    passes.push_back(PassRegistry::instance().create(name));
+    report.passes[name];  // listed even if it never changes anything
+  }
+
+  PassContext ctx;
+  ctx.frozen = frozen;
+  while (report.rounds < options.max_rounds && !report.fixed_point) {
+    ++report.rounds;
+    bool changed = false;
+    for (const auto& pass : passes) {
+      ctx.changed = 0;
+      auto result = pass->apply(model, ctx);
+      if (!result.ok()) return result.status().with_context("graph pass " + pass->name());
+      Status valid = verify_graph(model.graph);
+      if (!valid.ok())
+        return make_error(ErrorCode::kInternal, "graph pass {} left an invalid graph: {}", pass->name(),
+                          valid.message());
+      PassStats& stats = report.passes[pass->name()];
+      ++stats.runs;
+      stats.changed += ctx.changed;
+      changed = changed || *result;
+      spdlog::debug("graph pass {} (round {}): {} changed", pass->name(), report.rounds, ctx.changed);
+    }
+    report.fixed_point = !changed;
+  }
+  sync_value_infos(model.graph);
+  return report;
+}
+
+}  // namespace ort_train

@@ -1,0 +1,191 @@
+// The pass manager: default list to a fixed point with a per-pass report,
+// consistent graph.values afterwards, unknown and disabled names, the round
+// cap, and a pass that breaks the graph caught by name.
+#include "graph/passes/pass_manager.h"
+
+#include "graph/passes/pass_test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+namespace {
+
+// Changes the model every time (renames the graph), so it never settles.
+class NeverSettles : public Pass {
+ public:
+  std::string name() const override { return "test_never_settles"; }
+  Result<bool> apply(Model& model, const PassContext& ctx) override {
+    model.graph.name += "+";
+    ctx.count(1);
+    return true;
+  }
+};
+ORT_REGISTER_PASS(NeverSettles);
+
+// Reverses the node order: an invalid graph whenever one node reads another.
+class BreaksOrder : public Pass {
+ public:
+  std::string name() const override { return "test_breaks_order"; }
+  Result<bool> apply(Model& model, const PassContext&) override {
+    std::reverse(model.graph.nodes.begin(), model.graph.nodes.end());
+    return true;
+  }
+};
+ORT_REGISTER_PASS(BreaksOrder);
+
+// y = x * (a + b) + x * (b + a'), a' a copy of a; plus a dead Relu(x) and a
+// Constant; 'w' is a trainable weight read by z = x * w.
+Model pipeline_model() {
+  Model m = empty_model();
+  Graph& g = m.graph;
+  add_input(g, "x", DType::kFloat, {2, 3});
+  add_initializer(g, "a", make<float>({3}, {1, 2, 3}));
+  add_initializer(g, "a_copy", make<float>({3}, {1, 2, 3}));
+  add_initializer(g, "b", make<float>({3}, {10, 20, 30}));
+  add_initializer(g, "w", make<float>({3}, {0.5f, 0.25f, 2}));
+  g.nodes.push_back(node("sum1", "Add", {"a", "b"}, {"s1"}));
+  g.nodes.push_back(node("sum2", "Add", {"a_copy", "b"}, {"s2"}));
+  g.nodes.push_back(node("mul1", "Mul", {"x", "s1"}, {"m1"}));
+  g.nodes.push_back(node("mul2", "Mul", {"x", "s2"}, {"m2"}));
+  g.nodes.push_back(node("add", "Add", {"m1", "m2"}, {"y"}));
+  g.nodes.push_back(node("dead", "Relu", {"x"}, {"unused"}));
+  g.nodes.push_back(node("scale", "Mul", {"x", "w"}, {"z"}));
+  add_output(g, "y");
+  add_output(g, "z");
+  g.declared_value_infos = {"m2", "unused"};
+  for (const char* v : {"s1", "s2", "m1", "m2", "unused"}) g.values[v] = ValueInfo{v, DType::kFloat, std::nullopt, ""};
+  return m;
+}
+
+std::map<std::string, Tensor> x_feed() { return {{"x", make<float>({2, 3}, {1, -1, 2, -2, 3, -3})}}; }
+
+}  // namespace
+
+TEST_CASE("pass manager: the default passes reach a fixed point", "[passes][pass_manager]") {
+  Model m = pipeline_model();
+  auto before = run_model(m, x_feed());
+  auto report = run_passes(m, {"w"});
+  INFO(report.status().message());
+  REQUIRE(report.ok());
+  const Graph& g = m.graph;
+  // Folding: s1, s2 become initializers; DCE: a, a_copy, b and Relu go; CSE:
+  // s2 (same bytes as s1) merges, then mul2 into mul1; DCE: s2's leftovers.
+  REQUIRE(g.nodes.size() == 3);
+  REQUIRE(count_op(m, "Mul") == 2);
+  REQUIRE(count_op(m, "Add") == 1);
+  REQUIRE(g.nodes[1].op_type == "Add");
+  REQUIRE(g.nodes[1].inputs == std::vector<std::string>{"m1", "m1"});
+  REQUIRE(g.is_initializer("w"));
+  require_close(g.initializers.at("w"), make<float>({3}, {0.5f, 0.25f, 2}));
+  REQUIRE(report->fixed_point);
+  REQUIRE(report->rounds >= 2);
+  REQUIRE(report->rounds <= 3);
+  REQUIRE(report->passes.size() == 3);
+  for (const auto& [name, stats] : report->passes) {
+    INFO(name);
+    REQUIRE(stats.runs == report->rounds);
+  }
+  REQUIRE(report->passes.at("constant_folding").changed == 2);
+  REQUIRE(report->passes.at("common_subexpression_elimination").changed == 2);
+  REQUIRE(report->passes.at("dead_code_elimination").changed >= 4);
+  REQUIRE_THAT(report->summary(), Catch::Contains("constant_folding: "));
+  require_same_outputs(run_model(m, x_feed()), before);
+
+  // graph.values holds exactly what is left: removed values gone, folded ones typed.
+  REQUIRE(g.value("unused") == nullptr);
+  REQUIRE(g.value("m2") == nullptr);
+  REQUIRE(g.value("a") == nullptr);
+  REQUIRE(g.declared_value_infos.empty());
+  REQUIRE(g.value("s1")->dtype == DType::kFloat);
+  REQUIRE(shape_to_string(g.value("s1")->shape) == "[3]");
+  for (const auto& [name, info] : g.values) {
+    INFO(name);
+    bool present = g.is_initializer(name) || name == "x" || name == "y" || name == "z";
+    for (const Node& n : g.nodes)
+      present = present || std::count(n.outputs.begin(), n.outputs.end(), name) > 0;
+    REQUIRE(present);
+  }
+
+  // Running again finds nothing to do.
+  auto again = run_passes(m, {"w"});
+  REQUIRE(again.ok());
+  REQUIRE(again->rounds == 1);
+  REQUIRE(again->fixed_point);
+  for (const auto& [name, stats] : again->passes) REQUIRE(stats.changed == 0);
+}
+
+TEST_CASE("pass manager: unknown pass names list the known ones", "[passes][pass_manager]") {
+  Model m = pipeline_model();
+  PassManagerOptions options;
+  options.passes = {"constant_folding", "loop_unrolling"};
+  auto r = run_passes(m, {}, options);
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(r.status().code() == ErrorCode::kInvalidArgument);
+  REQUIRE_THAT(r.status().message(), Catch::Contains("loop_unrolling"));
+  REQUIRE_THAT(r.status().message(), Catch::Contains("dead_code_elimination"));
+  REQUIRE(m.graph.nodes.size() == 7);  // checked before anything ran
+
+  PassManagerOptions disabled_typo;
+  disabled_typo.disabled = {"constant_foldin"};
+  auto d = run_passes(m, {}, disabled_typo);
+  REQUIRE_FALSE(d.ok());
+  REQUIRE_THAT(d.status().message(), Catch::Contains("constant_foldin"));
+}
+
+TEST_CASE("pass manager: disabled passes do not run", "[passes][pass_manager]") {
+  Model m = pipeline_model();
+  PassManagerOptions options;
+  options.disabled = {"constant_folding"};
+  auto r = run_passes(m, {"w"}, options);
+  REQUIRE(r.ok());
+  REQUIRE(r->passes.count("constant_folding") == 0);
+  REQUIRE(r->passes.size() == 2);
+  REQUIRE(count_op(m, "Add") == 2);  // a + b stays a node; a_copy + b merged into it
+  REQUIRE_FALSE(m.graph.is_initializer("s1"));
+  REQUIRE(r->passes.at("dead_code_elimination").changed >= 1);  // the Relu
+
+  Model none = pipeline_model();
+  PassManagerOptions all_off;
+  all_off.disabled = {"constant_folding", "dead_code_elimination", "common_subexpression_elimination"};
+  auto n = run_passes(none, {}, all_off);
+  REQUIRE(n.ok());
+  REQUIRE(n->passes.empty());
+  REQUIRE(n->fixed_point);
+  REQUIRE(none.graph.nodes.size() == 7);
+}
+
+TEST_CASE("pass manager: a pass that never settles stops at the round cap", "[passes][pass_manager]") {
+  Model m = pipeline_model();
+  PassManagerOptions options;
+  options.passes = {"test_never_settles", "dead_code_elimination"};
+  options.max_rounds = 4;
+  auto r = run_passes(m, {}, options);
+  REQUIRE(r.ok());
+  REQUIRE(r->rounds == 4);
+  REQUIRE_FALSE(r->fixed_point);
+  REQUIRE(r->passes.at("test_never_settles").runs == 4);
+  REQUIRE(r->passes.at("test_never_settles").changed == 4);
+  REQUIRE_THAT(r->summary(), Catch::Contains("round cap"));
+  options.max_rounds = 0;
+  REQUIRE_FALSE(run_passes(m, {}, options).ok());
+}
+
+TEST_CASE("pass manager: a pass that breaks the graph is named", "[passes][pass_manager]") {
+  Model m = pipeline_model();
+  PassManagerOptions options;
+  options.passes = {"test_breaks_order"};
+  auto r = run_passes(m, {}, options);
+  REQUIRE_FALSE(r.ok());
+  REQUIRE(r.status().code() == ErrorCode::kInternal);
+  REQUIRE_THAT(r.status().message(), Catch::Contains("test_breaks_order"));
+}
+
+TEST_CASE("pass registry: names are unique", "[passes][pass_manager]") {
+  auto& registry = PassRegistry::instance();
+  REQUIRE_FALSE(registry.add("constant_folding", [] { return std::unique_ptr<Pass>(new NeverSettles()); }));
+  REQUIRE(registry.create("constant_folding")->name() == "constant_folding");
+  REQUIRE(registry.create("no_such_pass") == nullptr);
+  auto names = registry.names();
+  for (const std::string& d : default_pass_names())
+    REQUIRE(std::find(names.begin(), names.end(), d) != names.end());
+}
