@@ -20,6 +20,7 @@ void add_inspect_command(CLI::App& app, InspectArgs& args) {
   CLI::App* cmd = app.add_subcommand("inspect", "List a model's ops, parameters, missing kernels/gradients and memory");
   cmd->add_option("--model", args.setup.model, "forward ONNX model");
   cmd->add_option("--config", args.setup.config, "model description (YAML or JSON)");
+  add_pass_options(cmd, args.setup);
   cmd->add_option("--batch-size", args.setup.batch_size, "binds the dim 'batch' for the memory estimate")
       ->check(CLI::PositiveNumber);
 }
@@ -62,7 +63,7 @@ Status inspect_command(const InspectArgs& args) {
   missing += static_cast<int>(no_kernel.size());
 
   Model copy = fwd;
-  auto tg = build_training_graph(std::move(copy), setup.desc);
+  auto tg = build_training_graph(std::move(copy), setup.desc, pass_options(args.setup));
   if (!tg.ok()) {
     // List every node without a gradient rule, not just the first problem.
     std::printf("training graph: not built: %s\n", tg.status().message().c_str());
@@ -74,9 +75,19 @@ Status inspect_command(const InspectArgs& args) {
               gg.trainable.size(), static_cast<long long>(count_elements(tg->model, gg.trainable)), tg->frozen.size(),
               static_cast<long long>(count_elements(tg->model, tg->frozen)));
   for (const auto& w : gg.unreached) std::printf("  no gradient (no differentiable path to the loss): %s\n", w.c_str());
+  for (const auto& [when, r] : {std::pair<const char*, const PassReport*>{"before the loss", &tg->passes_before_loss},
+                                 std::pair<const char*, const PassReport*>{"after the backward", &tg->passes_after_backward}}) {
+    std::printf("graph passes %s: %lld round(s)%s\n", when, static_cast<long long>(r->rounds),
+                r->passes.empty() ? ", none run" : "");
+    for (const auto& [name, st] : r->passes)
+      std::printf("  %-36s %lld nodes changed\n", name.c_str(), static_cast<long long>(st.changed));
+  }
   size_t forward = forward_node_count(*tg);
   std::printf("training graph: %zu forward + loss nodes, %zu backward nodes, built in %.1f ms\n", forward,
               tg->model.graph.nodes.size() - forward, tg->build_ms);
+  std::printf("gradient bytes final after 25%% / 50%% / 75%% of the backward nodes: %.1f%% / %.1f%% / %.1f%%\n",
+              100 * gradient_bytes_final_by(*tg, 0.25), 100 * gradient_bytes_final_by(*tg, 0.5),
+              100 * gradient_bytes_final_by(*tg, 0.75));
   auto no_kernel_training = nodes_without_kernel(tg->model);
   std::printf("training-graph nodes without a CPU kernel: %zu\n", no_kernel_training.size());
   for (const auto& n : no_kernel_training) std::printf("  %s\n", n.c_str());

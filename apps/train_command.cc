@@ -50,6 +50,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_flag("--resume", args.resume, "continue from the newest complete checkpoint in --checkpoint-dir");
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
       ->check(CLI::PositiveNumber);
+  add_pass_options(train, args.setup);
   train->add_option("--data", args.data, "batch directory, .npz file, or 'synthetic'");
   train->add_option("--eval-data", args.eval_data, "held-out data (batch directory or .npz) evaluated after training");
   train->add_option("--seed", args.seed, "seeds synthetic data and dropout");
@@ -206,8 +207,9 @@ Status train_command(const TrainArgs& args) {
     return invalid_argument("--device '{}' is not cpu or cuda[:i]", args.device);
   spdlog::info("model {}{}", setup.model_path, desc.path.empty() ? "" : ", description " + desc.path);
   Model forward = setup.forward;  // shares the initializers' storage: trained in place, exported at the end
-  ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc));
+  ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc, pass_options(args.setup)));
   log_training_graph(tg);
+  log_pass_reports(tg);
   if (!args.save_training_graph.empty()) {
     RETURN_IF_ERROR(save_model(tg.model, args.save_training_graph));
     spdlog::info("wrote the training graph to {}", args.save_training_graph);

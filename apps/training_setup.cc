@@ -19,6 +19,43 @@ Result<Setup> load_setup(const SetupArgs& args) {
   return s;
 }
 
+void add_pass_options(CLI::App* cmd, SetupArgs& args) {
+  std::string known;
+  for (const std::string& n : PassRegistry::instance().names()) known += (known.empty() ? "" : ", ") + n;
+  cmd->add_option("--passes", args.passes,
+                  "graph passes to run, comma-separated, or 'none' (default: " + known + ")");
+  cmd->add_option("--disable-pass", args.disabled_passes, "skip this graph pass (repeatable)");
+}
+
+PassManagerOptions pass_options(const SetupArgs& args) {
+  PassManagerOptions o;
+  if (args.passes == "none") {
+    o.passes.clear();
+  } else if (!args.passes.empty()) {
+    o.passes.clear();
+    size_t start = 0;
+    while (start <= args.passes.size()) {
+      size_t comma = args.passes.find(',', start);
+      std::string name = args.passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!name.empty()) o.passes.push_back(name);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  o.disabled.insert(args.disabled_passes.begin(), args.disabled_passes.end());
+  return o;
+}
+
+void log_pass_reports(const TrainingGraph& tg) {
+  const std::pair<const char*, const PassReport*> reports[] = {{"before the loss", &tg.passes_before_loss},
+                                                               {"after the backward", &tg.passes_after_backward}};
+  for (const auto& [when, r] : reports) {
+    std::string line;
+    for (const auto& [name, st] : r->passes) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", name, st.changed);
+    spdlog::info("graph passes {} (nodes changed): {}", when, line.empty() ? "none run" : line);
+  }
+}
+
 int64_t count_elements(const Model& m, const std::vector<std::string>& names) {
   int64_t n = 0;
   for (const auto& name : names) n += m.graph.initializers.at(name).numel();

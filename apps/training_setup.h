@@ -2,6 +2,9 @@
 // the model and its description, with command-line values overriding the file.
 #pragma once
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "autodiff/training_graph.h"
 #include "configs/model_description.h"
@@ -13,7 +16,16 @@ struct SetupArgs {
   std::string model;
   std::string config;
   int64_t batch_size = 0;  // 0 = from the description
+  std::string passes;                        // --passes: comma-separated names, or "none"
+  std::vector<std::string> disabled_passes;  // --disable-pass (repeatable)
 };
+
+// Adds --passes and --disable-pass to a subcommand.
+void add_pass_options(CLI::App* cmd, SetupArgs& args);
+// The pass manager's settings from --passes and --disable-pass.
+PassManagerOptions pass_options(const SetupArgs& args);
+// Logs what each pass changed before the loss and after the backward.
+void log_pass_reports(const TrainingGraph& tg);
 
 struct Setup {
   ModelDescription desc;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <set>
 
 #include "autodiff/loss.h"
 #include "graph/reachability.h"
@@ -65,7 +67,31 @@ size_t forward_node_count(const TrainingGraph& tg) {
   return nodes_reaching(tg.model.graph, tg.eval_outputs).size();
 }
 
-Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc) {
+double gradient_bytes_final_by(const TrainingGraph& tg, double backward_fraction) {
+  const Graph& g = tg.model.graph;
+  std::vector<size_t> forward = nodes_reaching(g, tg.eval_outputs);
+  std::vector<bool> is_forward(g.nodes.size(), false);
+  for (size_t i : forward) is_forward[i] = true;
+  std::map<std::string, size_t> final_at;  // gradient name -> its producer's position among backward nodes
+  size_t backward = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (is_forward[i]) continue;
+    ++backward;
+    for (const std::string& o : g.nodes[i].outputs) final_at[o] = backward;
+  }
+  double total = 0, ready = 0;
+  for (const auto& [w, grad] : tg.gradients.gradient) {
+    double bytes = static_cast<double>(g.initializers.count(w) ? g.initializers.at(w).nbytes() : 0);
+    total += bytes;
+    auto it = final_at.find(grad);
+    size_t at = it == final_at.end() ? 0 : it->second;  // 0: computed in the forward part
+    if (static_cast<double>(at) <= backward_fraction * static_cast<double>(backward)) ready += bytes;
+  }
+  return total > 0 ? ready / total : 1.0;
+}
+
+Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc,
+                                           const PassManagerOptions& passes) {
   auto started = std::chrono::steady_clock::now();
   TrainingGraph tg;
   tg.model = std::move(forward);
@@ -87,14 +113,19 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   }
   ASSIGN_OR_RETURN(LossSpec loss_spec, resolve_loss(tg.model, desc));
   tg.loss = loss_spec;
-  // Chosen before the loss adds its own constants, which never train.
+  // Chosen before the loss adds its own constants, which never train, and
+  // before the passes fold float constants into new initializers.
   std::vector<std::string> trainable = select_trainable(tg.model, desc.trainable_exclude, &tg.frozen, &tg.unused_globs);
+  const std::set<std::string> frozen(trainable.begin(), trainable.end());
+  ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, frozen, passes));
   ASSIGN_OR_RETURN(auto builder, GraphBuilder::create(tg.model, desc.dims));
   ASSIGN_OR_RETURN(std::string loss, append_loss(*builder, loss_spec));
   if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == loss; }))
     g.outputs.insert(g.outputs.begin(), *g.value(loss));
   for (const ValueInfo& o : g.outputs) tg.eval_outputs.push_back(o.name);
   ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable));
+  builder.reset();  // it points into tg.model, which the passes now rewrite
+  ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, frozen, passes));
   tg.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return tg;
 }

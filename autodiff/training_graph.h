@@ -10,6 +10,7 @@
 #include "autodiff/gradient_builder.h"
 #include "autodiff/loss.h"
 #include "configs/model_description.h"
+#include "graph/passes/pass_manager.h"
 
 namespace ort_train {
 
@@ -20,6 +21,9 @@ struct TrainingGraph {
   // The loss and the model's own outputs: what the forward (evaluation) part
   // computes. That part is the nodes these reach (graph/reachability.h).
   std::vector<std::string> eval_outputs;
+  // What the graph passes changed: on the forward model before the loss is
+  // appended, and on the whole training graph after the backward is built.
+  PassReport passes_before_loss, passes_after_backward;
   std::vector<std::string> frozen;   // float initializers excluded by the description's globs
   std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
   double build_ms = 0;
@@ -37,6 +41,15 @@ Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc);
 // How many nodes the forward part (model + loss) has; the rest is backward.
 size_t forward_node_count(const TrainingGraph& tg);
 
-Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc);
+// The fraction of gradient bytes that are final once the first
+// `backward_fraction` of the backward nodes (in graph order) have run: how
+// much a communicator could already be reducing at that point.
+double gradient_bytes_final_by(const TrainingGraph& tg, double backward_fraction);
+
+// Passes (graph/passes/) run on the forward model with the trainable set
+// frozen, then the loss and backward are built, then the passes run again;
+// `passes` picks and disables them (an empty list runs none).
+Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription& desc,
+                                           const PassManagerOptions& passes = {});
 
 }  // namespace ort_train

@@ -427,7 +427,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
             }
           }
       }
-      if (!sinks_.empty() && !options.accumulate_bound_outputs && !run_on_host) {
+      if (!sinks_.empty() && !options.accumulate_bound_outputs && (on_cpu || !run_on_host)) {
         for (size_t i = 0; i < step.outputs.size(); ++i) {
           auto sink = step.outputs[i] >= 0 ? sinks_.find(step.outputs[i]) : sinks_.end();
           if (sink != sinks_.end() && sink->second.dtype() == ictx.output(i).dtype &&
@@ -476,6 +476,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
           RETURN_IF_ERROR(math_->add_into(dest, value));
         } else if (slots[s].raw() != dest.raw()) {
           RETURN_IF_ERROR(device_->copy(slots[s], dest));
+          ++bound_output_copies_;
         }
         bind(s, dest.reshaped(slots[s].dims()));
       }

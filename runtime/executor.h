@@ -87,6 +87,10 @@ class Executor {
   // a value nothing else reads, the node making that value writes into
   // `dest` itself, so a written gradient costs no copy.
   Status bind_output(const std::string& name, Tensor dest);
+  // How many times a bound output had to be copied into its destination
+  // because its producer wrote elsewhere (a view op); zero when every
+  // gradient is written in place.
+  int64_t bound_output_copies() const { return bound_output_copies_; }
   // The plan's step at which each graph output becomes final, by name.
   std::map<std::string, size_t> output_ready_steps() const;
   // The named initializers change on the device from now on (parameters,
@@ -123,7 +127,8 @@ class Executor {
   // Slot -> destination of bound outputs (after moving a binding from an
   // Identity's output to the value it forwards).
   std::map<int, Tensor> sinks_;
-  VectorOps* math_ = nullptr;  // adds into bound outputs when accumulating
+  VectorOps* math_ = nullptr;
+  int64_t bound_output_copies_ = 0;  // adds into bound outputs when accumulating
 };
 
 }  // namespace ort_train

@@ -7,7 +7,7 @@
 #include "autodiff/training_graph.h"
 #include "graph/passes/pass_manager.h"
 #include "graph/passes/pass_test_util.h"
-#include "runtime/batch_data.h"
+#include "training/batch_data.h"
 
 namespace ort_train::testing {
 namespace fs = std::filesystem;

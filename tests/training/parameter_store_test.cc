@@ -1,0 +1,159 @@
+// The seams data parallelism builds on: gradients that become final while the
+// backward pass runs (the plan's ready lists and RunOptions::on_output_ready),
+// and the parameter store the executor writes gradients into.
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "autodiff/training_graph.h"
+#include "graph/onnx_io.h"
+#include "graph/reachability.h"
+#include "optimizers/optimizer.h"
+#include "runtime/parameter_store.h"
+#include "test_util.h"
+#include "training/trainer.h"
+
+namespace ort_train::testing {
+namespace fs = std::filesystem;
+namespace {
+
+fs::path model_dir(const std::string& name) { return fs::path(source_dir()) / "tests/models" / name; }
+
+TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out) {
+  auto desc = load_description((model_dir(name) / "training.yaml").string());
+  REQUIRE(desc.ok());
+  auto model = load_model((model_dir(name) / "model.onnx").string());
+  REQUIRE(model.ok());
+  auto tg = build_training_graph(std::move(model).value(), *desc);
+  INFO(tg.status().message());
+  REQUIRE(tg.ok());
+  *desc_out = *desc;
+  return std::move(tg).value();
+}
+
+std::unique_ptr<Trainer> make_trainer(const std::string& name, int64_t accum) {
+  ModelDescription desc;
+  TrainingGraph tg = training_graph(name, &desc);
+  auto source = make_batch_source((model_dir(name) / "train_batches").string(), tg, desc, 0);
+  REQUIRE(source.ok());
+  TrainerOptions options;
+  options.optimizer.name = "Adam";
+  options.optimizer.lr = 1e-3;
+  options.steps = 3;
+  options.grad_accum = accum;
+  auto trainer = Trainer::create(std::move(tg), options, *source);
+  INFO(trainer.status().message());
+  REQUIRE(trainer.ok());
+  return std::move(trainer).value();
+}
+
+}  // namespace
+
+TEST_CASE("gradients are reported final while the backward pass runs, before its last node", "[training][seams]") {
+  ModelDescription desc;
+  TrainingGraph tg = training_graph("bert", &desc);
+  auto source = make_batch_source((model_dir("bert") / "train_batches").string(), tg, desc, 0);
+  REQUIRE(source.ok());
+  auto feeds = (*source)(0);
+  REQUIRE(feeds.ok());
+  auto ex = Executor::create(tg.model);
+  REQUIRE(ex.ok());
+  const size_t steps = (*ex)->plan().steps.size();
+  auto ready_at = (*ex)->output_ready_steps();
+  std::vector<std::string> reported;
+  std::map<std::string, const void*> reported_data;
+  RunOptions run;
+  run.training = true;
+  run.on_output_ready = [&](const std::string& name, const Tensor& value) {
+    reported.push_back(name);
+    reported_data[name] = value.raw();
+    return Status::Ok();
+  };
+  auto out = (*ex)->run(*feeds, run);
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  // Every gradient is reported once, in the order of the steps that make them.
+  size_t before_last = 0;
+  size_t previous = 0;
+  for (const std::string& w : tg.gradients.trainable) {
+    const std::string& g = tg.gradients.gradient.at(w);
+    REQUIRE(ready_at.count(g));
+    CHECK(std::count(reported.begin(), reported.end(), g) == 1);
+    CHECK(reported_data[g] == out->at(g).raw());  // the value the run returns, not a copy
+    before_last += ready_at[g] + 1 < steps;
+  }
+  for (const std::string& name : reported) {
+    CHECK(ready_at[name] >= previous);
+    previous = ready_at[name];
+  }
+  // All but the gradients of the weights the very first nodes read are final before the last node runs.
+  size_t n = tg.gradients.trainable.size();
+  INFO(before_last << " of " << n << " gradients are final before the last of " << steps << " steps");
+  CHECK(before_last + 1 >= n);
+  // ...and a good share of the bytes are final half-way through the backward.
+  double half = gradient_bytes_final_by(tg, 0.5);
+  INFO("gradient bytes final after half of the backward nodes: " << half);
+  CHECK(half > 0.3);
+  CHECK(gradient_bytes_final_by(tg, 1.0) == 1.0);
+}
+
+TEST_CASE("the parameter store: parameters and gradients are views of flat buffers", "[training][seams]") {
+  auto trainer = make_trainer("mlp", 1);
+  const ParameterStore& store = trainer->parameters();
+  REQUIRE(store.groups().size() == 1);
+  const auto& group = store.groups()[0];
+  CHECK(group.dtype == DType::kFloat);
+  const char* pbase = static_cast<const char*>(group.params.raw());
+  const char* gbase = static_cast<const char*>(group.grads.raw());
+  for (const auto& e : store.entries()) {
+    CHECK(static_cast<const char*>(e.param.raw()) == pbase + e.offset);
+    CHECK(static_cast<const char*>(e.grad.raw()) == gbase + e.offset);
+    CHECK(e.offset % 64 == 0);
+    // The executor reads the parameter from the store, the optimizer updates it there.
+    auto c = trainer->executor().constant(e.name);
+    REQUIRE(c.ok());
+    CHECK(c->raw() == e.param.raw());
+  }
+  std::vector<float> before(group.params.data<float>(), group.params.data<float>() + group.params.numel());
+  auto r = trainer->step();
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  // Gradients were written into the store in place: no copies, and they are not zero.
+  CHECK(trainer->executor().bound_output_copies() == 0);
+  double sq = 0;
+  for (int64_t k = 0; k < group.grads.numel(); ++k) sq += double(group.grads.data<float>()[k]) * group.grads.data<float>()[k];
+  CHECK(std::sqrt(sq) == Approx(r->grad_norm).epsilon(1e-6));
+  bool changed = false;
+  for (int64_t k = 0; k < group.params.numel(); ++k) changed = changed || group.params.data<float>()[k] != before[size_t(k)];
+  CHECK(changed);
+}
+
+TEST_CASE("accumulating 4 micro-batches adds into the store: no Sum node, no gradient copies, no extra peak", "[training][seams]") {
+  auto one = make_trainer("mlp", 1);
+  auto four = make_trainer("mlp", 4);
+  // Accumulation adds no node: the graphs are the same, and no weight's gradient comes from a Sum.
+  CHECK(four->graph().model.graph.nodes.size() == one->graph().model.graph.nodes.size());
+  std::set<std::string> gradients;
+  for (const auto& [w, g] : four->graph().gradients.gradient) gradients.insert(g);
+  for (const Node& n : four->graph().model.graph.nodes)
+    if (n.op_type == "Sum")
+      for (const std::string& o : n.outputs) CHECK_FALSE(gradients.count(o));
+  for (int s = 0; s < 2; ++s) {
+    REQUIRE(one->step().ok());
+    REQUIRE(four->step().ok());
+  }
+  size_t peak1 = one->executor().allocator().peak_bytes(), peak4 = four->executor().allocator().peak_bytes();
+  INFO("peak intermediate bytes: grad_accum 1 " << peak1 << ", grad_accum 4 " << peak4);
+  // Written in place, a micro-batch's gradients take no intermediate memory;
+  // added, each needs its kernel's output only until it is added (one at a
+  // time). The old scheme held a copy of every gradient plus the run's own
+  // gradient outputs: two full sets more.
+  size_t gradient_bytes = four->parameters().param_bytes();
+  CHECK(peak4 < peak1 + gradient_bytes);
+  // A steady state takes nothing more from the system.
+  size_t sys = four->executor().allocator().system_allocations();
+  REQUIRE(four->step().ok());
+  CHECK(four->executor().allocator().system_allocations() == sys);
+}
+
+}  // namespace ort_train::testing
