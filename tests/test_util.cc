@@ -141,6 +141,21 @@ CliOutcome run_cli(const std::string& args, const std::string& dir) {
   return o;
 }
 
+TrainingGraph bundled_training_graph(const std::string& name, ModelDescription* desc) {
+  std::string dir = source_dir() + "/tests/models/" + name;
+  auto d = load_description(dir + "/training.yaml");
+  INFO(d.status().message());
+  REQUIRE(d.ok());
+  auto model = load_model(dir + "/model.onnx");
+  INFO(model.status().message());
+  REQUIRE(model.ok());
+  auto tg = build_training_graph(std::move(model).value(), *d);
+  INFO(tg.status().message());
+  REQUIRE(tg.ok());
+  if (desc) *desc = *d;
+  return std::move(tg).value();
+}
+
 void report_skipped(const std::string& why) {
   std::printf("%s: %s\n", kSkipMarker, why.c_str());
   std::fflush(stdout);

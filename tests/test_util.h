@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "autodiff/training_graph.h"
 #include "graph/graph.h"
 #include "graph/onnx_io.h"
 #include "graph/shape_inference.h"
@@ -58,6 +59,11 @@ CliOutcome run_cli(const std::string& args, const std::string& dir);
 
 std::string source_dir();
 std::string ort_train_binary();
+
+// A bundled model's training graph (tests/models/<name>: model.onnx and
+// training.yaml); REQUIREs that both load and the graph builds. The
+// description is returned through `desc` when given.
+TrainingGraph bundled_training_graph(const std::string& name, ModelDescription* desc = nullptr);
 
 // Marks the running test as skipped: CTest matches kSkipMarker in its output
 // (tests/CMakeLists.txt sets SKIP_REGULAR_EXPRESSION) and reports the test

@@ -19,21 +19,9 @@ namespace {
 
 fs::path model_dir(const std::string& name) { return fs::path(source_dir()) / "tests/models" / name; }
 
-TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out) {
-  auto desc = load_description((model_dir(name) / "training.yaml").string());
-  REQUIRE(desc.ok());
-  auto model = load_model((model_dir(name) / "model.onnx").string());
-  REQUIRE(model.ok());
-  auto tg = build_training_graph(std::move(model).value(), *desc);
-  INFO(tg.status().message());
-  REQUIRE(tg.ok());
-  *desc_out = *desc;
-  return std::move(tg).value();
-}
-
 std::unique_ptr<Trainer> make_trainer(const std::string& name, int64_t accum) {
   ModelDescription desc;
-  TrainingGraph tg = training_graph(name, &desc);
+  TrainingGraph tg = bundled_training_graph(name, &desc);
   auto source = make_batch_source((model_dir(name) / "train_batches").string(), tg, desc, 0);
   REQUIRE(source.ok());
   TrainerOptions options;
@@ -51,7 +39,7 @@ std::unique_ptr<Trainer> make_trainer(const std::string& name, int64_t accum) {
 
 TEST_CASE("gradients are reported final while the backward pass runs, before its last node", "[training][seams]") {
   ModelDescription desc;
-  TrainingGraph tg = training_graph("bert", &desc);
+  TrainingGraph tg = bundled_training_graph("bert", &desc);
   auto source = make_batch_source((model_dir("bert") / "train_batches").string(), tg, desc, 0);
   REQUIRE(source.ok());
   auto feeds = (*source)(0);

@@ -30,35 +30,29 @@ std::map<std::string, Tensor> run_training_graph(const Model& m, const std::map<
 void check_passes_on(const std::string& name) {
   fs::path dir = fs::path(source_dir()) / "tests/models" / name;
   INFO("model " << name);
-  auto desc = load_description((dir / "training.yaml").string());
-  REQUIRE(desc.ok());
-  auto model = load_model((dir / "model.onnx").string());
-  REQUIRE(model.ok());
-  auto tg = build_training_graph(std::move(model).value(), *desc);
-  INFO(tg.status().message());
-  REQUIRE(tg.ok());
+  const TrainingGraph tg = bundled_training_graph(name);
   std::vector<std::string> inputs;
-  for (const ValueInfo* v : tg->model.graph.required_inputs()) inputs.push_back(v->name);
+  for (const ValueInfo* v : tg.model.graph.required_inputs()) inputs.push_back(v->name);
   auto feeds = read_batch_dir((dir / "train_batches/0").string(), inputs);
   INFO(feeds.status().message());
   REQUIRE(feeds.ok());
-  auto before = run_training_graph(tg->model, *feeds);
+  auto before = run_training_graph(tg.model, *feeds);
 
-  Model optimized = tg->model;
-  std::set<std::string> frozen(tg->gradients.trainable.begin(), tg->gradients.trainable.end());
+  Model optimized = tg.model;
+  std::set<std::string> frozen(tg.gradients.trainable.begin(), tg.gradients.trainable.end());
   auto report = run_passes(optimized, frozen);
   INFO(report.status().message());
   REQUIRE(report.ok());
   INFO(report->summary());
   REQUIRE(report->fixed_point);
-  REQUIRE(optimized.graph.nodes.size() <= tg->model.graph.nodes.size());
+  REQUIRE(optimized.graph.nodes.size() <= tg.model.graph.nodes.size());
   for (const std::string& w : frozen) {
     INFO("trainable " << w);
     REQUIRE(optimized.graph.is_initializer(w));
-    REQUIRE(optimized.graph.initializers.at(w).raw() == tg->model.graph.initializers.at(w).raw());
+    REQUIRE(optimized.graph.initializers.at(w).raw() == tg.model.graph.initializers.at(w).raw());
   }
   std::printf("graph passes %-15s %zu -> %zu nodes, %zu -> %zu initializers, %lld round(s)\n", name.c_str(),
-              tg->model.graph.nodes.size(), optimized.graph.nodes.size(), tg->model.graph.initializers.size(),
+              tg.model.graph.nodes.size(), optimized.graph.nodes.size(), tg.model.graph.initializers.size(),
               optimized.graph.initializers.size(), static_cast<long long>(report->rounds));
 
   auto after = run_training_graph(optimized, *feeds);
