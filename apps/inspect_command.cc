@@ -27,12 +27,14 @@ void add_inspect_command(CLI::App& app, InspectArgs& args) {
 
 namespace {
 
-// "name (Op)" of every node without a CPU kernel.
+// "name (Op)" of every node without a CPU kernel for its dtype.
 std::vector<std::string> nodes_without_kernel(const Model& m) {
   std::vector<std::string> out;
-  for (const Node& n : m.graph.nodes)
-    if (!KernelRegistry::instance().find(n.domain, n.op_type, m.opset(n.domain), DeviceKind::kCpu))
-      out.push_back(n.describe());
+  for (const Node& n : m.graph.nodes) {
+    DType key = kernel_key_dtype(m.graph, n);
+    if (!KernelRegistry::instance().find(n.domain, n.op_type, m.opset(n.domain), DeviceKind::kCpu, key))
+      out.push_back(n.describe() + (dtype_is_half(key) ? " for " + dtype_name(key) : ""));
+  }
   return out;
 }
 

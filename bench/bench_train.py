@@ -9,7 +9,9 @@ encoder (tools/export_models.py's Bert: 4 layers, hidden 256, 4 heads,
 intermediate 1024, vocab 30522, seq 128, batch 8, MLM cross-entropy over the
 vocabulary). Prints ms/step (median after 3 warm-up steps; ort_train's from its
 --metrics step_ms), samples/s, each framework's peak RSS (measured from outside
-the process) and the ratios.
+the process) and the ratios. --baseline BINARY adds an older ort_train build
+timed in the same run on the same exported model (before/after comparisons);
+--grad-accum N runs ort_train with N micro-batches per step.
 """
 import argparse
 import json
@@ -99,6 +101,9 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--models", default="mlp,bert")
+    ap.add_argument("--baseline", help="another ort_train binary (an older build) timed in the same run on the "
+                    "same exported model: its row and the current/baseline ratio are added")
+    ap.add_argument("--grad-accum", type=int, default=1, help="micro-batches per step for ort_train")
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -108,30 +113,38 @@ def main():
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as folder:
             batch = export(name, folder)
-            metrics = os.path.join(folder, "m.jsonl")
-            bench_forward.measured(
-                [args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(folder, "model.onnx"),
-                 "--config", os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"),
-                 "--optimizer", "adam", "--lr", "1e-3", "--steps", str(args.steps + WARMUP),
-                 "--threads", str(args.threads), "--metrics", metrics], f"ort_train ({name})")
-            _, _, ort_rss = bench_forward.measured(
-                [args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(folder, "model.onnx"),
-                 "--config", os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"),
-                 "--optimizer", "adam", "--steps", str(args.steps + WARMUP), "--threads", str(args.threads)],
-                f"ort_train ({name})")
-            steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
-            ort_ms = statistics.median(steps)
+            def run_binary(binary):
+                # Timed from --metrics in one run, peak RSS from a second run without the metrics file.
+                metrics = os.path.join(folder, "m.jsonl")
+                if os.path.exists(metrics):
+                    os.remove(metrics)
+                common = [binary, "--log-level", "warn", "train", "--model", os.path.join(folder, "model.onnx"),
+                          "--config", os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"),
+                          "--optimizer", "adam", "--lr", "1e-3", "--steps", str(args.steps + WARMUP),
+                          "--threads", str(args.threads)]
+                if args.grad_accum > 1:
+                    common += ["--grad-accum", str(args.grad_accum)]
+                bench_forward.measured(common + ["--metrics", metrics], f"{binary} ({name})")
+                _, _, rss = bench_forward.measured(common, f"{binary} ({name})")
+                steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
+                return statistics.median(steps), rss
+
+            ort_ms, ort_rss = run_binary(args.ort_train)
+            base = run_binary(args.baseline) if args.baseline else None
         tout, _, torch_rss = bench_forward.measured(
             [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--threads", str(args.threads),
              "--steps", str(args.steps)], f"PyTorch ({name})")
         t = json.loads(tout.strip().splitlines()[-1])
-        rows.append((name, batch, t, ort_ms, torch_rss, ort_rss))
+        rows.append((name, batch, t, ort_ms, torch_rss, ort_rss, base))
     print(f"Adam training steps, {args.threads} threads, median of {args.steps} after {WARMUP} warm-up")
     print(f"{'model':8}{'framework':24}{'ms/step':>10}{'samples/s':>12}{'peak RSS MiB':>14}")
-    for name, batch, t, ort_ms, torch_rss, ort_rss in rows:
+    for name, batch, t, ort_ms, torch_rss, ort_rss, base in rows:
         print(f"{name:8}{'PyTorch ' + t['version']:24}{t['ms']:10.2f}{batch * 1000 / t['ms']:12.1f}{torch_rss:14.0f}")
         print(f"{'':8}{'ort_train':24}{ort_ms:10.2f}{batch * 1000 / ort_ms:12.1f}{ort_rss:14.0f}")
         print(f"{'':8}{'ratio ort_train/PyTorch':24}{ort_ms / t['ms']:10.2f}{'':12}{ort_rss / torch_rss:14.2f}")
+        if base:
+            print(f"{'':8}{'ort_train baseline':24}{base[0]:10.2f}{batch * 1000 / base[0]:12.1f}{base[1]:14.0f}")
+            print(f"{'':8}{'ratio ort_train/baseline':24}{ort_ms / base[0]:10.2f}{'':12}{ort_rss / base[1]:14.2f}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ The model is exported by tools/export_models.py's Bert class (opset 17) into a
 temporary folder; nothing is written into the repository. Prints one table:
 training-graph build time (from `ort_train inspect`), ms per forward+backward
 (median of --repeat runs after one warm-up) for both, their ratio, and each
-framework's peak RSS.
+framework's peak RSS. --baseline BINARY adds an older ort_train build, timed
+in the same run on the same exported model (before/after comparisons).
 """
 import argparse
 import json
@@ -85,6 +86,8 @@ def main():
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", help="another ort_train binary (an older build) timed in the same run, "
+                    "after the current one: its row and the current/baseline ratio are added")
     ap.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.intermediate = args.intermediate or 4 * args.hidden
@@ -93,30 +96,44 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         export(args, folder)
         model, desc = os.path.join(folder, "model.onnx"), os.path.join(folder, "desc.yaml")
-        r = subprocess.run([args.ort_train, "inspect", "--model", model, "--config", desc, "--batch-size",
-                            str(args.batch)], capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"ort_train inspect failed:\n{r.stdout}\n{r.stderr}")
-        built = float(re.search(r"built in ([0-9.]+) ms", r.stdout).group(1))
-        nodes = re.search(r"training graph: (.*) built", r.stdout).group(1)
-        out, err, ort_rss = bench_forward.measured(
-            [args.ort_train, "train", "--model", model, "--config", desc, "--data", os.path.join(folder, "data"),
-             "--threads", str(args.threads), "--repeat", str(args.repeat + 1)], "ort_train train")
-        times = re.search(r"forward\+backward: median ([0-9.]+) ms", out + err)
-        if not times:
-            sys.exit(f"ort_train train printed no timing:\n{out[-2000:]}\n{err[-2000:]}")
-        ort_ms = float(times.group(1))
+        def run_binary(binary):
+            r = subprocess.run([binary, "inspect", "--model", model, "--config", desc, "--batch-size",
+                                str(args.batch)], capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(f"{binary} inspect failed:\n{r.stdout}\n{r.stderr}")
+            info = {"built": float(re.search(r"built in ([0-9.]+) ms", r.stdout).group(1)),
+                    "nodes": re.search(r"training graph: (.*) built", r.stdout).group(1)}
+            ready = re.search(r"gradient bytes final after 25% / 50% / 75% of the backward nodes: (.*)", r.stdout)
+            info["ready"] = ready.group(1) if ready else "not reported"
+            out, err, info["rss"] = bench_forward.measured(
+                [binary, "train", "--model", model, "--config", desc, "--data", os.path.join(folder, "data"),
+                 "--threads", str(args.threads), "--repeat", str(args.repeat + 1)], f"{binary} train")
+            times = re.search(r"forward\+backward: median ([0-9.]+) ms", out + err)
+            if not times:
+                sys.exit(f"{binary} train printed no timing:\n{out[-2000:]}\n{err[-2000:]}")
+            info["ms"] = float(times.group(1))
+            return info
+
+        ort = run_binary(args.ort_train)
+        base = run_binary(args.baseline) if args.baseline else None
+        built, nodes, ort_ms, ort_rss = ort["built"], ort["nodes"], ort["ms"], ort["rss"]
         own = [sys.executable, os.path.abspath(__file__), "--worker", "torch"] + [
-            a for a in sys.argv[1:] if not a.startswith("--ort-train")]
+            a for a in sys.argv[1:] if not a.startswith("--ort-train") and not a.startswith("--baseline")]
         tout, _, torch_rss = bench_forward.measured(own, "PyTorch")
         t = json.loads(tout.strip().splitlines()[-1])
     print(f"BERT-style encoder: {args.layers} layers, hidden {args.hidden}, seq {args.seq}, batch {args.batch}, "
           f"{args.threads} threads")
     print(f"training graph: {nodes} built in {built:.0f} ms")
+    print(f"gradient bytes final after 25% / 50% / 75% of the backward nodes: {ort['ready']}")
     print(f"{'':28}{'ms/fwd+bwd':>12}{'peak RSS MiB':>14}")
     print(f"{'PyTorch ' + t['version'] + ' eager':28}{t['ms']:12.1f}{torch_rss:14.0f}")
     print(f"{'ort_train':28}{ort_ms:12.1f}{ort_rss:14.0f}")
+    if base:
+        print(f"{'ort_train baseline':28}{base['ms']:12.1f}{base['rss']:14.0f}")
     print(f"ratio ort_train / PyTorch: time {ort_ms / t['ms']:.2f}, memory {ort_rss / torch_rss:.2f}")
+    if base:
+        print(f"baseline ({args.baseline}): graph {base['nodes']} built in {base['built']:.0f} ms; "
+              f"ratio ort_train / baseline: time {ort_ms / base['ms']:.2f}, memory {ort_rss / base['rss']:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "cuda_kernels/elementwise.h"
+#include "cuda_kernels/cast_value.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
@@ -73,6 +74,7 @@ cudaError_t binary_dispatch(ElemType t, const void* a, const void* b, void* out,
       case ElemType::kBool:
         if constexpr (Op == BinaryOp::kEqual) return binary_typed<Op, bool>(a, b, out, n, same, am, bm, s);
         return cudaErrorInvalidValue;
+      default: return cudaErrorInvalidValue;  // no 16-bit float arithmetic yet
     }
   }
   return cudaErrorInvalidValue;
@@ -102,21 +104,6 @@ __global__ void clip_kernel(const T* in, T* out, int64_t n, const T* lo, const T
 }
 
 template <typename From, typename To>
-__device__ __forceinline__ To cast_value(From v) {
-  if constexpr (std::is_same<To, bool>::value) {
-    return v != From(0);
-  } else if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value) {
-    double d = static_cast<double>(v);
-    if (d != d) return To(0);
-    if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-    if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
-    return static_cast<To>(d);
-  } else {
-    return static_cast<To>(v);
-  }
-}
-
-template <typename From, typename To>
 __global__ void cast_kernel(const From* in, To* out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     out[i] = cast_value<From, To>(in[i]);
@@ -130,6 +117,8 @@ cudaError_t cast_to(ElemType to, const From* in, void* out, int64_t n, cudaStrea
     case ElemType::kI32: cast_kernel<From, int32_t><<<blocks_for(n), kThreads, 0, s>>>(in, static_cast<int32_t*>(out), n); break;
     case ElemType::kI64: cast_kernel<From, int64_t><<<blocks_for(n), kThreads, 0, s>>>(in, static_cast<int64_t*>(out), n); break;
     case ElemType::kBool: cast_kernel<From, bool><<<blocks_for(n), kThreads, 0, s>>>(in, static_cast<bool*>(out), n); break;
+    case ElemType::kF16: cast_kernel<From, Float16><<<blocks_for(n), kThreads, 0, s>>>(in, static_cast<Float16*>(out), n); break;
+    case ElemType::kBF16: cast_kernel<From, BFloat16><<<blocks_for(n), kThreads, 0, s>>>(in, static_cast<BFloat16*>(out), n); break;
   }
   return cudaGetLastError();
 }
@@ -177,6 +166,7 @@ cudaError_t launch_unary(UnaryOp op, ElemType t, const void* in, void* out, int6
     case ElemType::kI32: unary_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const int32_t*>(in), static_cast<int32_t*>(out), n, alpha); break;
     case ElemType::kI64: unary_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const int64_t*>(in), static_cast<int64_t*>(out), n, alpha); break;
     case ElemType::kBool: unary_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const bool*>(in), static_cast<bool*>(out), n, alpha); break;
+    default: return cudaErrorInvalidValue;  // no 16-bit float arithmetic yet
   }
   return cudaGetLastError();
 }
@@ -201,6 +191,8 @@ cudaError_t launch_cast(ElemType from, ElemType to, const void* in, void* out, i
     case ElemType::kI32: return cast_to(to, static_cast<const int32_t*>(in), out, n, s);
     case ElemType::kI64: return cast_to(to, static_cast<const int64_t*>(in), out, n, s);
     case ElemType::kBool: return cast_to(to, static_cast<const bool*>(in), out, n, s);
+    case ElemType::kF16: return cast_to(to, static_cast<const Float16*>(in), out, n, s);
+    case ElemType::kBF16: return cast_to(to, static_cast<const BFloat16*>(in), out, n, s);
   }
   return cudaErrorInvalidValue;
 }

@@ -10,7 +10,8 @@ namespace ort_train::cuda {
 
 constexpr int kMaxDims = 8;
 
-enum class ElemType : int { kF32, kF64, kI32, kI64, kBool };
+// kF16/kBF16 (Float16, BFloat16 in cuda_kernels/float16.h) reach only Cast so far.
+enum class ElemType : int { kF32, kF64, kI32, kI64, kBool, kF16, kBF16 };
 
 // Output element (row-major index over `dims`) -> input offset = sum(idx[d] * strides[d]);
 // a broadcast dimension has stride 0.

@@ -1,4 +1,5 @@
 #include "cuda_kernels/vector_math.h"
+#include "cuda_kernels/float16.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
@@ -10,6 +11,12 @@ constexpr int kBlocksPerTensor = 32;  // partial sums per tensor: fixed, so the 
 __global__ void add_into_kernel(float* acc, const float* x, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     acc[i] += x[i];
+}
+
+template <typename T>
+__global__ void add_widened_kernel(float* acc, const T* x, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    acc[i] += static_cast<float>(x[i]);
 }
 
 __global__ void scale_kernel(float* x, float s, int64_t n) {
@@ -62,6 +69,15 @@ __global__ void fill_kernel(T* dst, int64_t n, T value) {
 cudaError_t launch_add_into(float* acc, const float* x, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   add_into_kernel<<<blocks_for(n), kThreads, 0, stream>>>(acc, x, n);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_add_into_widened(float* acc, const void* x, bool bfloat16, int64_t n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  if (bfloat16)
+    add_widened_kernel<<<blocks_for(n), kThreads, 0, stream>>>(acc, static_cast<const BFloat16*>(x), n);
+  else
+    add_widened_kernel<<<blocks_for(n), kThreads, 0, stream>>>(acc, static_cast<const Float16*>(x), n);
   return cudaGetLastError();
 }
 

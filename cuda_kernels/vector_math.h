@@ -9,6 +9,8 @@
 namespace ort_train::cuda {
 
 cudaError_t launch_add_into(float* acc, const float* x, int64_t n, cudaStream_t stream);
+// acc += float(x) for a 16-bit float x: binary16 when `bfloat16` is false.
+cudaError_t launch_add_into_widened(float* acc, const void* x, bool bfloat16, int64_t n, cudaStream_t stream);
 cudaError_t launch_scale(float* x, float s, int64_t n, cudaStream_t stream);
 // Sum of squares of `count` tensors (pointers and sizes in device memory),
 // reduced in a fixed order into *out (device double): bit-identical run to run.

@@ -38,7 +38,17 @@ bool dispatch_numeric(DType t, F&& f) {
   return dispatch_float(t, f) || dispatch_integer(t, f);
 }
 
-// Every type the runtime stores, bool included (copies, gathers, reshapes).
+// The 16-bit float storage types. Kernels convert them to float to compute.
+template <typename F>
+bool dispatch_half(DType t, F&& f) {
+  switch (t) {
+    case DType::kFloat16: f.template operator()<Float16>(); return true;
+    case DType::kBFloat16: f.template operator()<BFloat16>(); return true;
+    default: return false;
+  }
+}
+
+// Every type the runtime computes in, bool included (copies, gathers, reshapes).
 template <typename F>
 bool dispatch_all(DType t, F&& f) {
   if (t == DType::kBool) {
@@ -46,6 +56,12 @@ bool dispatch_all(DType t, F&& f) {
     return true;
   }
   return dispatch_numeric(t, f);
+}
+
+// Every type the runtime stores: dispatch_all plus the 16-bit floats (Cast).
+template <typename F>
+bool dispatch_stored(DType t, F&& f) {
+  return dispatch_all(t, f) || dispatch_half(t, f);
 }
 
 }  // namespace ort_train

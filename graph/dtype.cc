@@ -47,8 +47,16 @@ bool dtype_is_integer(DType t) {
   }
 }
 
-bool dtype_is_supported(DType t) {
-  return t == DType::kFloat || t == DType::kDouble || t == DType::kBool || dtype_is_integer(t);
+bool dtype_is_half(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+double float_element(DType t, const void* data, size_t i) {
+  switch (t) {
+    case DType::kFloat: return static_cast<const float*>(data)[i];
+    case DType::kDouble: return static_cast<const double*>(data)[i];
+    case DType::kFloat16: return static_cast<float>(static_cast<const Float16*>(data)[i]);
+    case DType::kBFloat16: return static_cast<float>(static_cast<const BFloat16*>(data)[i]);
+    default: return 0.0;  // callers check dtype_is_float first
+  }
 }
 
 }  // namespace ort_train

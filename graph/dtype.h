@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda_kernels/float16.h"  // the 16-bit float storage types and their conversions
+
 namespace ort_train {
 
 enum class DType : int32_t {
@@ -33,8 +35,9 @@ std::string dtype_name(DType t);
 inline DType dtype_from_onnx(int32_t v) { return static_cast<DType>(v); }
 bool dtype_is_float(DType t);    // float, double, float16, bfloat16
 bool dtype_is_integer(DType t);  // signed or unsigned integers (not bool)
-// Types the CPU kernels compute in (others can be loaded, saved and copied).
-bool dtype_is_supported(DType t);
+bool dtype_is_half(DType t);     // float16, bfloat16: stored and converted; arithmetic happens in float
+// Reads element i of a float tensor's raw data as a double (float, double, float16, bfloat16).
+double float_element(DType t, const void* data, size_t i);
 
 template <typename T>
 constexpr DType dtype_of();
@@ -49,5 +52,7 @@ template <> constexpr DType dtype_of<uint16_t>() { return DType::kUInt16; }
 template <> constexpr DType dtype_of<uint32_t>() { return DType::kUInt32; }
 template <> constexpr DType dtype_of<uint64_t>() { return DType::kUInt64; }
 template <> constexpr DType dtype_of<bool>() { return DType::kBool; }
+template <> constexpr DType dtype_of<Float16>() { return DType::kFloat16; }
+template <> constexpr DType dtype_of<BFloat16>() { return DType::kBFloat16; }
 
 }  // namespace ort_train

@@ -54,9 +54,12 @@ std::vector<int64_t> Tensor::to_int64_vector() const {
 
 std::vector<double> Tensor::to_double_vector() const {
   std::vector<double> out(static_cast<size_t>(numel()));
-  dispatch_all(dtype_, [&]<typename T>() {
+  dispatch_stored(dtype_, [&]<typename T>() {
     const T* p = data<T>();
-    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(p[i]);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) out[i] = static_cast<float>(p[i]);
+      else out[i] = static_cast<double>(p[i]);
+    }
   });
   return out;
 }

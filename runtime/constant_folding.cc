@@ -11,7 +11,11 @@ namespace {
 
 std::optional<std::vector<Tensor>> evaluate_on_cpu(const Node& node, int64_t opset,
                                                    const std::vector<const Tensor*>& inputs, InferContext& shapes) {
-  const KernelDef* k = KernelRegistry::instance().find(node.domain, node.op_type, opset, DeviceKind::kCpu);
+  // The kernel key as the executor picks it: the first float input's dtype, else the first input's.
+  DType key = DType::kUndefined;
+  for (const Tensor* t : inputs)
+    if (t && (key == DType::kUndefined || (dtype_is_float(t->dtype()) && !dtype_is_float(key)))) key = t->dtype();
+  const KernelDef* k = KernelRegistry::instance().find(node.domain, node.op_type, opset, DeviceKind::kCpu, key);
   if (!k) return std::nullopt;
   for (const Tensor* t : inputs)
     if (t && t->device() != DeviceKind::kCpu) return std::nullopt;

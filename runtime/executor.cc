@@ -23,6 +23,13 @@ Status check_tensor_io(const Graph& g) {
 
 namespace {
 
+// Whether a bound output is added into its destination this run. 16-bit
+// float destinations are always written: their sum over micro-batches is
+// kept in float32 by the caller (the trainer's master gradients).
+bool adds_into(const RunOptions& options, const Tensor& dest) {
+  return options.accumulate_bound_outputs && !dtype_is_half(dest.dtype());
+}
+
 bool is_integer_or_bool(DType t) { return dtype_is_integer(t) || t == DType::kBool; }
 
 // A host copy of an initializer that shape rules may read (the data of the
@@ -113,7 +120,8 @@ Status Executor::build_plan(DeviceKind device) {
     s.node = &n;
     s.opset = model_.opset(n.domain);
     s.schema = OpRegistry::instance().find(n.domain, n.op_type, s.opset);
-    s.kernel = KernelRegistry::instance().find(n.domain, n.op_type, s.opset, device);
+    DType key = kernel_key_dtype(g, n);
+    s.kernel = KernelRegistry::instance().find(n.domain, n.op_type, s.opset, device, key);
     if (device != DeviceKind::kCpu) {
       // Shape arithmetic (integer outputs: Shape, Gather of dims, Concat of
       // sizes) may run on the host from the CPU kernel when its inputs are host values.
@@ -122,10 +130,15 @@ Status Executor::build_plan(DeviceKind device) {
         const ValueInfo* v = out.empty() ? nullptr : g.value(out);
         integer_outputs = integer_outputs && (out.empty() || (v && is_integer_or_bool(v->dtype)));
       }
-      if (integer_outputs) s.host_kernel = KernelRegistry::instance().find(n.domain, n.op_type, s.opset, DeviceKind::kCpu);
+      if (integer_outputs)
+        s.host_kernel = KernelRegistry::instance().find(n.domain, n.op_type, s.opset, DeviceKind::kCpu, key);
     }
     if (!s.kernel && !s.host_kernel) {
-      missing.push_back(fmt::format("  {} ({} opset {})", n.name, n.op_type, s.opset));
+      // Say when the op has kernels here, only not for this dtype (float16 before its kernels exist).
+      bool other_dtype = KernelRegistry::instance().find(n.domain, n.op_type, s.opset, device) != nullptr;
+      missing.push_back(other_dtype ? fmt::format("  {} ({} opset {}): none for {}", n.name, n.op_type, s.opset,
+                                                  dtype_name(key))
+                                    : fmt::format("  {} ({} opset {})", n.name, n.op_type, s.opset));
       continue;
     }
     for (const std::string& in : n.inputs) s.inputs.push_back(in.empty() ? -1 : slot_of(in));
@@ -427,10 +440,10 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
             }
           }
       }
-      if (!sinks_.empty() && !options.accumulate_bound_outputs && (on_cpu || !run_on_host)) {
+      if (!sinks_.empty() && (on_cpu || !run_on_host)) {
         for (size_t i = 0; i < step.outputs.size(); ++i) {
           auto sink = step.outputs[i] >= 0 ? sinks_.find(step.outputs[i]) : sinks_.end();
-          if (sink != sinks_.end() && sink->second.dtype() == ictx.output(i).dtype &&
+          if (sink != sinks_.end() && !adds_into(options, sink->second) && sink->second.dtype() == ictx.output(i).dtype &&
               sink->second.numel() == num_elements(dims_from_shape(*ictx.output(i).shape)))
             kctx.set_output(i, sink->second.reshaped(dims_from_shape(*ictx.output(i).shape)));  // written in place
         }
@@ -465,7 +478,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
                                                   plan_.slot_names[s], dtype_name(slots[s].dtype()),
                                                   dims_to_string(slots[s].dims()), dtype_name(dest.dtype()),
                                                   dims_to_string(dest.dims())));
-        if (options.accumulate_bound_outputs) {
+        if (adds_into(options, dest)) {
           if (!math_) {
             ASSIGN_OR_RETURN(math_, vector_ops(device_->kind()));
           }

@@ -1,5 +1,7 @@
 #include "runtime/kernel.h"
 
+#include <algorithm>
+
 namespace ort_train {
 
 Tensor& KernelContext::output(size_t i) {
@@ -44,13 +46,44 @@ void KernelRegistry::add(KernelDef def) {
 }
 
 const KernelDef* KernelRegistry::find(const std::string& domain, const std::string& op_type, int64_t opset,
-                                      DeviceKind device) const {
+                                      DeviceKind device, DType key) const {
   const std::string& d = domain == "ai.onnx" ? std::string() : domain;
   for (const auto& k : defs_)
     if (k->domain == d && k->op_type == op_type && k->device == device && opset >= k->min_opset &&
-        opset <= k->max_opset)
+        opset <= k->max_opset && k->accepts(key))
       return k.get();
   return nullptr;
+}
+
+bool KernelDef::accepts(DType key) const {
+  if (key == DType::kUndefined) return true;
+  if (dtypes.empty()) return dtype_size(key) > 0 && !dtype_is_half(key);
+  return std::find(dtypes.begin(), dtypes.end(), key) != dtypes.end();
+}
+
+const std::vector<DType>& all_stored_dtypes() {
+  static const std::vector<DType> all{DType::kFloat,  DType::kDouble, DType::kFloat16, DType::kBFloat16,
+                                      DType::kInt8,   DType::kInt16,  DType::kInt32,   DType::kInt64,
+                                      DType::kUInt8,  DType::kUInt16, DType::kUInt32,  DType::kUInt64,
+                                      DType::kBool};
+  return all;
+}
+
+DType kernel_key_dtype(const Graph& g, const Node& n) {
+  auto dtype_of_value = [&](const std::string& name) {
+    if (name.empty()) return DType::kUndefined;
+    if (g.is_initializer(name)) return g.initializers.at(name).dtype();
+    const ValueInfo* v = g.value(name);
+    return v ? v->dtype : DType::kUndefined;
+  };
+  DType first = DType::kUndefined;
+  for (const std::string& in : n.inputs) {
+    DType t = dtype_of_value(in);
+    if (dtype_is_float(t)) return t;
+    if (first == DType::kUndefined) first = t;
+  }
+  if (first != DType::kUndefined) return first;
+  return n.outputs.empty() ? DType::kUndefined : dtype_of_value(n.outputs[0]);
 }
 
 Status unsupported_dtype(const KernelContext& ctx, DType t) {

@@ -1,7 +1,9 @@
 // The kernel interface: a kernel gets its node, its input tensors and lazily
 // allocated outputs whose dtype/shape the op's shape rule already decided.
 // Kernels register in their own file with ORT_REGISTER_KERNEL, keyed by
-// (domain, op, opset range, device); no central list.
+// (domain, op, opset range, device, dtypes); no central list. The dtype a
+// node is matched on is its key dtype (kernel_key_dtype): an fp16 kernel is
+// one more registration beside the float one, not a change to it.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -30,7 +32,9 @@ struct RunOptions {
   // error stops the run.
   std::function<Status(const std::string& name, const Tensor& value)> on_output_ready;
   // Outputs bound to a destination (Executor::bind_output): false writes the
-  // value there, true adds it to what is there (micro-batch accumulation).
+  // value there, true adds it to what is there (micro-batch accumulation),
+  // except into float16/bfloat16 destinations, which are always written (the
+  // caller sums those in float32).
   bool accumulate_bound_outputs = false;
 };
 
@@ -100,14 +104,30 @@ struct KernelDef {
   // the same dtype and dims that dies at this node. Saves a buffer and keeps
   // the data in cache.
   bool may_reuse_input = false;
+  // The key dtypes this kernel computes in; empty means the default set:
+  // float32, float64, the integers and bool (what dispatch_all covers). The
+  // 16-bit floats are never in the default set, so a float16 node finds no
+  // kernel, at plan time and by name, unless one registered for it.
+  std::vector<DType> dtypes;
+  bool accepts(DType key) const;
 };
+
+// The dtype a node is matched on: that of its first floating-point input
+// (the one its arithmetic runs in: Where's x, Gather's data, Equal's
+// operands), else its first input's, else output 0's; kUndefined when the
+// graph does not say.
+DType kernel_key_dtype(const Graph& g, const Node& n);
+
+// Every dtype a kernel may store (for view and shape ops that never read the data).
+const std::vector<DType>& all_stored_dtypes();
 
 class KernelRegistry {
  public:
   static KernelRegistry& instance();
   void add(KernelDef def);
-  const KernelDef* find(const std::string& domain, const std::string& op_type, int64_t opset,
-                        DeviceKind device) const;
+  // The kernel for the op on the device that accepts `key` (kUndefined: any).
+  const KernelDef* find(const std::string& domain, const std::string& op_type, int64_t opset, DeviceKind device,
+                        DType key = DType::kUndefined) const;
   const std::vector<std::unique_ptr<KernelDef>>& all() const { return defs_; }
 
  private:
@@ -128,6 +148,10 @@ Status unsupported_dtype(const KernelContext& ctx, DType t);
       domain, op, min_opset, max_opset, device, fn})
 #define ORT_REGISTER_CPU_KERNEL(op, min_opset, max_opset, fn) \
   ORT_REGISTER_KERNEL("", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn)
+// A kernel for an explicit list of key dtypes (KernelDef::dtypes).
+#define ORT_REGISTER_KERNEL_FOR_DTYPES(domain, op, min_opset, max_opset, device, fn, dtypes)            \
+  static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
+      domain, op, min_opset, max_opset, device, fn, false, dtypes})
 // For kernels that may write output 0 over a dying input (see KernelDef::may_reuse_input).
 #define ORT_REGISTER_CPU_KERNEL_INPLACE(op, min_opset, max_opset, fn)                                    \
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \

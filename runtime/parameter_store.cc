@@ -35,7 +35,16 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
     if (!p->data() || !g->data())
       return make_error(ErrorCode::kInternal, "out of memory for the parameter store ({} bytes of {})", 2 * bytes,
                         dtype_name(t));
-    Group grp{t, Tensor(t, {n}, p), Tensor(t, {n}, g)};
+    Group grp{t, Tensor(t, {n}, p), Tensor(t, {n}, g), Tensor(), Tensor()};
+    grp.masters = grp.params;
+    grp.master_grads = grp.grads;
+    if (dtype_is_half(t)) {
+      auto mp = alloc->allocate(static_cast<size_t>(n) * 4), mg = alloc->allocate(static_cast<size_t>(n) * 4);
+      if (!mp->data() || !mg->data())
+        return make_error(ErrorCode::kInternal, "out of memory for the float32 master weights ({} bytes)", 8 * n);
+      grp.masters = Tensor(DType::kFloat, {n}, mp);
+      grp.master_grads = Tensor(DType::kFloat, {n}, mg);
+    }
     group_of[t] = store->groups_.size();
     store->groups_.push_back(grp);
   }
@@ -44,6 +53,11 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
     Tensor zeros = Tensor::host(grp.dtype, grp.grads.dims());
     RETURN_IF_ERROR(device.copy(zeros, grp.grads));
     RETURN_IF_ERROR(device.copy(zeros, grp.params));
+    if (grp.has_masters()) {
+      Tensor zeros32 = Tensor::host(DType::kFloat, grp.masters.dims());
+      RETURN_IF_ERROR(device.copy(zeros32, grp.masters));
+      RETURN_IF_ERROR(device.copy(zeros32, grp.master_grads));
+    }
   }
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& [name, value] = params[i];
@@ -54,6 +68,22 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
     e.param = Tensor(value.dtype(), value.dims(), Storage::view(grp.params.storage(), e.offset, value.nbytes()));
     e.grad = Tensor(value.dtype(), value.dims(), Storage::view(grp.grads.storage(), e.offset, value.nbytes()));
     RETURN_IF_ERROR(device.copy(value, e.param));
+    e.master = e.param;
+    e.master_grad = e.grad;
+    if (grp.has_masters()) {
+      // Same element offset in the float32 buffers; the master starts as the exact widening.
+      size_t offset32 = e.offset / dtype_size(value.dtype()) * 4, bytes32 = static_cast<size_t>(value.numel()) * 4;
+      e.master = Tensor(DType::kFloat, value.dims(), Storage::view(grp.masters.storage(), offset32, bytes32));
+      e.master_grad = Tensor(DType::kFloat, value.dims(), Storage::view(grp.master_grads.storage(), offset32, bytes32));
+      Tensor host = value.device() == DeviceKind::kCpu ? value : Tensor();
+      if (!host.defined()) {
+        ASSIGN_OR_RETURN(host, to_host(device, value));
+      }
+      Tensor wide = Tensor::host(DType::kFloat, value.dims());
+      for (int64_t k = 0; k < value.numel(); ++k)
+        wide.data<float>()[k] = static_cast<float>(float_element(value.dtype(), host.raw(), static_cast<size_t>(k)));
+      RETURN_IF_ERROR(device.copy(wide, e.master));
+    }
     store->entries_.push_back(std::move(e));
   }
   RETURN_IF_ERROR(device.synchronize());

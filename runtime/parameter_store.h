@@ -19,16 +19,26 @@ namespace ort_train {
 
 class ParameterStore {
  public:
+  // Float16 and bfloat16 parameters also get float32 master copies (and
+  // float32 master gradients) at the same element offsets: the optimizer
+  // updates the masters, the 16-bit values the graph reads are rounded from
+  // them after each step, so updates smaller than a 16-bit step are not
+  // lost. For every other dtype the master is the parameter itself.
   struct Entry {
     std::string name;
-    Tensor param;  // view into the dtype's parameter buffer
-    Tensor grad;   // view into the dtype's gradient buffer, same offset
-    size_t offset = 0;  // bytes from the start of its buffers
+    Tensor param;        // view into the dtype's parameter buffer
+    Tensor grad;         // view into the dtype's gradient buffer, same offset
+    Tensor master;       // float32 view the optimizer updates (== param unless 16-bit)
+    Tensor master_grad;  // float32 view the optimizer reads (== grad unless 16-bit)
+    size_t offset = 0;   // bytes from the start of its buffers
   };
   struct Group {
     DType dtype = DType::kUndefined;
-    Tensor params;  // 1-D, every parameter of this dtype back to back (64-byte aligned starts)
-    Tensor grads;   // 1-D, the same layout
+    Tensor params;        // 1-D, every parameter of this dtype back to back (64-byte aligned starts)
+    Tensor grads;         // 1-D, the same layout
+    Tensor masters;       // 16-bit groups: 1-D float32, the same element layout; else == params
+    Tensor master_grads;  // 16-bit groups: 1-D float32; else == grads
+    bool has_masters() const { return masters.raw() != params.raw(); }
   };
 
   // Lays out `params` (name, current value on the host or the device) in
@@ -39,7 +49,7 @@ class ParameterStore {
   const std::vector<Entry>& entries() const { return entries_; }
   const std::vector<Group>& groups() const { return groups_; }
   const Entry* find(const std::string& name) const;
-  size_t param_bytes() const;
+  size_t param_bytes() const;  // the parameter buffers (masters not counted)
 
  private:
   std::vector<Entry> entries_;

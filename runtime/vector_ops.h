@@ -1,4 +1,5 @@
-// The float32 vector arithmetic the training loop applies to whole buffers
+// The vector arithmetic the training loop applies to whole buffers (float32,
+// with float16/bfloat16 converted at the edges)
 // wherever they live: accumulating a micro-batch's gradient into its slot,
 // scaling (averaging, clipping) and the global L2 norm. Arithmetic is not the
 // Device's business (a Device is memory, copies and ordering), so each device
@@ -17,7 +18,13 @@ namespace ort_train {
 class VectorOps {
  public:
   virtual ~VectorOps() = default;
-  virtual Status add_into(const Tensor& acc, const Tensor& x) = 0;  // acc += x
+  // acc += x: acc float32; x float32, or float16/bfloat16 widened to float
+  // (a 16-bit gradient summed into its float32 master gradient).
+  virtual Status add_into(const Tensor& acc, const Tensor& x) = 0;
+  // dst = src, between float32 and float16/bfloat16 either way (same element
+  // count), rounding to nearest even: master weights to the model's 16-bit
+  // parameters, 16-bit gradients to their float32 master gradients.
+  virtual Status convert(const Tensor& src, const Tensor& dst) = 0;
   virtual Status scale(const Tensor& t, float s) = 0;               // t *= s
   // sqrt(sum of squares) over all tensors, accumulated in double, the same for any thread count.
   virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;

@@ -54,13 +54,23 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   std::vector<ParamSlot> params;
   for (const ParameterStore::Entry& e : t->store_->entries()) {
     // Each gradient is written (or, after the first micro-batch, added) straight into its slot.
+    // 16-bit gradients are written every micro-batch and summed into their float32 master gradient.
     RETURN_IF_ERROR(t->executor_->bind_output(t->tg_.gradients.gradient.at(e.name), e.grad));
-    params.push_back(ParamSlot{e.name, e.param, true});
-    t->grads_.push_back(e.grad);
+    // The optimizer updates float32 masters: the parameters themselves unless they are 16-bit.
+    params.push_back(ParamSlot{e.name, e.master, true});
+    t->grads_.push_back(e.master_grad);
   }
   t->executor_->forget_host_copies(t->updated_initializers());
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
   return t;
+}
+
+Result<double> Trainer::read_loss(const Tensor& loss) const {
+  if (!dtype_is_float(loss.dtype()) || loss.numel() < 1)
+    return invalid_argument("the loss must be a floating-point scalar, got {} {}", dtype_name(loss.dtype()),
+                            dims_to_string(loss.dims()));
+  ASSIGN_OR_RETURN(Tensor host, to_host(*device_, loss));
+  return float_element(host.dtype(), host.raw(), 0);
 }
 
 Result<StepReport> Trainer::step() {
@@ -102,8 +112,12 @@ Result<StepReport> Trainer::step() {
         }
     }
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
-    ASSIGN_OR_RETURN(Tensor loss, to_host(*device_, out.at(gg.loss)));
-    loss_sum += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
+    ASSIGN_OR_RETURN(double loss, read_loss(out.at(gg.loss)));
+    loss_sum += loss;
+    // 16-bit gradients into their float32 master gradients, one whole group at a time.
+    for (const ParameterStore::Group& grp : store_->groups())
+      if (grp.has_masters()) RETURN_IF_ERROR(a == 0 ? math_->convert(grp.grads, grp.master_grads)
+                                                    : math_->add_into(grp.master_grads, grp.grads));
     for (const auto& [out_name, init] : stat_writebacks_) {
       ASSIGN_OR_RETURN(Tensor dst, executor_->constant(init));
       RETURN_IF_ERROR(device_->copy(out.at(out_name), dst));
@@ -124,6 +138,9 @@ Result<StepReport> Trainer::step() {
   int64_t t = optimizer_->steps_taken() + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
   RETURN_IF_ERROR(optimizer_->step(grads, r.lr));
+  // The 16-bit parameters the graph reads, rounded from the updated masters.
+  for (const ParameterStore::Group& grp : store_->groups())
+    if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
   r.step = optimizer_->steps_taken();
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return r;
@@ -181,6 +198,9 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
     ASSIGN_OR_RETURN(Tensor v, executor_->constant(init));
     RETURN_IF_ERROR(add("param/" + init, v));
   }
+  // A 16-bit parameter continues from its float32 master, not from its rounding.
+  for (const ParameterStore::Entry& e : store_->entries())
+    if (e.master.raw() != e.param.raw()) RETURN_IF_ERROR(add("master/" + e.name, e.master));
   for (const auto& [name, t] : optimizer_->state()) RETURN_IF_ERROR(add("state/" + name, *t));
   return c;
 }
@@ -220,6 +240,8 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
     ASSIGN_OR_RETURN(targets["param/" + init], executor_->constant(init));
   }
   for (auto& [name, t] : optimizer_->state()) targets["state/" + name] = *t;
+  for (const ParameterStore::Entry& e : store_->entries())
+    if (e.master.raw() != e.param.raw()) targets["master/" + e.name] = e.master;
   if (targets.size() != c.tensors.size())
     return invalid_argument("the checkpoint holds {} tensors, this run has {}", c.tensors.size(), targets.size());
   for (const auto& [name, t] : c.tensors) {
@@ -254,8 +276,8 @@ Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches)
     ASSIGN_OR_RETURN(auto feeds, source(b));
     RunOptions run;  // not a training run: Dropout is the identity
     ASSIGN_OR_RETURN(auto out, eval_executor_->run(feeds, run));
-    ASSIGN_OR_RETURN(Tensor loss, to_host(*device_, out.at(tg_.gradients.loss)));
-    r.loss += loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
+    ASSIGN_OR_RETURN(double loss, read_loss(out.at(tg_.gradients.loss)));
+    r.loss += loss;
     if (classify && out.at(spec.input).dtype() == DType::kFloat) {
       ASSIGN_OR_RETURN(Tensor logits, to_host(*device_, out.at(spec.input)));
       std::vector<int64_t> labels = feeds.at(spec.target).to_int64_vector();

@@ -75,13 +75,15 @@ class Trainer {
   Trainer() = default;
   // The initializers each step changes: trainable parameters and BatchNorm running statistics.
   std::vector<std::string> updated_initializers() const;
+  // The scalar loss as a double, whatever its float dtype and device.
+  Result<double> read_loss(const Tensor& loss) const;
   TrainingGraph tg_;
   TrainerOptions options_;
   BatchSource source_;
   std::shared_ptr<Device> device_;
   VectorOps* math_ = nullptr;  // the device's vector arithmetic (accumulate, scale, norm)
   std::unique_ptr<ParameterStore> store_;        // trainable tensors and their gradient slots, flat per dtype
-  std::vector<Tensor> grads_;                      // the store's gradient views, in trainable order
+  std::vector<Tensor> grads_;                      // the store's float32 (master) gradient views, in trainable order
   std::map<std::string, Tensor> originals_;        // the caller's initializer tensors, for sync_to_host
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Optimizer> optimizer_;

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 
+#include "cuda_kernels/cast_value.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/vector_ops.h"
 
@@ -21,15 +22,55 @@ Status check_float_pair(const Tensor& a, const Tensor& b, const char* what) {
   return Status::Ok();
 }
 
+// A float32 accumulator and a float32 or 16-bit float source of the same size, on the host.
+Status check_widening_pair(const Tensor& acc, const Tensor& x, const char* what) {
+  if (acc.dtype() != DType::kFloat || !(x.dtype() == DType::kFloat || dtype_is_half(x.dtype())) ||
+      acc.numel() != x.numel())
+    return invalid_argument("{}: expected float32 and float32/float16/bfloat16 tensors of the same size, got {} {} and {} {}",
+                            what, dtype_name(acc.dtype()), dims_to_string(acc.dims()), dtype_name(x.dtype()),
+                            dims_to_string(x.dims()));
+  if (acc.device() != DeviceKind::kCpu || x.device() != DeviceKind::kCpu)
+    return invalid_argument("{}: expected host tensors", what);
+  return Status::Ok();
+}
+
+template <typename T>
+void add_widened(float* a, const T* b, int64_t n) {
+  parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) {
+    for (int64_t k = lo; k < hi; ++k) a[k] += static_cast<float>(b[k]);
+  });
+}
+
+template <typename From, typename To>
+void convert_loop(const From* src, To* dst, int64_t n) {
+  parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) {
+    for (int64_t k = lo; k < hi; ++k) dst[k] = cast_value<From, To>(src[k]);
+  });
+}
+
 class CpuVectorOps : public VectorOps {
  public:
   Status add_into(const Tensor& acc, const Tensor& x) override {
-    RETURN_IF_ERROR(check_float_pair(acc, x, "add_into"));
+    RETURN_IF_ERROR(check_widening_pair(acc, x, "add_into"));
     float* a = acc.data<float>();
-    const float* b = x.data<float>();
-    parallel_for(acc.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
-      for (int64_t k = lo; k < hi; ++k) a[k] += b[k];
-    });
+    switch (x.dtype()) {
+      case DType::kFloat16: add_widened(a, x.data<Float16>(), acc.numel()); break;
+      case DType::kBFloat16: add_widened(a, x.data<BFloat16>(), acc.numel()); break;
+      default: add_widened(a, x.data<float>(), acc.numel()); break;
+    }
+    return Status::Ok();
+  }
+  Status convert(const Tensor& src, const Tensor& dst) override {
+    bool to_half = src.dtype() == DType::kFloat;
+    const Tensor& wide = to_half ? src : dst;
+    const Tensor& narrow = to_half ? dst : src;
+    RETURN_IF_ERROR(check_widening_pair(wide, narrow, "convert"));
+    if (!dtype_is_half(narrow.dtype())) return invalid_argument("convert: one side must be float16 or bfloat16");
+    int64_t n = src.numel();
+    if (to_half && dst.dtype() == DType::kFloat16) convert_loop(src.data<float>(), dst.data<Float16>(), n);
+    else if (to_half) convert_loop(src.data<float>(), dst.data<BFloat16>(), n);
+    else if (src.dtype() == DType::kFloat16) convert_loop(src.data<Float16>(), dst.data<float>(), n);
+    else convert_loop(src.data<BFloat16>(), dst.data<float>(), n);
     return Status::Ok();
   }
   Status scale(const Tensor& t, float s) override {

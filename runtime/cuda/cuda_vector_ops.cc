@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "cuda_kernels/elementwise.h"
 #include "cuda_kernels/vector_math.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
@@ -24,8 +25,26 @@ Status check_float_pair(const Tensor& a, const Tensor& b, const char* what) {
 class CudaVectorOps : public VectorOps {
  public:
   Status add_into(const Tensor& acc, const Tensor& x) override {
+    if (dtype_is_half(x.dtype())) {
+      RETURN_IF_ERROR(check_float_pair(acc, acc, "add_into"));
+      if (x.numel() != acc.numel() || x.device() != DeviceKind::kCuda)
+        return invalid_argument("add_into: expected a GPU tensor of {} elements", acc.numel());
+      CUDA_RETURN_IF_ERROR(launch_add_into_widened(acc.data<float>(), x.raw(), x.dtype() == DType::kBFloat16,
+                                                   acc.numel(), context().compute));
+      return Status::Ok();
+    }
     RETURN_IF_ERROR(check_float_pair(acc, x, "add_into"));
     CUDA_RETURN_IF_ERROR(launch_add_into(acc.data<float>(), x.data<float>(), acc.numel(), context().compute));
+    return Status::Ok();
+  }
+  Status convert(const Tensor& src, const Tensor& dst) override {
+    const Tensor& wide = src.dtype() == DType::kFloat ? src : dst;
+    const Tensor& narrow = src.dtype() == DType::kFloat ? dst : src;
+    RETURN_IF_ERROR(check_float_pair(wide, wide, "convert"));
+    if (!dtype_is_half(narrow.dtype()) || narrow.numel() != wide.numel() || narrow.device() != DeviceKind::kCuda)
+      return invalid_argument("convert: expected float32 and float16/bfloat16 GPU tensors of the same size");
+    auto elem = [](DType t) { return t == DType::kFloat ? ElemType::kF32 : t == DType::kFloat16 ? ElemType::kF16 : ElemType::kBF16; };
+    CUDA_RETURN_IF_ERROR(launch_cast(elem(src.dtype()), elem(dst.dtype()), src.raw(), dst.raw(), src.numel(), context().compute));
     return Status::Ok();
   }
   Status scale(const Tensor& t, float s) override {

@@ -3,7 +3,8 @@
 
 Reads the case index next to the cases (onnx_node_tests_cases.tsv), keeps the
 cases whose op family is in the op set, skips cases whose tensors use types the
-runtime does not compute in (float16, bfloat16, 8-/4-bit floats, strings), runs
+runtime does not compute in (8-/4-bit floats, strings; float16 and bfloat16
+except for Cast, the one op computing in them so far), runs
 each through `ort_train run --model M --inputs test_data_set_0`, and prints pass
 counts per op. Exits 77 (CTest's skip code) when the cases folder is absent, and
 1 when the pass rate is below --min-pass-rate. Standard library only.
@@ -22,9 +23,19 @@ LayerNormalization BatchNormalization Conv MaxPool AveragePool GlobalAveragePool
 SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss Identity Shape ConstantOfShape Constant Range Clip
 Max Min Sum Mean Tile Pad Trilu CumSum TopK ScatterElements Scatter ScatterND GatherND Softplus Einsum ConvTranspose""".split()
 
-# Substrings of case names whose tensors use types left out of this runtime's compute set.
-EXCLUDED_TYPE_MARKERS = ["float16", "bfloat16", "FLOAT16", "BFLOAT16", "float8", "FLOAT8", "e4m3", "e5m2",
-                         "float4", "FLOAT4", "int4", "INT4", "uint4", "INT2", "UINT2", "string", "STRING", "e8m0", "E8M0"]
+# Substrings of case names whose tensors use types this runtime does not store.
+EXCLUDED_TYPE_MARKERS = ["float8", "FLOAT8", "e4m3", "e5m2", "float4", "FLOAT4", "int4", "INT4", "uint4", "INT2",
+                         "UINT2", "string", "STRING", "e8m0", "E8M0"]
+# float16 and bfloat16 are stored and converted, but only Cast (and the view
+# ops) compute on them so far: other ops' 16-bit cases stay excluded.
+HALF_TYPE_MARKERS = ["float16", "bfloat16", "FLOAT16", "BFLOAT16"]
+HALF_TYPE_OPS = {"Cast"}
+
+
+def excluded(name, op):
+    if any(m in name for m in EXCLUDED_TYPE_MARKERS):
+        return True
+    return op not in HALF_TYPE_OPS and any(m in name for m in HALF_TYPE_MARKERS)
 
 
 def main():
@@ -55,7 +66,7 @@ def main():
     failures = []
     for row in cases:
         name, op = row["case"], row["op_family"]
-        if any(m in name for m in EXCLUDED_TYPE_MARKERS):
+        if excluded(name, op):
             per_op[op][2] += 1
             continue
         case_dir = os.path.join(args.cases, name)

@@ -5,6 +5,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "cuda_kernels/cast_value.h"  // one element of Cast, shared with the CUDA kernel
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
@@ -160,19 +161,7 @@ void cast_loop(const Tensor& x, Tensor& out) {
   const From* p = x.data<From>();
   To* o = out.data<To>();
   parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      if constexpr (std::is_same_v<To, bool>) o[i] = p[i] != From(0);
-      else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
-        // NaN/out-of-range float->int is undefined in C++; saturate instead of trapping.
-        double v = static_cast<double>(p[i]);
-        if (std::isnan(v)) o[i] = To(0);
-        else if (v <= static_cast<double>(std::numeric_limits<To>::lowest())) o[i] = std::numeric_limits<To>::lowest();
-        else if (v >= static_cast<double>(std::numeric_limits<To>::max())) o[i] = std::numeric_limits<To>::max();
-        else o[i] = static_cast<To>(v);
-      } else {
-        o[i] = static_cast<To>(p[i]);
-      }
-    }
+    for (int64_t i = b; i < e; ++i) o[i] = cast_value<From, To>(p[i]);
   });
 }
 
@@ -184,8 +173,8 @@ Status cast(KernelContext& ctx) {
     return Status::Ok();
   }
   bool ok = false;
-  dispatch_all(x.dtype(), [&]<typename From>() {
-    ok = dispatch_all(out.dtype(), [&]<typename To>() { cast_loop<From, To>(x, out); });
+  dispatch_stored(x.dtype(), [&]<typename From>() {
+    ok = dispatch_stored(out.dtype(), [&]<typename To>() { cast_loop<From, To>(x, out); });
   });
   if (!ok)
     return unsupported("{}: cast from {} to {} is not supported", ctx.node().describe(), dtype_name(x.dtype()),
@@ -217,7 +206,8 @@ ORT_REGISTER_CPU_KERNEL_INPLACE("LeakyRelu", 6, 1000, leaky_relu);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Gelu", 20, 1000, gelu);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Not", 1, 1000, logical_not);
-ORT_REGISTER_CPU_KERNEL("Cast", 6, 1000, cast);
-ORT_REGISTER_CPU_KERNEL("CastLike", 15, 1000, cast);
+// Cast is the one kernel that computes on float16 and bfloat16 so far: it converts.
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Cast", 6, 1000, DeviceKind::kCpu, cast, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "CastLike", 15, 1000, DeviceKind::kCpu, cast, all_stored_dtypes());
 
 }  // namespace ort_train

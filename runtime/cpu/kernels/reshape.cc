@@ -1,4 +1,5 @@
-// CPU kernels for the view ops: the output shares the input's storage.
+// CPU kernels for the view ops: the output shares the input's storage, so
+// they take every stored dtype, float16 and bfloat16 included.
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -11,9 +12,9 @@ Status view(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Reshape", 5, 1000, view);
-ORT_REGISTER_CPU_KERNEL("Flatten", 1, 1000, view);
-ORT_REGISTER_CPU_KERNEL("Squeeze", 1, 1000, view);
-ORT_REGISTER_CPU_KERNEL("Unsqueeze", 1, 1000, view);
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Reshape", 5, 1000, DeviceKind::kCpu, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Flatten", 1, 1000, DeviceKind::kCpu, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Squeeze", 1, 1000, DeviceKind::kCpu, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Unsqueeze", 1, 1000, DeviceKind::kCpu, view, all_stored_dtypes());
 
 }  // namespace ort_train

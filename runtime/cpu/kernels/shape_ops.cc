@@ -40,11 +40,12 @@ Status identity(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Shape", 1, 1000, value_from_rule);
-ORT_REGISTER_CPU_KERNEL("Size", 1, 1000, value_from_rule);
-ORT_REGISTER_CPU_KERNEL("Constant", 1, 1000, value_from_rule);
-ORT_REGISTER_CPU_KERNEL("ConstantOfShape", 9, 1000, constant_of_shape);
+// Shape, Size, Constant, ConstantOfShape and Identity never compute on the data: any stored dtype.
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Shape", 1, 1000, DeviceKind::kCpu, value_from_rule, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Size", 1, 1000, DeviceKind::kCpu, value_from_rule, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Constant", 1, 1000, DeviceKind::kCpu, value_from_rule, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "ConstantOfShape", 9, 1000, DeviceKind::kCpu, constant_of_shape, all_stored_dtypes());
 ORT_REGISTER_CPU_KERNEL("Range", 11, 1000, range);
-ORT_REGISTER_CPU_KERNEL("Identity", 1, 1000, identity);
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Identity", 1, 1000, DeviceKind::kCpu, identity, all_stored_dtypes());
 
 }  // namespace ort_train

@@ -13,4 +13,10 @@ std::optional<ElemType> elem_type(DType t) {
   }
 }
 
+std::optional<ElemType> stored_elem_type(DType t) {
+  if (t == DType::kFloat16) return ElemType::kF16;
+  if (t == DType::kBFloat16) return ElemType::kBF16;
+  return elem_type(t);
+}
+
 }  // namespace ort_train::cuda

@@ -9,6 +9,9 @@
 
 namespace ort_train::cuda {
 
+// The element type of the arithmetic kernels (no 16-bit floats: none computes in them yet).
 std::optional<ElemType> elem_type(DType t);
+// Every element type a CUDA kernel stores, the 16-bit floats included (Cast).
+std::optional<ElemType> stored_elem_type(DType t);
 
 }  // namespace ort_train::cuda

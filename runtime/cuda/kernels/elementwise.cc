@@ -139,7 +139,7 @@ Status cast(KernelContext& ctx) {
     ctx.alias_output(0, x);
     return Status::Ok();
   }
-  auto from = elem_type(x.dtype()), to = elem_type(out.dtype());
+  auto from = stored_elem_type(x.dtype()), to = stored_elem_type(out.dtype());
   if (!from || !to)
     return unsupported("{}: cast from {} to {} is not supported by the CUDA kernel", ctx.node().describe(),
                        dtype_name(x.dtype()), dtype_name(out.dtype()));
@@ -207,8 +207,8 @@ ORT_REGISTER_CUDA_KERNEL_INPLACE("LeakyRelu", 6, 1000, unary(UnaryOp::kLeakyRelu
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Gelu", 20, 1000, unary(UnaryOp::kGelu, true));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Not", 1, 1000, unary(UnaryOp::kNot, false));
-ORT_REGISTER_CUDA_KERNEL("Cast", 6, 1000, cast);
-ORT_REGISTER_CUDA_KERNEL("CastLike", 15, 1000, cast);
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Cast", 6, 1000, DeviceKind::kCuda, cast, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "CastLike", 15, 1000, DeviceKind::kCuda, cast, all_stored_dtypes());
 
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "ReluGrad", 1, 1000, activation_grad(ActivationGrad::kRelu));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SigmoidGrad", 1, 1000, activation_grad(ActivationGrad::kSigmoid));

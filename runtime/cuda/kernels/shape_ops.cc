@@ -47,15 +47,16 @@ Status range(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CUDA_KERNEL("Identity", 1, 1000, view);
-ORT_REGISTER_CUDA_KERNEL("Reshape", 5, 1000, view);
-ORT_REGISTER_CUDA_KERNEL("Flatten", 1, 1000, view);
-ORT_REGISTER_CUDA_KERNEL("Squeeze", 1, 1000, view);
-ORT_REGISTER_CUDA_KERNEL("Unsqueeze", 1, 1000, view);
-ORT_REGISTER_CUDA_KERNEL("Shape", 1, 1000, value_from_rule);
-ORT_REGISTER_CUDA_KERNEL("Size", 1, 1000, value_from_rule);
-ORT_REGISTER_CUDA_KERNEL("Constant", 1, 1000, value_from_rule);
-ORT_REGISTER_CUDA_KERNEL("ConstantOfShape", 9, 1000, constant_of_shape);
+// Views and rule-computed values never compute on the data: any stored dtype.
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Identity", 1, 1000, DeviceKind::kCuda, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Reshape", 5, 1000, DeviceKind::kCuda, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Flatten", 1, 1000, DeviceKind::kCuda, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Squeeze", 1, 1000, DeviceKind::kCuda, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Unsqueeze", 1, 1000, DeviceKind::kCuda, view, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Shape", 1, 1000, DeviceKind::kCuda, value_from_rule, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Size", 1, 1000, DeviceKind::kCuda, value_from_rule, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Constant", 1, 1000, DeviceKind::kCuda, value_from_rule, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "ConstantOfShape", 9, 1000, DeviceKind::kCuda, constant_of_shape, all_stored_dtypes());
 ORT_REGISTER_CUDA_KERNEL("Range", 11, 1000, range);
 
 }  // namespace ort_train::cuda

@@ -5,6 +5,7 @@
 // optimizer on both devices, and check that --deterministic repeats bit for bit.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -16,6 +17,7 @@
 #include "graph/onnx_io.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/vector_ops.h"
 #include "training/trainer.h"
 #include "test_util.h"
 
@@ -264,6 +266,43 @@ TEST_CASE("cuda.cli_resume_is_exact_and_export_has_the_trained_weights") {
   }
   CHECK(changed);
   fs::remove_all(d);
+}
+
+
+TEST_CASE("cuda.float16_conversions_match_the_cpu_bit_for_bit") {
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
+  auto dev = gpu();
+  auto gpu_math = vector_ops(DeviceKind::kCuda);
+  auto cpu_math = vector_ops(DeviceKind::kCpu);
+  REQUIRE(gpu_math.ok());
+  REQUIRE(cpu_math.ok());
+  Tensor x = random_tensor({4099}, 5, -70000.f, 70000.f);  // past float16's range too
+  for (DType half : {DType::kFloat16, DType::kBFloat16}) {
+    INFO(dtype_name(half));
+    Tensor cpu_half = Tensor::host(half, x.dims());
+    REQUIRE((*cpu_math)->convert(x, cpu_half).ok());
+    auto dx = to_device(*dev, x);
+    REQUIRE(dx.ok());
+    auto gpu_half_r = to_device(*dev, Tensor::host(half, x.dims()));
+    REQUIRE(gpu_half_r.ok());
+    Tensor gpu_half = *gpu_half_r;
+    REQUIRE((*gpu_math)->convert(*dx, gpu_half).ok());
+    auto back = to_host(*dev, gpu_half);
+    REQUIRE(back.ok());
+    CHECK(std::memcmp(back->raw(), cpu_half.raw(), cpu_half.nbytes()) == 0);
+    // Widening add into a float32 accumulator.
+    Tensor acc = Tensor::host(DType::kFloat, x.dims());
+    REQUIRE((*cpu_math)->convert(cpu_half, acc).ok());
+    REQUIRE((*cpu_math)->add_into(acc, cpu_half).ok());
+    auto gacc_r = to_device(*dev, Tensor::host(DType::kFloat, x.dims()));
+    REQUIRE(gacc_r.ok());
+    Tensor gacc = *gacc_r;
+    REQUIRE((*gpu_math)->convert(gpu_half, gacc).ok());
+    REQUIRE((*gpu_math)->add_into(gacc, gpu_half).ok());
+    auto gback = to_host(*dev, gacc);
+    REQUIRE(gback.ok());
+    CHECK(std::memcmp(gback->raw(), acc.raw(), acc.nbytes()) == 0);
+  }
 }
 
 }  // namespace ort_train::testing

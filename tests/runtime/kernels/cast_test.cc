@@ -88,3 +88,36 @@ TEST_CASE("CastLike takes the dtype of its second input", "[kernels][Cast][CastL
   auto b = run_node({"CastLike", {make<float>({2}, {0, 2}), Tensor::host(DType::kBool, {0})}, {}, 1, 19})[0];
   REQUIRE(b.to_int64_vector() == std::vector<int64_t>{0, 1});
 }
+
+TEST_CASE("Cast to and from float16 and bfloat16 rounds to nearest even", "[kernels][Cast][float16]") {
+  // 1 + 2^-11 is a float16 tie (-> 1), 1 + 2^-8 a bfloat16 tie (-> 1); 65520 overflows float16.
+  auto x = make<float>({5}, {1.f + 0x1p-11f, 1.f + 0x1p-8f, -2.5f, 65520.f, 0x1p-24f});
+  Tensor h = cast(x, DType::kFloat16);
+  REQUIRE(h.dtype() == DType::kFloat16);
+  std::vector<uint16_t> hb(h.data<uint16_t>(), h.data<uint16_t>() + 5);
+  CHECK(hb == std::vector<uint16_t>{0x3c00, 0x3c04, 0xc100, 0x7c00, 0x0001});
+  Tensor b = cast(x, DType::kBFloat16);
+  std::vector<uint16_t> bb(b.data<uint16_t>(), b.data<uint16_t>() + 5);
+  CHECK(bb == std::vector<uint16_t>{0x3f80, 0x3f80, 0xc020, 0x4780, 0x3380});
+  // Back to float32 and on to the integers, through float.
+  Tensor back = cast(h, DType::kFloat);
+  std::vector<float> widened(back.data<float>(), back.data<float>() + 5);
+  CHECK(widened == std::vector<float>{1.f, 1.f + 0x1p-8f, -2.5f, INFINITY, 0x1p-24f});
+  CHECK(cast(b, DType::kInt32).to_int64_vector() == std::vector<int64_t>{1, 1, -2, 65536, 0});
+  CHECK(cast(h, DType::kBFloat16).dtype() == DType::kBFloat16);
+}
+
+TEST_CASE("kernels are keyed by dtype: a float16 node without a float16 kernel is named at plan time",
+          "[kernels][float16]") {
+  const KernelRegistry& r = KernelRegistry::instance();
+  CHECK(r.find("", "MatMul", 17, DeviceKind::kCpu, DType::kFloat) != nullptr);
+  CHECK(r.find("", "MatMul", 17, DeviceKind::kCpu, DType::kFloat16) == nullptr);
+  CHECK(r.find("", "Cast", 17, DeviceKind::kCpu, DType::kBFloat16) != nullptr);
+  CHECK(r.find("", "Reshape", 17, DeviceKind::kCpu, DType::kFloat16) != nullptr);  // views take any dtype
+  Tensor a = Tensor::host(DType::kFloat16, {2, 2}), b = Tensor::host(DType::kFloat16, {2, 2});
+  Model m = single_node_model({"MatMul", {a, b}});
+  REQUIRE(infer_shapes(m).ok());
+  Status st = check_kernels(m, DeviceKind::kCpu);
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("MatMul_node (MatMul opset 17): none for float16"));
+}
