@@ -44,7 +44,14 @@ class InferContext {
   const OptShape& input_shape(size_t i) const;
   // Rank of input i, or -1 when unknown.
   int64_t input_rank(size_t i) const;
-  const Tensor* input_value(size_t i) const { return has_input(i) ? inputs_[i].value : nullptr; }
+  const Tensor* input_value(size_t i) const {
+    if (!has_input(i)) return nullptr;
+    if (inputs_[i].value) values_read_ |= i < 64 ? uint64_t{1} << i : ~uint64_t{0};
+    return inputs_[i].value;
+  }
+  // Which inputs' values the rule read (bit i; all bits past input 63): the
+  // executor replays a rule's answer only when those values cannot change.
+  uint64_t values_read() const { return values_read_; }
   size_t num_outputs() const { return outputs_.size(); }
   bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
 
@@ -73,6 +80,7 @@ class InferContext {
   int64_t opset_;
   std::vector<Input> inputs_;
   std::vector<Output> outputs_;
+  mutable uint64_t values_read_ = 0;
 };
 
 using ShapeRule = std::function<Status(InferContext&)>;

@@ -85,6 +85,12 @@ Status Executor::bind_constants(const Executor* constants_from) {
 }
 
 void Executor::forget_host_copies(const std::vector<std::string>& names) {
+  changing_.resize(plan_.slot_names.size(), false);
+  for (const std::string& n : names) {
+    auto it = plan_.slots.find(n);
+    if (it != plan_.slots.end()) changing_[it->second] = true;
+  }
+  replay_ = Replay{};  // recorded answers may have read them
   if (host_constants_.empty()) return;
   for (const std::string& n : names) {
     auto it = plan_.slots.find(n);
@@ -304,6 +310,28 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
   std::vector<bool> keep(slots.size(), false);
   for (int s : fetch_slots) keep[s] = true;
 
+  // Replay the recorded rule answers when the feeds have the recorded dtypes
+  // and dims; otherwise record anew (see Executor::Replay).
+  std::vector<std::pair<DType, Dims>> feed_shapes;
+  for (int s : plan_.feed_slots) feed_shapes.emplace_back(slots[s].dtype(), slots[s].dims());
+  const bool replaying = replay_.recorded && replay_.feed_shapes == feed_shapes;
+  std::vector<bool> shape_fixed, data_fixed;  // per slot, while recording
+  if (!replaying) {
+    replay_ = Replay{};
+    replay_.feed_shapes = std::move(feed_shapes);
+    replay_.steps.resize(plan_.steps.size());
+    shape_fixed.assign(slots.size(), false);
+    data_fixed.assign(slots.size(), false);
+    changing_.resize(slots.size(), false);
+    for (int s : plan_.constant_slots) {
+      shape_fixed[s] = true;
+      data_fixed[s] = !changing_[s];
+    }
+    for (int s : plan_.feed_slots) shape_fixed[s] = true;  // the key; fed data may change
+    ++recordings_;
+  }
+  replayed_steps_ = 0;
+
   auto with_node = [](const PlanStep& step, const Status& st) {
     return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
   };
@@ -333,6 +361,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
 
   uint64_t index = 0;
   for (const PlanStep& step : plan_.steps) {
+    StepRecord& record = replay_.steps[index];
     for (int s : step.inputs)
       if (s >= 0 && !slots[s].defined())
         return make_error(ErrorCode::kInternal, "{}: input '{}' has no value at run time", step.node->describe(),
@@ -353,31 +382,52 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
       }
       return in;
     };
+    const bool replay_step = replaying && record.replayable;
     std::optional<InferContext> ictx_store;  // re-made if the rule must see device values
-    ictx_store.emplace(*step.node, step.opset, infer_inputs());
-    Status st = infer(*ictx_store);
-    if (!st.ok() && !on_cpu) {
-      // The rule needs the data of a value computed on the device (a shape
-      // computed by device kernels): bring the small integer ones over and retry.
-      bool fetched = false;
-      for (int s : step.inputs)
-        if (s >= 0 && !host[s].defined() && is_integer_or_bool(slots[s].dtype()) &&
-            slots[s].numel() <= kMaxHostOutputElements) {
+    std::vector<int> host_fetched;
+    if (replay_step) {
+      ++replayed_steps_;
+      for (int s : record.host_fetched)
+        if (!host[s].defined()) {
           ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
-          fetched = true;
         }
-      if (fetched) {
-        ictx_store.emplace(*step.node, step.opset, infer_inputs());
-        st = infer(*ictx_store);
+    } else {
+      ictx_store.emplace(*step.node, step.opset, infer_inputs());
+      Status st = infer(*ictx_store);
+      if (!st.ok() && !on_cpu) {
+        // The rule needs the data of a value computed on the device (a shape
+        // computed by device kernels): bring the small integer ones over and retry.
+        for (int s : step.inputs)
+          if (s >= 0 && !host[s].defined() && is_integer_or_bool(slots[s].dtype()) &&
+              slots[s].numel() <= kMaxHostOutputElements) {
+            ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
+            host_fetched.push_back(s);
+          }
+        if (!host_fetched.empty()) {
+          ictx_store.emplace(*step.node, step.opset, infer_inputs());
+          st = infer(*ictx_store);
+        }
       }
+      if (!st.ok()) return with_node(step, st);
     }
-    if (!st.ok()) return with_node(step, st);
-    InferContext& ictx = *ictx_store;
+    const InferContext& ictx = replay_step ? *record.shapes : *ictx_store;
 
     // Where the node runs: the device, or, on a GPU executor, the host for
     // small integer results whose inputs are all host values.
     bool run_on_host = on_cpu, computed_by_rule = false;
-    if (!on_cpu) {
+    if (replay_step && !on_cpu) {
+      computed_by_rule = record.computed_by_rule;
+      run_on_host = record.run_on_host;
+      if (computed_by_rule) {
+        for (size_t i = 0; i < step.outputs.size(); ++i)
+          if (step.outputs[i] >= 0) bind(step.outputs[i], *ictx.output(i).value);
+      } else if (run_on_host) {
+        for (int s : step.inputs)
+          if (s >= 0 && !host[s].defined()) {
+            ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
+          }
+      }
+    } else if (!on_cpu) {
       bool all_known = true;  // the rule computed every output (Shape, Size, Constant)
       int64_t out_elems = 0;
       for (size_t i = 0; i < step.outputs.size(); ++i) {
@@ -397,6 +447,41 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
             ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
           }
         run_on_host = true;
+      }
+    }
+    if (!replaying) {
+      // Record the answer and the placement when later runs with these feed
+      // shapes may replay them; mark what this step's outputs leave fixed.
+      bool replayable = true;
+      const uint64_t read = ictx.values_read();
+      for (size_t k = 0; k < step.inputs.size(); ++k) {
+        int s = step.inputs[k];
+        if (s < 0) continue;
+        bool data_read = k < 64 ? ((read >> k) & 1u) != 0 : read != 0;
+        replayable = replayable && shape_fixed[s] && (!data_read || data_fixed[s]);
+      }
+      const std::string& op = step.node->op_type;
+      bool shape_only = step.node->domain.empty() && (op == "Shape" || op == "Size");
+      bool random = op == "Dropout" || op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial";
+      for (size_t i = 0; i < step.outputs.size(); ++i) {
+        int o = step.outputs[i];
+        if (o < 0) continue;
+        bool data = replayable && !random && (shape_only || !step.inputs.empty() || ictx.output(i).value);
+        for (int s : step.inputs) data = data && (shape_only || s < 0 || data_fixed[s]);
+        shape_fixed[o] = replayable;
+        data_fixed[o] = data;
+      }
+      record.replayable = replayable;
+      if (replayable) {
+        record.shapes = std::make_unique<InferContext>(*step.node, step.opset, std::vector<InferContext::Input>{});
+        for (size_t i = 0; i < step.outputs.size(); ++i) {
+          const InferContext::Output& out = ictx.output(i);
+          record.shapes->set_output(i, out.dtype, out.shape);
+          if (out.value) record.shapes->set_output_value(i, *out.value);
+        }
+        record.run_on_host = run_on_host;
+        record.computed_by_rule = computed_by_rule;
+        record.host_fetched = std::move(host_fetched);
       }
     }
     if (!computed_by_rule) {
@@ -449,7 +534,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
         }
       }
       auto started = std::chrono::steady_clock::now();
-      st = kernel->fn(kctx);
+      Status st = kernel->fn(kctx);
       // Profiling a GPU run waits for each kernel, so the time is the kernel's, not its launch's.
       if (options.op_time_ms && !on_cpu && !run_on_host && st.ok()) st = device_->synchronize();
       if (options.op_time_ms)
@@ -504,6 +589,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
         if (!on_cpu) host[s] = Tensor();
       }
   }
+  replay_.recorded = true;  // a failed run returns before this and records again next time
   std::map<std::string, Tensor> out;
   if (fetch.empty()) {
     for (const ValueInfo& o : g.outputs) out[o.name] = slots[plan_.slots.at(o.name)];

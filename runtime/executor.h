@@ -93,10 +93,14 @@ class Executor {
   int64_t bound_output_copies() const { return bound_output_copies_; }
   // The plan's step at which each graph output becomes final, by name.
   std::map<std::string, size_t> output_ready_steps() const;
-  // The named initializers change on the device from now on (parameters,
-  // running statistics): shape rules and host-side arithmetic must not read
-  // their host copies, which would go stale.
+  // The named initializers change from now on (parameters, running
+  // statistics): shape rules and host-side arithmetic must not read their host
+  // copies, which would go stale, and no replayed rule answer may depend on them.
   void forget_host_copies(const std::vector<std::string>& names);
+  // Steps of the last run that replayed a recorded rule answer instead of
+  // running the shape rule (see Replay), and runs so far that recorded one.
+  int64_t replayed_steps() const { return replayed_steps_; }
+  int64_t recordings() const { return recordings_; }
 
  private:
   Executor(Model model, std::shared_ptr<Device> device)
@@ -129,6 +133,34 @@ class Executor {
   std::map<int, Tensor> sinks_;
   VectorOps* math_ = nullptr;
   int64_t bound_output_copies_ = 0;  // adds into bound outputs when accumulating
+
+  // Plan replay. The first run with a new set of feed dtypes and dims records,
+  // per step, the shape rule's answer (output dtypes, dims and rule-computed
+  // values) and where the step ran; the next runs with the same feed shapes
+  // replay it without running the rule. A step is replayable when its answer
+  // cannot change while the feed shapes stay: every input's shape is itself
+  // replayed (or a feed's, part of the key) and every input whose data the rule
+  // read (InferContext::values_read) is fixed: an initializer nothing updates,
+  // or a value computed only from fixed data or from shapes (Shape, Size).
+  // Rules that read activations or fed data (a Reshape target computed from
+  // an input's values, a Range bound from a reduction) run again every time.
+  // A CUDA-graph capture would plug in at the same point: a fully replayable
+  // plan with the same feed shapes launches the same kernels.
+  struct StepRecord {
+    std::unique_ptr<InferContext> shapes;  // the recorded answer (no inputs: kernels read only outputs)
+    bool replayable = false;
+    bool run_on_host = false, computed_by_rule = false;  // placement on a GPU executor
+    std::vector<int> host_fetched;  // GPU: slots whose host copy the rule needed
+  };
+  struct Replay {
+    bool recorded = false;
+    std::vector<std::pair<DType, Dims>> feed_shapes;  // the key, in feed_slots order
+    std::vector<StepRecord> steps;
+  };
+  Replay replay_;
+  std::vector<bool> changing_;  // per slot: initializers the caller updates (forget_host_copies)
+  int64_t replayed_steps_ = 0;
+  int64_t recordings_ = 0;
 };
 
 }  // namespace ort_train

@@ -40,7 +40,7 @@ struct RunOptions {
 
 class KernelContext {
  public:
-  KernelContext(const Node& node, int64_t opset, std::vector<const Tensor*> inputs, InferContext& shapes,
+  KernelContext(const Node& node, int64_t opset, std::vector<const Tensor*> inputs, const InferContext& shapes,
                 Allocator& allocator, const RunOptions& options, uint64_t node_index)
       : node_(node), opset_(opset), inputs_(std::move(inputs)), shapes_(shapes), allocator_(allocator),
         options_(options), node_index_(node_index), outputs_(node.outputs.size()) {}
@@ -82,7 +82,7 @@ class KernelContext {
   int64_t opset_;
   std::vector<const Tensor*> inputs_;
   std::vector<const Tensor*> host_inputs_;
-  InferContext& shapes_;
+  const InferContext& shapes_;
   Allocator& allocator_;
   const RunOptions& options_;
   uint64_t node_index_;

@@ -1,5 +1,8 @@
 // The executor's plan: release after last use, buffer reuse, peak memory, feed checks.
+#include <cstring>
+
 #include "test_util.h"
+#include "training/batch_source.h"
 
 using namespace ort_train;
 using namespace ort_train::testing;
@@ -157,4 +160,70 @@ TEST_CASE("executor.variadic_sum_reusing_a_later_input") {
                          {"z", make<float>({3}, {100, 200, 300})}});
   REQUIRE(out.ok());
   require_close(out->at("s"), make<float>({3}, {-89, -178, -267}));
+}
+
+// Plan replay (Executor::Replay): with the feed shapes of the last run, each
+// step whose shape rule's answer cannot change replays it.
+
+TEST_CASE("a run with the recorded feed shapes replays every rule of a model whose shapes follow its feeds",
+          "[executor][replay]") {
+  ModelDescription desc;
+  TrainingGraph tg = bundled_training_graph("bert", &desc);
+  auto ex = Executor::create(tg.model);
+  REQUIRE(ex.ok());
+  auto source = make_batch_source(source_dir() + "/tests/models/bert/train_batches", tg, desc, 0);
+  REQUIRE(source.ok());
+  auto batch = (*source)(0);
+  REQUIRE(batch.ok());
+  const std::map<std::string, Tensor>& feeds = *batch;
+  RunOptions run;
+  run.training = true;
+  auto first = (*ex)->run(feeds, run);
+  INFO(first.status().message());
+  REQUIRE(first.ok());
+  CHECK((*ex)->replayed_steps() == 0);
+  std::map<std::string, Tensor> kept;
+  for (const auto& [name, t] : *first) kept[name] = t.clone();
+  auto second = (*ex)->run(feeds, run);
+  REQUIRE(second.ok());
+  const int64_t steps = static_cast<int64_t>((*ex)->plan().steps.size());
+  INFO((*ex)->replayed_steps() << " of " << steps << " steps replayed");
+  CHECK((*ex)->replayed_steps() == steps);  // the exported shape arithmetic reads only shapes and constants
+  CHECK((*ex)->recordings() == 1);
+  for (const auto& [name, t] : *second) {
+    INFO(name);
+    REQUIRE(t.nbytes() == kept[name].nbytes());
+    CHECK(std::memcmp(t.raw(), kept[name].raw(), t.nbytes()) == 0);
+  }
+}
+
+TEST_CASE("a rule that reads computed data runs again on every run; new feed shapes record again",
+          "[executor][replay]") {
+  // r = Range(0, Cast(ReduceMax(x), int64), 1): its length follows x's values, not x's shape.
+  Model m;
+  m.opset_imports = {{"", 17}};
+  Graph& g = m.graph;
+  g.inputs.push_back({"x", DType::kFloat, Shape{Dim("n")}, ""});
+  g.initializers["zero"] = make<int64_t>({}, {0});
+  g.initializers["one"] = make<int64_t>({}, {1});
+  g.nodes.push_back({"max", "ReduceMax", "", {"x"}, {"m"}, {Attribute::make_int("keepdims", 0)}, ""});
+  g.nodes.push_back({"cast", "Cast", "", {"m"}, {"k"}, {Attribute::make_int("to", 7)}, ""});
+  g.nodes.push_back({"range", "Range", "", {"zero", "k", "one"}, {"r"}, {}, ""});
+  g.nodes.push_back({"shape", "Shape", "", {"x"}, {"s"}, {}, ""});
+  g.outputs.push_back({"r", DType::kInt64, std::nullopt, ""});
+  g.outputs.push_back({"s", DType::kInt64, std::nullopt, ""});
+  auto ex = Executor::create(m);
+  REQUIRE(ex.ok());
+  auto a = (*ex)->run({{"x", make<float>({3}, {1, 3, 2})}});
+  REQUIRE(a.ok());
+  CHECK(a->at("r").numel() == 3);
+  auto b = (*ex)->run({{"x", make<float>({3}, {5, 0, 1})}});
+  REQUIRE(b.ok());
+  CHECK(b->at("r").numel() == 5);  // not the recorded 3
+  CHECK((*ex)->replayed_steps() == 3);  // ReduceMax, Cast, Shape; Range ran its rule
+  auto c = (*ex)->run({{"x", make<float>({4}, {2, 0, 1, 1})}});
+  REQUIRE(c.ok());
+  CHECK((*ex)->recordings() == 2);
+  CHECK(c->at("r").numel() == 2);
+  CHECK(c->at("s").to_int64_vector() == std::vector<int64_t>{4});
 }
