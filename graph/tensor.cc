@@ -20,6 +20,15 @@ std::shared_ptr<Storage> Storage::view(const std::shared_ptr<Storage>& parent, s
   return std::make_shared<Storage>(p, bytes, parent->device(), [keep = parent](void*) {});
 }
 
+void Storage::move_into(const std::shared_ptr<Storage>& parent, size_t offset, size_t bytes) {
+  void* dst = static_cast<char*>(parent->data()) + offset;
+  if (bytes > 0 && dst != ptr_) std::memcpy(dst, ptr_, bytes);
+  if (deleter_) deleter_(ptr_);
+  ptr_ = dst;
+  bytes_ = bytes;
+  deleter_ = [keep = parent](void*) {};
+}
+
 int64_t num_elements(const Dims& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -35,6 +35,13 @@ class Storage {
   // keeps the parent alive (a parameter store's flat buffer outlives every
   // tensor that views it).
   static std::shared_ptr<Storage> view(const std::shared_ptr<Storage>& parent, size_t offset, size_t bytes);
+  // Re-points this storage at `bytes` of `parent` from `offset` (same device),
+  // after copying its first `bytes` there, and frees its own buffer: every
+  // tensor sharing this storage now reads and writes the parent's bytes.
+  // How the parameter store takes over the model's parameters without a
+  // second copy. Views made of this storage before would dangle: call it
+  // only on storage nothing views.
+  void move_into(const std::shared_ptr<Storage>& parent, size_t offset, size_t bytes);
 
  private:
   void* ptr_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
 
 namespace ort_train {
 namespace {
@@ -59,15 +60,24 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
       RETURN_IF_ERROR(device.copy(zeros32, grp.master_grads));
     }
   }
+  std::set<const Storage*> moved;
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& [name, value] = params[i];
     const Group& grp = store->groups_[group_of.at(value.dtype())];
     Entry e;
     e.name = name;
     e.offset = offsets[i];
-    e.param = Tensor(value.dtype(), value.dims(), Storage::view(grp.params.storage(), e.offset, value.nbytes()));
     e.grad = Tensor(value.dtype(), value.dims(), Storage::view(grp.grads.storage(), e.offset, value.nbytes()));
-    RETURN_IF_ERROR(device.copy(value, e.param));
+    if (device.kind() == DeviceKind::kCpu && value.device() == DeviceKind::kCpu && value.storage() &&
+        value.storage()->bytes() >= value.nbytes() && moved.insert(value.storage().get()).second) {
+      // The store takes the parameter's storage over: whoever shares the
+      // tensor (the caller's model) now reads the store, and nothing is held twice.
+      value.storage()->move_into(grp.params.storage(), e.offset, value.nbytes());
+      e.param = Tensor(value.dtype(), value.dims(), value.storage());
+    } else {
+      e.param = Tensor(value.dtype(), value.dims(), Storage::view(grp.params.storage(), e.offset, value.nbytes()));
+      RETURN_IF_ERROR(device.copy(value, e.param));
+    }
     e.master = e.param;
     e.master_grad = e.grad;
     if (grp.has_masters()) {

@@ -42,7 +42,9 @@ class ParameterStore {
   };
 
   // Lays out `params` (name, current value on the host or the device) in
-  // order, copies the values in, and leaves the gradients zero.
+  // order, copies the values in, and leaves the gradients zero. On the CPU
+  // the given tensors' storage moves into the store (Storage::move_into):
+  // every holder of them then sees the trained values, with no second copy.
   static Result<std::unique_ptr<ParameterStore>> create(Device& device,
                                                         const std::vector<std::pair<std::string, Tensor>>& params);
 

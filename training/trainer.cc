@@ -213,7 +213,10 @@ std::vector<std::string> Trainer::updated_initializers() const {
 
 Status Trainer::sync_to_host() {
   // In place: the caller's forward model shares the original tensors.
-  for (const auto& [name, original] : originals_) RETURN_IF_ERROR(device_->copy(store_->find(name)->param, original));
+  for (const auto& [name, original] : originals_) {
+    const Tensor& param = store_->find(name)->param;
+    if (param.raw() != original.raw()) RETURN_IF_ERROR(device_->copy(param, original));  // the CPU store holds them
+  }
   if (device_->kind() != DeviceKind::kCpu) {
     Graph& g = tg_.model.graph;  // running statistics: the GPU executor reads its own copies
     for (const auto& [out, init] : stat_writebacks_) {

@@ -145,3 +145,38 @@ TEST_CASE("accumulating 4 micro-batches adds into the store: no Sum node, no gra
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+TEST_CASE("on the CPU the store takes the model's parameters over: one copy, trained in place", "[training][seams]") {
+  ModelDescription desc;
+  TrainingGraph tg = bundled_training_graph("mlp", &desc);
+  std::map<std::string, Tensor> callers;  // what a caller's forward model holds
+  for (const std::string& w : tg.gradients.trainable) callers[w] = tg.model.graph.initializers.at(w);
+  std::map<std::string, std::vector<float>> before;
+  for (const auto& [w, t] : callers) before[w] = std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+  auto source = make_batch_source((fs::path(source_dir()) / "tests/models/mlp/train_batches").string(), tg, desc, 0);
+  REQUIRE(source.ok());
+  TrainerOptions options;
+  options.optimizer.name = "Sgd";
+  options.optimizer.lr = 0.1;
+  auto trainer = Trainer::create(std::move(tg), options, *source);
+  REQUIRE(trainer.ok());
+  const ParameterStore& store = (*trainer)->parameters();
+  REQUIRE(store.groups().size() == 1);
+  const auto* base = static_cast<const char*>(store.groups()[0].params.raw());
+  for (const auto& [w, t] : callers) {
+    INFO(w);
+    const auto* p = static_cast<const char*>(t.raw());
+    CHECK(p >= base);
+    CHECK(p + t.nbytes() <= base + store.groups()[0].params.nbytes());
+    CHECK(p == store.find(w)->param.raw());
+    CHECK(std::vector<float>(t.data<float>(), t.data<float>() + t.numel()) == before[w]);  // the values moved intact
+  }
+  REQUIRE((*trainer)->step().ok());
+  int changed = 0;  // the caller sees the update without sync_to_host
+  for (const auto& [w, t] : callers) changed += std::vector<float>(t.data<float>(), t.data<float>() + t.numel()) != before[w];
+  CHECK(changed == static_cast<int>(callers.size()));
+}
+
+}  // namespace ort_train::testing
