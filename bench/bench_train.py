@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--baseline", help="another ort_train binary (an older build) timed in the same run on the "
                     "same exported model: its row and the current/baseline ratio are added")
     ap.add_argument("--grad-accum", type=int, default=1, help="micro-batches per step for ort_train")
+    ap.add_argument("--rounds", type=int, default=1, help="repeat every framework this many times, interleaved")
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,6 +114,7 @@ def main():
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as folder:
             batch = export(name, folder)
+
             def run_binary(binary):
                 # Timed from --metrics in one run, peak RSS from a second run without the metrics file.
                 metrics = os.path.join(folder, "m.jsonl")
@@ -129,23 +131,42 @@ def main():
                 steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
                 return statistics.median(steps), rss
 
-            ort_ms, ort_rss = run_binary(args.ort_train)
-            base = run_binary(args.baseline) if args.baseline else None
-        tout, _, torch_rss = bench_forward.measured(
-            [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--threads", str(args.threads),
-             "--steps", str(args.steps)], f"PyTorch ({name})")
-        t = json.loads(tout.strip().splitlines()[-1])
-        rows.append((name, batch, t, ort_ms, torch_rss, ort_rss, base))
-    print(f"Adam training steps, {args.threads} threads, median of {args.steps} after {WARMUP} warm-up")
-    print(f"{'model':8}{'framework':24}{'ms/step':>10}{'samples/s':>12}{'peak RSS MiB':>14}")
-    for name, batch, t, ort_ms, torch_rss, ort_rss, base in rows:
-        print(f"{name:8}{'PyTorch ' + t['version']:24}{t['ms']:10.2f}{batch * 1000 / t['ms']:12.1f}{torch_rss:14.0f}")
-        print(f"{'':8}{'ort_train':24}{ort_ms:10.2f}{batch * 1000 / ort_ms:12.1f}{ort_rss:14.0f}")
-        print(f"{'':8}{'ratio ort_train/PyTorch':24}{ort_ms / t['ms']:10.2f}{'':12}{ort_rss / torch_rss:14.2f}")
-        if base:
-            print(f"{'':8}{'ort_train baseline':24}{base[0]:10.2f}{batch * 1000 / base[0]:12.1f}{base[1]:14.0f}")
-            print(f"{'':8}{'ratio ort_train/baseline':24}{ort_ms / base[0]:10.2f}{'':12}{ort_rss / base[1]:14.2f}")
+            def run_torch():
+                tout, _, rss = bench_forward.measured(
+                    [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--threads",
+                     str(args.threads), "--steps", str(args.steps)], f"PyTorch ({name})")
+                t = json.loads(tout.strip().splitlines()[-1])
+                return t["ms"], rss, t["version"]
 
+            # Round by round, each framework once per round, so drift on a shared machine hits all alike.
+            runs = {"ort": [], "base": [], "torch": []}
+            for _ in range(args.rounds):
+                runs["ort"].append(run_binary(args.ort_train))
+                if args.baseline:
+                    runs["base"].append(run_binary(args.baseline))
+                runs["torch"].append(run_torch())
+        rows.append((name, batch, runs))
+
+    def summary(results):  # median of the per-round medians, their range, and the largest peak RSS
+        ms = [r[0] for r in results]
+        return statistics.median(ms), min(ms), max(ms), max(r[1] for r in results)
+
+    print(f"Adam training steps, {args.threads} threads, median of {args.steps} after {WARMUP} warm-up per round; "
+          f"{args.rounds} round(s): median of the rounds [range]")
+    print(f"{'model':8}{'framework':26}{'ms/step':>10}{'range':>20}{'samples/s':>12}{'peak RSS MiB':>14}")
+    for name, batch, runs in rows:
+        version = runs["torch"][0][2]
+        entries = [("PyTorch " + version, summary(runs["torch"])), ("ort_train", summary(runs["ort"]))]
+        if runs["base"]:
+            entries.append(("ort_train baseline", summary(runs["base"])))
+        for i, (label, (ms, lo, hi, rss)) in enumerate(entries):
+            print(f"{name if i == 0 else '':8}{label:26}{ms:10.2f}{f'[{lo:.2f}, {hi:.2f}]':>20}"
+                  f"{batch * 1000 / ms:12.1f}{rss:14.0f}")
+        t, o = entries[0][1], entries[1][1]
+        print(f"{'':8}{'ratio ort_train/PyTorch':26}{o[0] / t[0]:10.2f}{'':32}{o[3] / t[3]:14.2f}")
+        if runs["base"]:
+            b_ = entries[2][1]
+            print(f"{'':8}{'ratio ort_train/baseline':26}{o[0] / b_[0]:10.2f}{'':32}{o[3] / b_[3]:14.2f}")
 
 if __name__ == "__main__":
     main()

@@ -86,6 +86,7 @@ def main():
     ap.add_argument("--seq", type=int, default=128)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=1, help="repeat every framework this many times, interleaved")
     ap.add_argument("--baseline", help="another ort_train binary (an older build) timed in the same run, "
                     "after the current one: its row and the current/baseline ratio are added")
     ap.add_argument("--worker", choices=["torch"], help=argparse.SUPPRESS)
@@ -114,22 +115,47 @@ def main():
             info["ms"] = float(times.group(1))
             return info
 
-        ort = run_binary(args.ort_train)
-        base = run_binary(args.baseline) if args.baseline else None
+        own = [sys.executable, os.path.abspath(__file__), "--worker", "torch"]
+        skip = False
+        for a in sys.argv[1:]:  # the worker gets the model options only
+            if skip:
+                skip = False
+                continue
+            if a.split("=")[0] in ("--ort-train", "--baseline", "--rounds"):
+                skip = "=" not in a
+                continue
+            own.append(a)
+        # Round by round, each framework once per round: drift on a shared machine hits all alike.
+        ort_runs, base_runs, torch_runs = [], [], []
+        for _ in range(args.rounds):
+            ort_runs.append(run_binary(args.ort_train))
+            if args.baseline:
+                base_runs.append(run_binary(args.baseline))
+            tout, _, torch_rss = bench_forward.measured(own, "PyTorch")
+            torch_runs.append(dict(json.loads(tout.strip().splitlines()[-1]), rss=torch_rss))
+
+        def summary(runs):  # the round with the median time, and the range of times
+            ranked = sorted(runs, key=lambda r: r["ms"])
+            mid = dict(ranked[len(ranked) // 2])
+            mid["range"] = f"[{ranked[0]['ms']:.1f}, {ranked[-1]['ms']:.1f}]"
+            mid["rss"] = max(r["rss"] for r in runs)
+            return mid
+
+        ort = summary(ort_runs)
+        base = summary(base_runs) if base_runs else None
+        t = summary(torch_runs)
+        torch_rss = t["rss"]
         built, nodes, ort_ms, ort_rss = ort["built"], ort["nodes"], ort["ms"], ort["rss"]
-        own = [sys.executable, os.path.abspath(__file__), "--worker", "torch"] + [
-            a for a in sys.argv[1:] if not a.startswith("--ort-train") and not a.startswith("--baseline")]
-        tout, _, torch_rss = bench_forward.measured(own, "PyTorch")
-        t = json.loads(tout.strip().splitlines()[-1])
     print(f"BERT-style encoder: {args.layers} layers, hidden {args.hidden}, seq {args.seq}, batch {args.batch}, "
           f"{args.threads} threads")
     print(f"training graph: {nodes} built in {built:.0f} ms")
     print(f"gradient bytes final after 25% / 50% / 75% of the backward nodes: {ort['ready']}")
-    print(f"{'':28}{'ms/fwd+bwd':>12}{'peak RSS MiB':>14}")
-    print(f"{'PyTorch ' + t['version'] + ' eager':28}{t['ms']:12.1f}{torch_rss:14.0f}")
-    print(f"{'ort_train':28}{ort_ms:12.1f}{ort_rss:14.0f}")
+    print(f"{args.rounds} round(s): the median round [range of rounds]")
+    print(f"{'':28}{'ms/fwd+bwd':>12}{'range':>20}{'peak RSS MiB':>14}")
+    print(f"{'PyTorch ' + t['version'] + ' eager':28}{t['ms']:12.1f}{t['range']:>20}{torch_rss:14.0f}")
+    print(f"{'ort_train':28}{ort_ms:12.1f}{ort['range']:>20}{ort_rss:14.0f}")
     if base:
-        print(f"{'ort_train baseline':28}{base['ms']:12.1f}{base['rss']:14.0f}")
+        print(f"{'ort_train baseline':28}{base['ms']:12.1f}{base['range']:>20}{base['rss']:14.0f}")
     print(f"ratio ort_train / PyTorch: time {ort_ms / t['ms']:.2f}, memory {ort_rss / torch_rss:.2f}")
     if base:
         print(f"baseline ({args.baseline}): graph {base['nodes']} built in {base['built']:.0f} ms; "
