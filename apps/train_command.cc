@@ -298,6 +298,9 @@ Status train_command(const TrainArgs& args) {
   spdlog::info("peak memory: {:.1f} MiB ({})", trainer->executor().allocator().peak_bytes() / 1048576.0,
                device->kind() == DeviceKind::kCpu ? "intermediate tensors of a step"
                                                   : "GPU allocator: parameters, optimizer state, activations");
+  spdlog::info("replayed plan: {} of {} steps, {} outputs in a {:.1f} MiB arena", trainer->executor().replayed_steps(),
+               trainer->executor().plan().steps.size(), trainer->executor().arena_outputs(),
+               trainer->executor().arena_bytes() / 1048576.0);
   std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
   if (!eval_data.empty()) {
     ModelDescription eval_desc = desc;

@@ -23,6 +23,9 @@ class Allocator {
   virtual void reset_peak() = 0;
   // Number of times memory was taken from the system (not from the cache).
   virtual size_t system_allocations() const = 0;
+  // Gives the cached free blocks back to the system (the executor does once it
+  // has its replay arena, so the recording run's blocks are not held twice).
+  virtual void release_cached() {}
 };
 
 // How a device takes memory from its system: allocate returns null when out

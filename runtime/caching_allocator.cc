@@ -62,6 +62,7 @@ class CachingAllocator : public Allocator, public std::enable_shared_from_this<C
   size_t peak_bytes() const override { return peak_; }
   void reset_peak() override { peak_ = in_use_; }
   size_t system_allocations() const override { return system_allocs_; }
+  void release_cached() override { empty_cache(); }
 
  private:
   void release(void* p, size_t bin) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <unordered_map>
@@ -30,6 +31,8 @@ bool adds_into(const RunOptions& options, const Tensor& dest) {
   return options.accumulate_bound_outputs && !dtype_is_half(dest.dtype());
 }
 
+size_t round_to_64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
 bool is_integer_or_bool(DType t) { return dtype_is_integer(t) || t == DType::kBool; }
 
 // A host copy of an initializer that shape rules may read (the data of the
@@ -51,6 +54,7 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, std::shar
     ASSIGN_OR_RETURN(device, get_device(DeviceKind::kCpu));
   }
   std::unique_ptr<Executor> ex(new Executor(model, std::move(device)));
+  ex->use_arena_ = ex->device_->kind() != DeviceKind::kCpu;
   RETURN_IF_ERROR(ex->build_plan(ex->device_->kind()));
   RETURN_IF_ERROR(ex->bind_constants(constants_from));
   return ex;
@@ -329,8 +333,22 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
     }
     for (int s : plan_.feed_slots) shape_fixed[s] = true;  // the key; fed data may change
     ++recordings_;
+    arena_.reset();
   }
   replayed_steps_ = 0;
+  arena_outputs_ = 0;
+  std::vector<std::weak_ptr<Storage>> recorded_blocks;  // per arena slot, while recording
+  std::vector<size_t> live_blocks;
+  if (!use_arena_) arena_.reset();
+  if (replaying && use_arena_ && !replay_.arena.empty()) {
+    // A block no earlier run's value still views (else a fresh one: the caller holds the old).
+    if (!arena_ || arena_.use_count() > 1) {
+      if (!arena_) allocator_->release_cached();  // the recording run's blocks: the arena replaces them
+      arena_ = allocator_->allocate(replay_.arena_bytes);
+      if (!arena_->data()) arena_.reset();  // out of memory for one block: outputs come from the allocator
+    }
+    handed_.assign(replay_.arena.size(), std::weak_ptr<Storage>());
+  }
 
   auto with_node = [](const PlanStep& step, const Status& st) {
     return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
@@ -359,6 +377,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
     return u.device;
   };
 
+  auto alloc_is_device = [&](const Allocator& a) { return &a == allocator_.get(); };
   uint64_t index = 0;
   for (const PlanStep& step : plan_.steps) {
     StepRecord& record = replay_.steps[index];
@@ -510,6 +529,23 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
         for (int s : step.inputs) host_inputs.push_back(s >= 0 && host[s].defined() ? &host[s] : nullptr);
         kctx.set_host_inputs(std::move(host_inputs));
       }
+      if (replaying && arena_ && alloc_is_device(alloc)) {
+        // Outputs at their recorded arena offsets, when nothing that shares the bytes is alive.
+        for (size_t a : replay_.arena_at_step[index]) {
+          const ArenaSlot& slot = replay_.arena[a];
+          const InferContext::Output& o = ictx.output(slot.output);
+          Dims dims = dims_from_shape(*o.shape);
+          size_t nbytes = static_cast<size_t>(num_elements(dims)) * dtype_size(o.dtype);
+          if (kctx.outputs()[slot.output].defined() || round_to_64(nbytes) != slot.bytes) continue;
+          bool free = true;
+          for (size_t c : slot.conflicts) free = free && handed_[c].expired();
+          if (!free) continue;
+          std::shared_ptr<Storage> view = Storage::view(arena_, slot.offset, nbytes);
+          handed_[a] = view;
+          kctx.set_output(slot.output, Tensor(o.dtype, std::move(dims), std::move(view)));
+          ++arena_outputs_;
+        }
+      }
       if (kernel->may_reuse_input) {
         // An input dying here whose storage nobody else holds (not a feed, an
         // initializer, a fetched value or the source of a live view).
@@ -550,6 +586,17 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
           else t = kctx.output(i);                                // an empty or untouched output
         }
         bind(s, std::move(t));
+        // Recording: an output taken fresh from the device allocator gets an arena slot.
+        const Storage* fresh = kctx.allocated_output(i);
+        if (!replaying && fresh && slots[s].storage().get() == fresh && alloc_is_device(alloc)) {
+          ArenaSlot slot;
+          slot.step = index;
+          slot.output = i;
+          slot.bytes = round_to_64(slots[s].nbytes());
+          replay_.arena.push_back(slot);
+          recorded_blocks.push_back(slots[s].storage());
+          live_blocks.push_back(replay_.arena.size() - 1);
+        }
       }
     }
     // Bound outputs end in their destination: written there already, or copied or added now.
@@ -581,13 +628,28 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
     }
     if (options.on_output_ready)
       for (int s : step.ready) RETURN_IF_ERROR(options.on_output_ready(plan_.slot_names[s], slots[s]));
-    ++index;
     for (int s : step.release)
       if (!keep[s]) {
         slots[s] = Tensor();
         shapes[s].reset();
         if (!on_cpu) host[s] = Tensor();
       }
+    // Recording: the arena slots whose blocks are gone now end their lifetime here.
+    for (size_t j = 0; j < live_blocks.size();) {
+      size_t a = live_blocks[j];
+      if (recorded_blocks[a].expired()) {
+        replay_.arena[a].freed = index;
+        live_blocks[j] = live_blocks.back();
+        live_blocks.pop_back();
+      } else {
+        ++j;
+      }
+    }
+    ++index;
+  }
+  if (!replaying) {
+    for (size_t a : live_blocks) replay_.arena[a].freed = plan_.steps.size();  // outlive the run
+    plan_arena(replay_, plan_.steps.size());
   }
   replay_.recorded = true;  // a failed run returns before this and records again next time
   std::map<std::string, Tensor> out;
@@ -597,6 +659,30 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
     for (size_t i = 0; i < fetch.size(); ++i) out[fetch[i]] = slots[fetch_slots[i]];
   }
   return out;
+}
+
+void Executor::plan_arena(Replay& r, size_t steps) {
+  // First fit in allocation order: each slot takes the lowest offset where no
+  // slot alive when it is allocated (freed at its step or later) overlaps.
+  for (size_t a = 0; a < r.arena.size(); ++a) {
+    ArenaSlot& x = r.arena[a];
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (size_t b = 0; b < a; ++b)
+      if (r.arena[b].freed >= x.step) busy.emplace_back(r.arena[b].offset, r.arena[b].offset + r.arena[b].bytes);
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (offset + x.bytes <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    x.offset = offset;
+    r.arena_bytes = std::max(r.arena_bytes, offset + x.bytes);
+    for (size_t b = 0; b < a; ++b)
+      if (r.arena[b].offset < offset + x.bytes && offset < r.arena[b].offset + r.arena[b].bytes)
+        x.conflicts.push_back(b);
+  }
+  r.arena_at_step.assign(steps, {});
+  for (size_t a = 0; a < r.arena.size(); ++a) r.arena_at_step[r.arena[a].step].push_back(a);
 }
 
 MemoryEstimate estimate_memory(const Model& model) {

@@ -101,6 +101,17 @@ class Executor {
   // running the shape rule (see Replay), and runs so far that recorded one.
   int64_t replayed_steps() const { return replayed_steps_; }
   int64_t recordings() const { return recordings_; }
+  // Whether replayed runs place outputs in the arena (Executor::ArenaSlot).
+  // On by default on a GPU, where the arena gives every replayed output a
+  // fixed address (what a CUDA-graph capture needs) and freed cache blocks go
+  // back to the device. Off by default on the CPU: the caching allocator
+  // already serves a steady state without system calls, and the recording
+  // run's blocks, once freed, stay in the C library's heap, so an arena beside
+  // them raised peak RSS (BERT-style bench model: 964 -> 1099 MiB).
+  void use_replay_arena(bool on) { use_arena_ = on; }
+  // Outputs of the last run placed in the replay arena, and its size in bytes.
+  int64_t arena_outputs() const { return arena_outputs_; }
+  size_t arena_bytes() const { return replay_.arena_bytes; }
 
  private:
   Executor(Model model, std::shared_ptr<Device> device)
@@ -152,12 +163,33 @@ class Executor {
     bool run_on_host = false, computed_by_rule = false;  // placement on a GPU executor
     std::vector<int> host_fetched;  // GPU: slots whose host copy the rule needed
   };
+  // The replay arena: the outputs the recording run took fresh from the
+  // allocator get fixed offsets in one block, packed first-fit by the
+  // lifetimes the recording observed (allocated at `step`, gone after the
+  // releases of `freed`). A replayed step presets those outputs as views of
+  // the block, after checking that every earlier output sharing its bytes is
+  // gone; one still alive (a caller holding a value longer) makes that output
+  // come from the allocator instead, so a wrong guess costs memory, never data.
+  struct ArenaSlot {
+    size_t step = 0, output = 0;
+    size_t bytes = 0, offset = 0;
+    size_t freed = 0;
+    std::vector<size_t> conflicts;  // earlier slots sharing bytes
+  };
   struct Replay {
     bool recorded = false;
     std::vector<std::pair<DType, Dims>> feed_shapes;  // the key, in feed_slots order
     std::vector<StepRecord> steps;
+    std::vector<ArenaSlot> arena;
+    std::vector<std::vector<size_t>> arena_at_step;  // arena slots by step
+    size_t arena_bytes = 0;
   };
+  static void plan_arena(Replay& r, size_t steps);
   Replay replay_;
+  bool use_arena_ = false;                       // set in create: on for a GPU
+  std::shared_ptr<Storage> arena_;               // the block replayed outputs view
+  std::vector<std::weak_ptr<Storage>> handed_;   // per arena slot: the view handed out this run
+  int64_t arena_outputs_ = 0;
   std::vector<bool> changing_;  // per slot: initializers the caller updates (forget_host_copies)
   int64_t replayed_steps_ = 0;
   int64_t recordings_ = 0;

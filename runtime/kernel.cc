@@ -9,10 +9,13 @@ Tensor& KernelContext::output(size_t i) {
   if (!t.defined()) {
     const auto& o = shapes_.output(i);
     Dims dims = dims_from_shape(*o.shape);
-    if (i == 0 && reusable_ && reusable_->dtype() == o.dtype && reusable_->dims() == dims)
+    if (i == 0 && reusable_ && reusable_->dtype() == o.dtype && reusable_->dims() == dims) {
       t = Tensor(o.dtype, std::move(dims), reusable_->storage());
-    else
+    } else {
       t = allocate(o.dtype, std::move(dims));
+      if (allocated_.size() <= i) allocated_.resize(i + 1, nullptr);
+      allocated_[i] = t.storage().get();
+    }
   }
   return t;
 }

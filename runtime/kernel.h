@@ -76,6 +76,10 @@ class KernelContext {
   const InferContext& shapes() const { return shapes_; }
   // An input whose storage output 0 may take over (set by the executor).
   void set_reusable_input(const Tensor* t) { reusable_ = t; }
+  // The storage output(i) took fresh from the allocator, or null (preset,
+  // aliased, set by the kernel, or an input's storage taken over): what the
+  // executor's replay arena may place next time.
+  const Storage* allocated_output(size_t i) const { return i < allocated_.size() ? allocated_[i] : nullptr; }
 
  private:
   const Node& node_;
@@ -88,6 +92,7 @@ class KernelContext {
   uint64_t node_index_;
   std::vector<Tensor> outputs_;
   const Tensor* reusable_ = nullptr;
+  std::vector<const Storage*> allocated_;
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;

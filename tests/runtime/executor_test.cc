@@ -34,6 +34,7 @@ TEST_CASE("a chain of elementwise ops runs in place in one buffer", "[executor]"
   REQUIRE(infer_shapes(m).ok());
   auto ex = Executor::create(m);
   REQUIRE(ex.ok());
+  (*ex)->use_replay_arena(true);  // the GPU's default, checked here on the CPU
   auto out = (*ex)->run({{"x", Tensor::host(DType::kFloat, {size})}});
   REQUIRE(out.ok());
   REQUIRE(out->at("y").data<float>()[size - 1] == 20.0f);
@@ -43,11 +44,21 @@ TEST_CASE("a chain of elementwise ops runs in place in one buffer", "[executor]"
   REQUIRE((*ex)->allocator().peak_bytes() == value_bytes);
   REQUIRE((*ex)->allocator().system_allocations() == 1);
 
-  // A second run takes everything from the cache once the caller drops the first result.
+  // The second run replays the plan: the recording's block goes back to the
+  // system and the replay arena (one value here) is taken once; later runs
+  // allocate nothing once the caller drops the previous result.
   out = Result<std::map<std::string, Tensor>>(std::map<std::string, Tensor>{});
   auto again = (*ex)->run({{"x", Tensor::host(DType::kFloat, {size})}});
   REQUIRE(again.ok());
-  REQUIRE((*ex)->allocator().system_allocations() == 1);
+  CHECK((*ex)->arena_outputs() == 1);
+  CHECK((*ex)->arena_bytes() == size * sizeof(float));
+  REQUIRE((*ex)->allocator().system_allocations() == 2);
+  again = Result<std::map<std::string, Tensor>>(std::map<std::string, Tensor>{});
+  auto third = (*ex)->run({{"x", Tensor::host(DType::kFloat, {size})}});
+  REQUIRE(third.ok());
+  REQUIRE(third->at("y").data<float>()[size - 1] == 20.0f);
+  REQUIRE((*ex)->allocator().system_allocations() == 2);
+  REQUIRE((*ex)->allocator().peak_bytes() == value_bytes);
 
   // The static estimate is an upper bound: it counts the fed input and ignores in-place reuse.
   MemoryEstimate est = estimate_memory(m);
@@ -171,6 +182,7 @@ TEST_CASE("a run with the recorded feed shapes replays every rule of a model who
   TrainingGraph tg = bundled_training_graph("bert", &desc);
   auto ex = Executor::create(tg.model);
   REQUIRE(ex.ok());
+  (*ex)->use_replay_arena(true);  // the GPU's default, checked here on the CPU
   auto source = make_batch_source(source_dir() + "/tests/models/bert/train_batches", tg, desc, 0);
   REQUIRE(source.ok());
   auto batch = (*source)(0);
@@ -190,6 +202,8 @@ TEST_CASE("a run with the recorded feed shapes replays every rule of a model who
   INFO((*ex)->replayed_steps() << " of " << steps << " steps replayed");
   CHECK((*ex)->replayed_steps() == steps);  // the exported shape arithmetic reads only shapes and constants
   CHECK((*ex)->recordings() == 1);
+  INFO((*ex)->arena_outputs() << " outputs in a " << (*ex)->arena_bytes() << "-byte arena");
+  CHECK((*ex)->arena_outputs() > 100);
   for (const auto& [name, t] : *second) {
     INFO(name);
     REQUIRE(t.nbytes() == kept[name].nbytes());
@@ -226,4 +240,27 @@ TEST_CASE("a rule that reads computed data runs again on every run; new feed sha
   CHECK((*ex)->recordings() == 2);
   CHECK(c->at("r").numel() == 2);
   CHECK(c->at("s").to_int64_vector() == std::vector<int64_t>{4});
+}
+
+TEST_CASE("replay arena: values a caller still holds are never overwritten by the next run", "[executor][replay]") {
+  // y = ((x + 1) + 1) ...: every intermediate dies at once, so they share the arena's bytes.
+  const int64_t size = 1024;
+  Model m = chain_model(6, size);
+  REQUIRE(infer_shapes(m).ok());
+  auto ex = Executor::create(m);
+  REQUIRE(ex.ok());
+  (*ex)->use_replay_arena(true);
+  auto x = [&](float v) {
+    Tensor t = Tensor::host(DType::kFloat, {size});
+    for (int64_t i = 0; i < size; ++i) t.data<float>()[i] = v;
+    return t;
+  };
+  REQUIRE((*ex)->run({{"x", x(0)}}).ok());  // records
+  auto a = (*ex)->run({{"x", x(100)}});      // replays into the arena
+  REQUIRE(a.ok());
+  auto b = (*ex)->run({{"x", x(200)}});      // a still holds its y: b must not reuse a's bytes
+  REQUIRE(b.ok());
+  CHECK(a->at("y").data<float>()[7] == 106.f);
+  CHECK(b->at("y").data<float>()[7] == 206.f);
+  CHECK(a->at("y").raw() != b->at("y").raw());
 }

@@ -180,3 +180,25 @@ TEST_CASE("on the CPU the store takes the model's parameters over: one copy, tra
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+TEST_CASE("training with the replay arena (the GPU's default) matches training without it bit for bit",
+          "[training][replay]") {
+  std::vector<double> losses[2];
+  for (int arena = 0; arena < 2; ++arena) {
+    auto trainer = make_trainer("bert", 2);
+    trainer->executor().use_replay_arena(arena == 1);
+    for (int s = 0; s < 3; ++s) {
+      auto r = trainer->step();
+      INFO(r.status().message());
+      REQUIRE(r.ok());
+      losses[arena].push_back(r->loss);
+      losses[arena].push_back(r->grad_norm);
+    }
+    if (arena == 1) CHECK(trainer->executor().arena_outputs() > 0);
+  }
+  CHECK(losses[0] == losses[1]);
+}
+
+}  // namespace ort_train::testing
