@@ -100,6 +100,7 @@ std::optional<std::string> node_key(const Node& n) {
 class CommonSubexpressionElimination : public Pass {
  public:
   std::string name() const override { return "common_subexpression_elimination"; }
+  bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     Graph& g = model.graph;

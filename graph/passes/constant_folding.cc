@@ -84,6 +84,7 @@ std::optional<std::vector<Tensor>> evaluate_node(const Node& n, int64_t opset,
 class ConstantFolding : public Pass {
  public:
   std::string name() const override { return "constant_folding"; }
+  bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     Graph& g = model.graph;

@@ -20,6 +20,7 @@ namespace {
 class DeadCodeElimination : public Pass {
  public:
   std::string name() const override { return "dead_code_elimination"; }
+  bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     Graph& g = model.graph;

@@ -46,6 +46,10 @@ class Pass {
   // Rewrites `model` in place; true when anything changed. On error the model
   // may be partly rewritten but is still a valid graph.
   virtual Result<bool> apply(Model& model, const PassContext& ctx) = 0;
+  // True when one run reaches the pass's own fixed point (a second run right
+  // after changes nothing): the manager then runs it again only after another
+  // pass changed the graph. The built-in passes are; the default is not.
+  virtual bool settles_in_one_run() const { return false; }
 };
 
 class PassRegistry {

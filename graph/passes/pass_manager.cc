@@ -1,6 +1,8 @@
 #include "graph/passes/pass_manager.h"
 
 #include <fmt/format.h>
+
+#include <chrono>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
@@ -75,25 +77,48 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
 
   PassContext ctx;
   ctx.frozen = frozen;
+  // A pass that settles in one run (constant folding and CSE walk in
+  // topological order, DCE in reverse) runs again only when another one
+  // changed the graph since its last run.
+  std::vector<std::string> changers;  // passes that changed the graph, for the error below
+  std::vector<int64_t> seen_version(passes.size(), -1);
+  int64_t version = 0;  // bumped by every change
   while (report.rounds < options.max_rounds && !report.fixed_point) {
     ++report.rounds;
     bool changed = false;
-    for (const auto& pass : passes) {
+    for (size_t p = 0; p < passes.size(); ++p) {
+      const auto& pass = passes[p];
+      if (pass->settles_in_one_run() && seen_version[p] == version) continue;
       ctx.changed = 0;
+      auto started = std::chrono::steady_clock::now();
       auto result = pass->apply(model, ctx);
       if (!result.ok()) return result.status().with_context("graph pass " + pass->name());
+#ifndef NDEBUG
+      // Debug builds check after every pass, to name the one that broke the graph.
       Status valid = verify_graph(model.graph);
       if (!valid.ok())
         return make_error(ErrorCode::kInternal, "graph pass {} left an invalid graph: {}", pass->name(),
                           valid.message());
+#endif
       PassStats& stats = report.passes[pass->name()];
       ++stats.runs;
       stats.changed += ctx.changed;
+      if (*result) {
+        ++version;
+        if (std::find(changers.begin(), changers.end(), pass->name()) == changers.end()) changers.push_back(pass->name());
+      }
+      seen_version[p] = version;
       changed = changed || *result;
-      spdlog::debug("graph pass {} (round {}): {} changed", pass->name(), report.rounds, ctx.changed);
+      spdlog::debug("graph pass {} (round {}): {} changed, {:.2f} ms", pass->name(), report.rounds, ctx.changed,
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
     }
     report.fixed_point = !changed;
   }
+  // Release builds check once, here, naming every pass that changed the graph.
+  Status valid = verify_graph(model.graph);
+  if (!valid.ok())
+    return make_error(ErrorCode::kInternal, "the graph passes left an invalid graph (changed by {}): {}",
+                      fmt::join(changers, ", "), valid.message());
   sync_value_infos(model.graph);
   return report;
 }

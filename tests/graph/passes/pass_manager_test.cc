@@ -83,7 +83,9 @@ TEST_CASE("pass manager: the default passes reach a fixed point", "[passes][pass
   REQUIRE(report->passes.size() == 3);
   for (const auto& [name, stats] : report->passes) {
     INFO(name);
-    REQUIRE(stats.runs == report->rounds);
+    // Each runs in the first round and again only after another pass changed the graph.
+    REQUIRE(stats.runs >= 1);
+    REQUIRE(stats.runs <= report->rounds);
   }
   REQUIRE(report->passes.at("constant_folding").changed == 2);
   REQUIRE(report->passes.at("common_subexpression_elimination").changed == 2);
@@ -174,6 +176,7 @@ TEST_CASE("pass manager: a pass that breaks the graph is named", "[passes][pass_
   Model m = pipeline_model();
   PassManagerOptions options;
   options.passes = {"test_breaks_order"};
+  options.max_rounds = 1;  // release builds check once at the end; an even number of reversals would undo it
   auto r = run_passes(m, {}, options);
   REQUIRE_FALSE(r.ok());
   REQUIRE(r.status().code() == ErrorCode::kInternal);
