@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "runtime/communicator.h"
 
 int main(int argc, char** argv) {
   // OpenMP threads that spin while idle starve OpenBLAS's own threads on small
@@ -61,8 +62,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!st.ok()) {
+    int code = st.code() == ort_train::ErrorCode::kUnsupported ? 3 : (st.code() == ort_train::ErrorCode::kShape ? 2 : 1);
+    ort_train::LaunchInfo launch = ort_train::launch_info_from_environment();
+    if (launch.size > 1) {
+      // One rank's error ends the whole job: the others may be waiting in a collective.
+      std::fprintf(stderr, "ort_train: error on rank %d of %d: %s\n", launch.rank, launch.size, st.message().c_str());
+      std::fflush(stderr);
+      auto comm = ort_train::job_communicator();
+      if (comm.ok() && (*comm)->size() > 1) (*comm)->abort(code);
+      return code;
+    }
     std::fprintf(stderr, "ort_train: error: %s\n", st.message().c_str());
-    return st.code() == ort_train::ErrorCode::kUnsupported ? 3 : (st.code() == ort_train::ErrorCode::kShape ? 2 : 1);
+    return code;
   }
   return 0;
 }

@@ -20,6 +20,7 @@
 #include "runtime/cpu/parallel.h"
 #include "runtime/executor.h"
 #include "training/checkpoint.h"
+#include "runtime/communicator.h"
 #include "training/trainer.h"
 
 namespace ort_train::app {
@@ -191,6 +192,15 @@ std::string eta(double seconds) {
 
 Status train_command(const TrainArgs& args) {
   set_cpu_threads(args.threads);
+  // Under mpirun or srun with more than one process: data parallelism. Only
+  // rank 0 reports, writes metrics, checkpoints and exports; the others log
+  // warnings and errors, prefixed with their rank.
+  ASSIGN_OR_RETURN(std::shared_ptr<Communicator> comm, job_communicator());
+  const bool lead = comm->rank() == 0;
+  if (!lead) {
+    spdlog::set_level(std::max(spdlog::get_level(), spdlog::level::warn));
+    spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", comm->rank()));
+  }
   ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
   ModelDescription& desc = setup.desc;
   if (!args.optimizer.empty()) {
@@ -210,7 +220,7 @@ Status train_command(const TrainArgs& args) {
   ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc, pass_options(args.setup)));
   log_training_graph(tg);
   log_pass_reports(tg);
-  if (!args.save_training_graph.empty()) {
+  if (!args.save_training_graph.empty() && lead) {
     RETURN_IF_ERROR(save_model(tg.model, args.save_training_graph));
     spdlog::info("wrote the training graph to {}", args.save_training_graph);
   }
@@ -245,21 +255,23 @@ Status train_command(const TrainArgs& args) {
   options.grad_accum = desc.grad_accum.value_or(1);
   options.seed = seed;
   options.device = device;
+  options.communicator = comm;
   int64_t params = count_elements(tg.model, tg.gradients.trainable);
-  spdlog::info("training: device {}, 1 rank, {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches, data {}",
-               device->description(), params, options.optimizer.name, options.optimizer.lr,
-               options.optimizer.huggingface ? ", huggingface mode" : "", steps, options.grad_accum, data);
+  spdlog::info("training: device {}, {} rank{} ({}), {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches{}, data {}",
+               device->description(), comm->size(), comm->size() > 1 ? "s" : "", comm->backend(), params,
+               options.optimizer.name, options.optimizer.lr, options.optimizer.huggingface ? ", huggingface mode" : "",
+               steps, options.grad_accum, comm->size() > 1 ? " per rank" : "", data);
   auto fingerprint = training_fingerprint(tg, options);
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
   if (args.resume) RETURN_IF_ERROR(resume(*trainer, args.checkpoint_dir, fingerprint));
   int64_t start = trainer->optimizer().steps_taken();
   std::unique_ptr<std::ofstream> metrics;
-  if (!args.metrics.empty()) {
+  if (!args.metrics.empty() && lead) {
     metrics = std::make_unique<std::ofstream>(args.metrics, start > 0 ? std::ios::app : std::ios::trunc);
     if (!*metrics) return io_error("cannot write metrics to {}", args.metrics);
   }
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
-  bool tty = ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
+  bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
   for (int64_t i = start; i < steps; ++i) {
     ASSIGN_OR_RETURN(StepReport r, trainer->step());
@@ -267,8 +279,9 @@ Status train_command(const TrainArgs& args) {
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
     if (metrics) {
-      *metrics << fmt::format(R"({{"step": {}, "loss": {}, "lr": {}, "grad_norm": {}, "samples_per_s": {:.6g}, "step_ms": {:.6g}}})",
-                              r.step, r.loss, r.lr, r.grad_norm, samples_per_s, r.step_ms)
+      *metrics << fmt::format(R"({{"step": {}, "loss": {}, "lr": {}, "grad_norm": {}, "samples_per_s": {:.6g}, "step_ms": {:.6g}{}}})",
+                              r.step, r.loss, r.lr, r.grad_norm, samples_per_s, r.step_ms,
+                              comm->size() > 1 ? fmt::format(R"(, "allreduce_ms": {:.6g})", r.allreduce_ms) : "")
                << "\n";
       metrics->flush();
     }
@@ -290,7 +303,7 @@ Status train_command(const TrainArgs& args) {
                    eta(per_step * static_cast<double>(steps - r.step)));
     }
     bool last = r.step == steps;
-    if (!args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
+    if (lead && !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
       RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep));
   }
   // On a GPU the allocator holds everything (parameters, optimizer state,
@@ -311,7 +324,7 @@ Status train_command(const TrainArgs& args) {
     spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
                  std::exp(e.loss), acc);
   }
-  if (!args.export_path.empty()) {
+  if (!args.export_path.empty() && lead) {
     RETURN_IF_ERROR(trainer->sync_to_host());
     RETURN_IF_ERROR(save_model(forward, args.export_path));
     spdlog::info("wrote the trained model to {}", args.export_path);

@@ -1,4 +1,5 @@
 #include "runtime/device.h"
+#include "runtime/plugin_loader.h"
 
 #include <dlfcn.h>
 
@@ -23,33 +24,16 @@ std::map<DeviceKind, Registered>& factories() {
 }
 
 // Loads the CUDA plugin once, on first need (commands that never ask for a
-// GPU do not load cuBLAS and cuDNN). Looked for in $ORT_TRAIN_CUDA_PLUGIN, next
-// to the executable, in ../lib beside it, then on the library path. Returns
-// why it is unavailable ("" when loaded or when this build has none).
+// GPU do not load cuBLAS and cuDNN). Returns why it is unavailable ("" when
+// loaded or when this build has none).
 const std::string& load_cuda_plugin() {
   static std::string why;
   static std::once_flag once;
   std::call_once(once, [] {
 #ifdef ORT_TRAIN_CUDA_PLUGIN
-    namespace fs = std::filesystem;
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv("ORT_TRAIN_CUDA_PLUGIN"); env && *env) candidates.push_back(env);
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-      candidates.push_back((exe.parent_path() / ORT_TRAIN_CUDA_PLUGIN).string());
-      candidates.push_back((exe.parent_path().parent_path() / ORT_TRAIN_CUDA_PLUGIN).string());
-      candidates.push_back((exe.parent_path().parent_path() / "lib" / ORT_TRAIN_CUDA_PLUGIN).string());
-    }
-    candidates.push_back(ORT_TRAIN_CUDA_PLUGIN);
-    for (const std::string& c : candidates) {
-      bool is_path = c.find('/') != std::string::npos;
-      if (is_path && !fs::exists(c, ec)) continue;
-      if (dlopen(c.c_str(), RTLD_NOW | RTLD_GLOBAL)) return;
-      why = dlerror();  // found but not loadable (a CUDA library missing): say so
-      return;
-    }
-    why = std::string("the CUDA plugin ") + ORT_TRAIN_CUDA_PLUGIN + " was not found next to the executable";
+    why = load_plugin(ORT_TRAIN_CUDA_PLUGIN, "ORT_TRAIN_CUDA_PLUGIN");
+    if (why.find("was not found") != std::string::npos)
+      why = std::string("the CUDA plugin ") + ORT_TRAIN_CUDA_PLUGIN + " was not found next to the executable";
 #endif
   });
   return why;

@@ -48,6 +48,22 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     t->originals_[w] = v;
   }
   ASSIGN_OR_RETURN(t->store_, ParameterStore::create(*t->device_, values));
+  if (t->options_.communicator && t->options_.communicator->size() > 1) {
+    t->rank_ = t->options_.communicator->rank();
+    t->world_ = t->options_.communicator->size();
+    // Every rank starts from rank 0's parameters (they loaded the same file;
+    // this makes sure), 16-bit groups through their float32 masters.
+    for (const ParameterStore::Group& grp : t->store_->groups()) {
+      ASSIGN_OR_RETURN(Tensor host, to_host(*t->device_, grp.masters));
+      RETURN_IF_ERROR(t->options_.communicator->broadcast(host, 0));
+      RETURN_IF_ERROR(t->device_->copy(host, grp.masters));
+      if (grp.has_masters()) {
+        ASSIGN_OR_RETURN(VectorOps * ops, vector_ops(t->device_->kind()));
+        RETURN_IF_ERROR(ops->convert(grp.masters, grp.params));
+      }
+    }
+    RETURN_IF_ERROR(t->device_->synchronize());
+  }
   for (const ParameterStore::Entry& e : t->store_->entries()) g.initializers[e.name] = e.param;
   ASSIGN_OR_RETURN(t->executor_, Executor::create(t->tg_.model, t->device_));
   ASSIGN_OR_RETURN(t->math_, vector_ops(t->device_->kind()));
@@ -83,12 +99,12 @@ Result<StepReport> Trainer::step() {
     std::optional<Result<std::map<std::string, Tensor>>> loaded;
     if (prefetch_.valid()) {
       auto ready = prefetch_.get();  // always waited for: sources are not safe to call concurrently
-      if (prefetch_index_ == micro_) loaded.emplace(std::move(ready));
+      if (prefetch_index_ == source_index(micro_)) loaded.emplace(std::move(ready));
     }
-    if (!loaded) loaded.emplace(source_(micro_));  // first step, or after a restore moved the position
+    if (!loaded) loaded.emplace(source_(source_index(micro_)));  // first step, or after a restore moved the position
     ASSIGN_OR_RETURN(auto feeds, std::move(*loaded));
     // Load the next micro-batch while this one runs (batches are a function of their index).
-    prefetch_index_ = micro_ + 1;
+    prefetch_index_ = source_index(micro_ + 1);
     // On a GPU its upload starts there too (pinned memory, a copy stream): it overlaps this step.
     prefetch_ = std::async(std::launch::async,
                            [src = source_, i = prefetch_index_, dev = device_]() -> Result<std::map<std::string, Tensor>> {
@@ -100,7 +116,7 @@ Result<StepReport> Trainer::step() {
     run.seed = options_.seed;
     // The first micro-batch writes each gradient into its slot, the others add to it.
     run.accumulate_bound_outputs = a > 0;
-    run.step = static_cast<uint64_t>(micro_);
+    run.step = static_cast<uint64_t>(source_index(micro_));  // random streams follow the global micro-batch
     ++micro_;
     if (!feeds.empty()) {
       const Tensor& first = feeds.begin()->second;
@@ -123,11 +139,35 @@ Result<StepReport> Trainer::step() {
       RETURN_IF_ERROR(device_->copy(out.at(out_name), dst));
     }
   }
-  if (options_.grad_accum > 1) {
-    float inv = 1.f / static_cast<float>(options_.grad_accum);
+  const int64_t micro_batches = options_.grad_accum * world_;  // in this step, over every rank
+  if (world_ > 1) {
+    // Sum the gradients over the ranks, one flat float32 buffer per dtype
+    // group; the loss and counts ride along in one small reduction.
+    auto reduce_started = std::chrono::steady_clock::now();
+    Communicator& comm = *options_.communicator;
+    RETURN_IF_ERROR(device_->synchronize());
+    for (const ParameterStore::Group& grp : store_->groups()) {
+      if (device_->kind() == DeviceKind::kCpu) {
+        RETURN_IF_ERROR(comm.allreduce_sum(grp.master_grads));
+      } else {  // the MPI backend reduces host buffers; NCCL will reduce on the device
+        ASSIGN_OR_RETURN(Tensor host, to_host(*device_, grp.master_grads));
+        RETURN_IF_ERROR(comm.allreduce_sum(host));
+        RETURN_IF_ERROR(device_->copy(host, grp.master_grads));
+      }
+    }
+    Tensor totals = Tensor::from_vector<double>({3}, {loss_sum, static_cast<double>(r.samples), static_cast<double>(r.tokens)});
+    RETURN_IF_ERROR(comm.allreduce_sum(totals));
+    loss_sum = totals.data<double>()[0];
+    r.samples = static_cast<int64_t>(totals.data<double>()[1]);
+    r.tokens = static_cast<int64_t>(totals.data<double>()[2]);
+    r.allreduce_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - reduce_started).count();
+  }
+  if (micro_batches > 1) {
+    float inv = 1.f / static_cast<float>(micro_batches);
     for (const Tensor& t : grads) RETURN_IF_ERROR(math_->scale(t, inv));
   }
-  r.loss = loss_sum / static_cast<double>(options_.grad_accum);
+  r.loss = loss_sum / static_cast<double>(micro_batches);
   ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads));
   if (options_.optimizer.max_grad_norm) {
     // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
@@ -181,7 +221,7 @@ std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg,
 Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& fingerprint) const {
   Checkpoint c;
   c.step = optimizer_->steps_taken();
-  c.micro_batch = micro_;
+  c.micro_batch = micro_ * world_;  // micro-batches consumed by the whole job
   c.seed = options_.seed;
   c.fingerprint = fingerprint;
   auto add = [&](const std::string& key, const Tensor& t) -> Status {
@@ -257,7 +297,10 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   }
   RETURN_IF_ERROR(device_->synchronize());
   optimizer_->set_steps_taken(c.step);
-  micro_ = c.micro_batch;
+  if (c.micro_batch % world_ != 0)
+    return invalid_argument("the checkpoint stopped after {} micro-batches, which {} ranks cannot split evenly",
+                            c.micro_batch, world_);
+  micro_ = c.micro_batch / world_;
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 #include "training/batch_source.h"
 #include "optimizers/optimizer.h"
 #include "training/checkpoint.h"
+#include "runtime/communicator.h"
 #include "runtime/executor.h"
 #include "runtime/parameter_store.h"
 #include "runtime/vector_ops.h"
@@ -28,15 +29,20 @@ struct TrainerOptions {
   int64_t grad_accum = 1;
   uint64_t seed = 0;
   std::shared_ptr<Device> device;  // where the step runs; null: the CPU
+  // Data parallelism: this rank reads micro-batches rank, rank + N, ... of the
+  // sequence one process would read, and the ranks sum their gradients, so N
+  // ranks with grad_accum k step like one with grad_accum N*k. Null: one process.
+  std::shared_ptr<Communicator> communicator;
 };
 
 struct StepReport {
   int64_t step = 0;       // optimizer steps taken, 1-based
-  double loss = 0;        // mean over the step's micro-batches, before the update
+  double loss = 0;        // mean over the step's micro-batches (of every rank), before the update
   double lr = 0;
   double grad_norm = 0;   // global L2 norm of the averaged gradients, before clipping
   double step_ms = 0;
-  int64_t samples = 0;    // leading dim of the first input, summed over micro-batches
+  int64_t samples = 0;    // leading dim of the first input, summed over micro-batches and ranks
+  double allreduce_ms = 0;  // time in the gradient allreduce (data parallelism)
   int64_t tokens = 0;     // elements of the first integer input with rank >= 2, summed
 };
 
@@ -89,7 +95,10 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use
   std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
-  int64_t micro_ = 0;
+  int64_t micro_ = 0;  // this rank's micro-batches so far
+  int rank_ = 0, world_ = 1;
+  // The source index of this rank's m-th micro-batch: m * world + rank.
+  int64_t source_index(int64_t m) const { return m * world_ + rank_; }
   // The next micro-batch, loaded on another thread while the current step runs.
   std::future<Result<std::map<std::string, Tensor>>> prefetch_;
   int64_t prefetch_index_ = -1;

@@ -1,0 +1,84 @@
+#include "runtime/communicator.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "runtime/plugin_loader.h"
+
+namespace ort_train {
+namespace {
+
+std::map<std::string, CommunicatorFactory>& backends() {
+  static std::map<std::string, CommunicatorFactory> b;
+  return b;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  return end && *end == '\0' && n >= 0 && n < (1 << 24) ? static_cast<int>(n) : fallback;
+}
+
+class SingleProcess : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string backend() const override { return "single process"; }
+  Status allreduce_sum(const Tensor&) override { return Status::Ok(); }
+  Status broadcast(const Tensor&, int) override { return Status::Ok(); }
+  Status barrier() override { return Status::Ok(); }
+  [[noreturn]] void abort(int code) override { std::_Exit(code); }
+};
+
+}  // namespace
+
+LaunchInfo launch_info_from_environment() {
+  LaunchInfo info;
+  // The first launcher whose variables are present; each names rank, size and local rank.
+  struct Vars { const char *rank, *size, *local, *launcher; };
+  for (const Vars& v : {Vars{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "mpirun"},
+                        Vars{"PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK", "pmi"},
+                        Vars{"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "pmi"},
+                        Vars{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "srun"}}) {
+    int size = env_int(v.size, 0);
+    if (size < 1 || !std::getenv(v.rank)) continue;
+    info.size = size;
+    info.rank = env_int(v.rank, 0);
+    info.local_rank = env_int(v.local, info.rank);
+    info.launcher = v.launcher;
+    break;
+  }
+  return info;
+}
+
+CommunicatorRegistrar::CommunicatorRegistrar(const std::string& backend, CommunicatorFactory factory) {
+  backends()[backend] = std::move(factory);
+}
+
+Result<std::shared_ptr<Communicator>> job_communicator() {
+  static std::mutex mu;
+  static std::shared_ptr<Communicator> made;
+  std::lock_guard<std::mutex> lock(mu);
+  if (made) return made;
+  LaunchInfo info = launch_info_from_environment();
+  if (info.size <= 1) {
+    made = std::make_shared<SingleProcess>();
+    return made;
+  }
+#ifdef ORT_TRAIN_MPI_PLUGIN
+  std::string why = load_plugin(ORT_TRAIN_MPI_PLUGIN, "ORT_TRAIN_MPI_PLUGIN");
+#else
+  std::string why = "this build of ort_train has no MPI support (MPI was not found when it was built)";
+#endif
+  auto it = backends().find("mpi");
+  if (it == backends().end())
+    return unsupported("{} started {} processes, but data-parallel training cannot start: {}", info.launcher,
+                       info.size, why);
+  ASSIGN_OR_RETURN(made, it->second(info));
+  return made;
+}
+
+}  // namespace ort_train

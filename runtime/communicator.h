@@ -1,0 +1,56 @@
+// Communication between the processes of one data-parallel job. A job is
+// launched by mpirun or srun; each process (rank) trains a replica of the
+// model on its own micro-batches, and the ranks sum their gradients with
+// collectives over the parameter store's flat buffers. The MPI backend lives
+// in a plugin (libort_train_mpi.so, runtime/mpi/) loaded only when a launcher
+// started more than one process, so a plain `ort_train` never starts MPI.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "graph/status.h"
+#include "graph/tensor.h"
+
+namespace ort_train {
+
+// Where this process sits in its job, from the launcher's environment
+// (OpenMPI's OMPI_COMM_WORLD_*, PMIx's PMIX_*, PMI's PMI_*, Slurm's SLURM_*).
+struct LaunchInfo {
+  int rank = 0;
+  int size = 1;
+  int local_rank = 0;     // among the ranks on this node: which GPU to take
+  std::string launcher;   // "mpirun", "srun", "pmi", or "" when not launched
+};
+LaunchInfo launch_info_from_environment();
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend() const = 0;  // "single process", "MPI (Open MPI v4.1.4)"
+  // In place: t becomes the element-wise sum of every rank's t (host float32,
+  // float64 or int64, the same size on every rank).
+  virtual Status allreduce_sum(const Tensor& t) = 0;
+  // In place: every rank's t becomes root's t.
+  virtual Status broadcast(const Tensor& t, int root) = 0;
+  virtual Status barrier() = 0;
+  // Ends every process of the job with `code`: a rank that fails must not
+  // leave the others waiting in a collective. Does not return.
+  [[noreturn]] virtual void abort(int code) = 0;
+};
+
+// Backends register themselves by name ("mpi") from their plugin.
+using CommunicatorFactory = std::function<Result<std::shared_ptr<Communicator>>(const LaunchInfo&)>;
+struct CommunicatorRegistrar {
+  CommunicatorRegistrar(const std::string& backend, CommunicatorFactory factory);
+};
+
+// The job's communicator, made once per process: MPI when a launcher started
+// more than one process, else a single-process one whose collectives leave
+// the tensors as they are. An error when the job needs MPI and this build or
+// machine cannot give it.
+Result<std::shared_ptr<Communicator>> job_communicator();
+
+}  // namespace ort_train

@@ -1,0 +1,116 @@
+// The MPI backend of the Communicator (libort_train_mpi.so, loaded by
+// job_communicator() only under a launcher with more than one process).
+// Collectives run on host tensors; MPI is initialized on load of the first
+// communicator and finalized at exit.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+#include "runtime/communicator.h"
+
+namespace ort_train {
+namespace {
+
+std::string mpi_error(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  return std::string(text, static_cast<size_t>(len));
+}
+
+Result<MPI_Datatype> mpi_type(DType t) {
+  switch (t) {
+    case DType::kFloat: return MPI_FLOAT;
+    case DType::kDouble: return MPI_DOUBLE;
+    case DType::kInt64: return MPI_INT64_T;
+    default: return invalid_argument("MPI collectives take float32, float64 or int64 tensors, not {}", dtype_name(t));
+  }
+}
+
+class MpiCommunicator : public Communicator {
+ public:
+  MpiCommunicator(int rank, int size, std::string version) : rank_(rank), size_(size), version_(std::move(version)) {}
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend() const override { return "MPI (" + version_ + ")"; }
+
+  Status allreduce_sum(const Tensor& t) override {
+    RETURN_IF_ERROR(check_host(t, "allreduce"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    return chunked(t, [&](void* p, int n) { return MPI_Allreduce(MPI_IN_PLACE, p, n, type, MPI_SUM, MPI_COMM_WORLD); },
+                   "allreduce");
+  }
+  Status broadcast(const Tensor& t, int root) override {
+    RETURN_IF_ERROR(check_host(t, "broadcast"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    return chunked(t, [&](void* p, int n) { return MPI_Bcast(p, n, type, root, MPI_COMM_WORLD); }, "broadcast");
+  }
+  Status barrier() override {
+    int rc = MPI_Barrier(MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? Status::Ok() : make_error(ErrorCode::kInternal, "MPI barrier: {}", mpi_error(rc));
+  }
+  [[noreturn]] void abort(int code) override {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code);  // MPI_Abort should not return
+  }
+
+ private:
+  static Status check_host(const Tensor& t, const char* what) {
+    if (t.defined() && t.device() != DeviceKind::kCpu)
+      return invalid_argument("MPI {}: the tensor must be on the host", what);
+    return Status::Ok();
+  }
+  // MPI counts are ints: large buffers go in chunks of at most 2^30 elements.
+  template <typename F>
+  Status chunked(const Tensor& t, F&& op, const char* what) {
+    constexpr int64_t kChunk = int64_t{1} << 30;
+    size_t elem = dtype_size(t.dtype());
+    auto* base = static_cast<char*>(t.raw());
+    for (int64_t done = 0; done < t.numel(); done += kChunk) {
+      int n = static_cast<int>(std::min(kChunk, t.numel() - done));
+      int rc = op(base + static_cast<size_t>(done) * elem, n);
+      if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI {}: {}", what, mpi_error(rc));
+    }
+    return Status::Ok();
+  }
+
+  int rank_, size_;
+  std::string version_;
+};
+
+Result<std::shared_ptr<Communicator>> make_mpi(const LaunchInfo& info) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    // Collectives are called from the training thread only.
+    int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI_Init failed: {}", mpi_error(rc));
+  }
+  // Errors come back as codes (reported with the operation), not as an abort inside MPI.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != info.size || rank != info.rank)
+    return make_error(ErrorCode::kInternal, "MPI says rank {} of {}, the launcher's environment rank {} of {}", rank,
+                      size, info.rank, info.size);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  std::string v(version, static_cast<size_t>(len));
+  v = v.substr(0, v.find(','));
+  return std::shared_ptr<Communicator>(std::make_shared<MpiCommunicator>(rank, size, v));
+}
+
+const CommunicatorRegistrar kRegistrar("mpi", make_mpi);
+
+}  // namespace
+}  // namespace ort_train

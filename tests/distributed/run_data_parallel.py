@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Data-parallel training through mpirun against one process (CTest: distributed.*).
+
+  run_data_parallel.py --ort-train build/ort_train --model-dir tests/models/mlp [--check equal|error]
+
+equal: for 2 and 3 ranks, every optimizer (Sgd with momentum, Adam, AdamW,
+AdamW in Hugging Face mode, Lamb), with and without gradient clipping,
+`mpirun -np N ort_train ... --grad-accum 1` must log the losses and gradient
+norms of `ort_train ... --grad-accum N` on one process within 1e-6 relative,
+and export the same weights within 1e-6 (compared by `ort_train run` on a
+fixed input). Data: synthetic batches, a different one per micro-batch index.
+
+error: a batch source that fails on rank 1 only must end the whole job with a
+non-zero exit, the failing rank named, in under 30 s.
+
+Exits 77 (CTest's skip code) when mpirun is not installed or this build has
+no MPI plugin. Standard library only.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+OPTIMIZERS = {
+    "sgd_momentum": "{name: Sgd, lr: 0.05, momentum: 0.9}",
+    "adam": "{name: Adam, lr: 0.01}",
+    "adamw": "{name: AdamW, lr: 0.01, weight_decay: 0.1}",
+    "adamw_hf": "{name: AdamW, lr: 0.01, weight_decay: 0.1, mode: huggingface}",
+    "lamb": "{name: Lamb, lr: 0.01}",
+}
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def metrics(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def train(args, folder, name, desc, ranks, accum, extra=()):
+    out = os.path.join(folder, name)
+    os.makedirs(out, exist_ok=True)
+    cmd = ([] if ranks == 1 else MPIRUN + ["-np", str(ranks)]) + [
+        args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(args.model_dir, "model.onnx"),
+        "--config", desc, "--data", "synthetic", "--batch-size", "4", "--steps", "4", "--threads", "1",
+        "--grad-accum", str(accum), "--metrics", os.path.join(out, "m.jsonl"),
+        "--export", os.path.join(out, "trained.onnx")] + list(extra)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return r, out
+
+
+def check_equal(args, folder):
+    base = open(os.path.join(args.model_dir, "training.yaml")).read()
+    failures = []
+    for opt, spec in OPTIMIZERS.items():
+        for clip in (False, True):
+            desc = os.path.join(folder, f"{opt}_{clip}.yaml")
+            with open(desc, "w") as f:
+                f.write(base + f"\noptimizer: {spec[:-1]}{', max_grad_norm: 0.05' if clip else ''}}}\n")
+            for n in (2, 3):
+                label = f"{opt}{' clipped' if clip else ''}, {n} ranks"
+                one, one_dir = train(args, folder, f"{opt}_{clip}_{n}_one", desc, 1, n)
+                many, many_dir = train(args, folder, f"{opt}_{clip}_{n}_many", desc, n, 1)
+                if one.returncode != 0 or many.returncode != 0:
+                    failures.append(f"{label}: exit {one.returncode}/{many.returncode}: {one.stderr[-500:]} {many.stderr[-500:]}")
+                    continue
+                a, b = metrics(os.path.join(one_dir, "m.jsonl")), metrics(os.path.join(many_dir, "m.jsonl"))
+                worst = max(max(rel(x["loss"], y["loss"]), rel(x["grad_norm"], y["grad_norm"])) for x, y in zip(a, b))
+                if len(a) != len(b) or worst > 1e-6:
+                    failures.append(f"{label}: losses/grad norms differ by {worst:.3g} relative")
+                # The exported weights: the same outputs on the model's test input, within 1e-6.
+                inputs = os.path.join(args.model_dir, "test_data_set_0")
+                ref = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model",
+                                      os.path.join(one_dir, "trained.onnx"), "--inputs", inputs, "--outputs",
+                                      os.path.join(one_dir, "out"), "--expected", os.path.join(one_dir, "none")],
+                                     capture_output=True, text=True)
+                cmp = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model",
+                                      os.path.join(many_dir, "trained.onnx"), "--inputs", inputs, "--expected",
+                                      os.path.join(one_dir, "out"), "--rtol", "1e-6", "--atol", "1e-7"],
+                                     capture_output=True, text=True)
+                outs = [ref.returncode, cmp.returncode]
+                if outs != [0, 0] or "MISMATCH" in cmp.stdout or "match" not in cmp.stdout:
+                    failures.append(f"{label}: exported weights differ: {cmp.stdout[-300:]} {cmp.stderr[-300:]}")
+                print(f"{label}: {len(a)} steps, worst relative difference {worst:.3g}, exit codes {outs}")
+    return failures
+
+
+def check_error(args, folder):
+    # Batch directories 0..3; micro-batch 1 (rank 1's first) has a corrupt file.
+    src = os.path.join(args.model_dir, "train_batches", "0")
+    data = os.path.join(folder, "data")
+    for i in range(4):
+        shutil.copytree(src, os.path.join(data, str(i)))
+    victim = os.path.join(data, "1", sorted(os.listdir(os.path.join(data, "1")))[0])
+    with open(victim, "wb") as f:
+        f.write(b"\x00not a tensor")
+    cmd = MPIRUN + ["-np", "2", args.ort_train, "--log-level", "warn", "train", "--model",
+                    os.path.join(args.model_dir, "model.onnx"), "--config",
+                    os.path.join(args.model_dir, "training.yaml"), "--data", data, "--steps", "3", "--threads", "1",
+                    "--optimizer", "sgd"]
+    started = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return ["a failing rank left the job hanging for 60 s"]
+    took = time.time() - started
+    text = r.stdout + r.stderr
+    print(text[-1500:])
+    failures = []
+    if r.returncode == 0:
+        failures.append("the job exited 0 although rank 1 failed")
+    if "rank 1" not in text:
+        failures.append("the failing rank is not named")
+    if took > 30:
+        failures.append(f"the job took {took:.0f} s to end")
+    print(f"job ended in {took:.1f} s with exit code {r.returncode}")
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ort-train", required=True)
+    ap.add_argument("--model-dir", required=True)
+    ap.add_argument("--check", choices=["equal", "error"], default="equal")
+    args = ap.parse_args()
+    if not shutil.which("mpirun"):
+        print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
+        return 77
+    if not os.path.exists(os.path.join(os.path.dirname(args.ort_train), "libort_train_mpi.so")):
+        print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
+        return 77
+    with tempfile.TemporaryDirectory() as folder:
+        failures = check_equal(args, folder) if args.check == "equal" else check_error(args, folder)
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
