@@ -37,7 +37,12 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
       ->check(CLI::PositiveNumber);
   train->add_option("--device", args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)");
   train->add_flag("--deterministic", args.deterministic,
-                  "bit-identical runs on a GPU: deterministic algorithms, no atomics in reductions");
+                  "bit-identical runs: deterministic GPU algorithms, no atomics in reductions; across MPI ranks, "
+                  "gradients summed in rank order");
+  train->add_option("--bucket-mb", args.bucket_mb,
+                    "under mpirun: gradient bucket size in MiB; each bucket's allreduce starts while the backward "
+                    "runs (0: reduce after the backward)")
+      ->check(CLI::NonNegativeNumber);
   train->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
   train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
@@ -256,6 +261,8 @@ Status train_command(const TrainArgs& args) {
   options.seed = seed;
   options.device = device;
   options.communicator = comm;
+  options.bucket_bytes = static_cast<size_t>(args.bucket_mb * 1048576.0);
+  comm->set_ordered_sums(args.deterministic);
   int64_t params = count_elements(tg.model, tg.gradients.trainable);
   spdlog::info("training: device {}, {} rank{} ({}), {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches{}, data {}",
                device->description(), comm->size(), comm->size() > 1 ? "s" : "", comm->backend(), params,

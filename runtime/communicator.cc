@@ -22,8 +22,16 @@ int env_int(const char* name, int fallback) {
   return end && *end == '\0' && n >= 0 && n < (1 << 24) ? static_cast<int>(n) : fallback;
 }
 
+class Done : public CommRequest {
+ public:
+  bool test() override { return true; }
+  Status wait() override { return Status::Ok(); }
+};
+
 class SingleProcess : public Communicator {
  public:
+  Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor&) override { return std::unique_ptr<CommRequest>(new Done()); }
+  void set_ordered_sums(bool) override {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string backend() const override { return "single process"; }

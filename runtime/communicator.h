@@ -24,6 +24,16 @@ struct LaunchInfo {
 };
 LaunchInfo launch_info_from_environment();
 
+// A collective started without waiting (Communicator::iallreduce_sum).
+class CommRequest {
+ public:
+  virtual ~CommRequest() = default;
+  // Whether it has finished; calling it also lets MPI make progress, so the
+  // trainer calls it while the backward pass runs.
+  virtual bool test() = 0;
+  virtual Status wait() = 0;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -33,6 +43,13 @@ class Communicator {
   // In place: t becomes the element-wise sum of every rank's t (host float32,
   // float64 or int64, the same size on every rank).
   virtual Status allreduce_sum(const Tensor& t) = 0;
+  // allreduce_sum started now and finished by the request's wait(); t must
+  // stay alive and untouched until then.
+  virtual Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor& t) = 0;
+  // Sums in rank order, ((r0 + r1) + r2) + ..., the order one process adds
+  // micro-batches in, so runs repeat bit for bit (--deterministic); slower:
+  // a chain through the ranks, and iallreduce_sum waits at once.
+  virtual void set_ordered_sums(bool on) = 0;
   // In place: every rank's t becomes root's t.
   virtual Status broadcast(const Tensor& t, int root) = 0;
   virtual Status barrier() = 0;

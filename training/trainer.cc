@@ -77,6 +77,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     t->grads_.push_back(e.master_grad);
   }
   t->executor_->forget_host_copies(t->updated_initializers());
+  if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCpu)
+    t->buckets_ = std::make_unique<GradientBuckets>(*t->store_, t->tg_.gradients, t->options_.bucket_bytes);
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
   return t;
 }
@@ -127,6 +129,14 @@ Result<StepReport> Trainer::step() {
           break;
         }
     }
+    const bool last_micro_batch = a + 1 == options_.grad_accum;
+    if (buckets_ && last_micro_batch) {
+      // Each bucket's allreduce starts as its last gradient becomes final.
+      buckets_->begin();
+      run.on_output_ready = [this](const std::string& name, const Tensor&) {
+        return buckets_->gradient_ready(name, *options_.communicator);
+      };
+    }
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
     ASSIGN_OR_RETURN(double loss, read_loss(out.at(gg.loss)));
     loss_sum += loss;
@@ -146,10 +156,11 @@ Result<StepReport> Trainer::step() {
     auto reduce_started = std::chrono::steady_clock::now();
     Communicator& comm = *options_.communicator;
     RETURN_IF_ERROR(device_->synchronize());
-    for (const ParameterStore::Group& grp : store_->groups()) {
-      if (device_->kind() == DeviceKind::kCpu) {
-        RETURN_IF_ERROR(comm.allreduce_sum(grp.master_grads));
-      } else {  // the MPI backend reduces host buffers; NCCL will reduce on the device
+    if (buckets_) {
+      RETURN_IF_ERROR(buckets_->finish(comm).status());
+    } else {
+      for (const ParameterStore::Group& grp : store_->groups()) {
+        // The MPI backend reduces host buffers; NCCL will reduce on the device.
         ASSIGN_OR_RETURN(Tensor host, to_host(*device_, grp.master_grads));
         RETURN_IF_ERROR(comm.allreduce_sum(host));
         RETURN_IF_ERROR(device_->copy(host, grp.master_grads));

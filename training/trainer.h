@@ -15,6 +15,7 @@
 #include "training/batch_source.h"
 #include "optimizers/optimizer.h"
 #include "training/checkpoint.h"
+#include "training/gradient_buckets.h"
 #include "runtime/communicator.h"
 #include "runtime/executor.h"
 #include "runtime/parameter_store.h"
@@ -33,6 +34,9 @@ struct TrainerOptions {
   // sequence one process would read, and the ranks sum their gradients, so N
   // ranks with grad_accum k step like one with grad_accum N*k. Null: one process.
   std::shared_ptr<Communicator> communicator;
+  // Gradient bucket size for the allreduce that overlaps the backward (CPU
+  // training; 0: reduce everything after the backward).
+  size_t bucket_bytes = size_t{25} << 20;
 };
 
 struct StepReport {
@@ -42,7 +46,7 @@ struct StepReport {
   double grad_norm = 0;   // global L2 norm of the averaged gradients, before clipping
   double step_ms = 0;
   int64_t samples = 0;    // leading dim of the first input, summed over micro-batches and ranks
-  double allreduce_ms = 0;  // time in the gradient allreduce (data parallelism)
+  double allreduce_ms = 0;  // data parallelism: time the step waited for the gradient allreduce after the backward
   int64_t tokens = 0;     // elements of the first integer input with rank >= 2, summed
 };
 
@@ -97,6 +101,7 @@ class Trainer {
   std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
   int64_t micro_ = 0;  // this rank's micro-batches so far
   int rank_ = 0, world_ = 1;
+  std::unique_ptr<GradientBuckets> buckets_;  // CPU data parallelism: allreduce overlapping the backward
   // The source index of this rank's m-th micro-batch: m * world + rank.
   int64_t source_index(int64_t m) const { return m * world_ + rank_; }
   // The next micro-batch, loaded on another thread while the current step runs.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "runtime/communicator.h"
 
@@ -29,6 +30,47 @@ Result<MPI_Datatype> mpi_type(DType t) {
   }
 }
 
+class MpiRequest : public CommRequest {
+ public:
+  explicit MpiRequest(MPI_Request r) : request_(r) {}
+  ~MpiRequest() override {
+    if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // never leave MPI writing into freed memory
+  }
+  bool test() override {
+    if (request_ == MPI_REQUEST_NULL) return true;
+    int done = 0;
+    MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+    return done != 0;
+  }
+  Status wait() override {
+    int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? Status::Ok() : make_error(ErrorCode::kInternal, "MPI allreduce: {}", mpi_error(rc));
+  }
+
+ private:
+  MPI_Request request_;
+};
+
+// A request whose work was done when it was made (ordered sums).
+class Finished : public CommRequest {
+ public:
+  explicit Finished(Status s) : status_(std::move(s)) {}
+  bool test() override { return true; }
+  Status wait() override { return status_; }
+
+ private:
+  Status status_;
+};
+
+// Element-wise acc = partial + mine: the chain's step, in that order so the
+// sum groups as ((r0 + r1) + r2) + ..., like one process's accumulation.
+template <typename T>
+void add_after(const void* partial, void* mine, int n) {
+  const T* p = static_cast<const T*>(partial);
+  T* m = static_cast<T*>(mine);
+  for (int i = 0; i < n; ++i) m[i] = p[i] + m[i];
+}
+
 class MpiCommunicator : public Communicator {
  public:
   MpiCommunicator(int rank, int size, std::string version) : rank_(rank), size_(size), version_(std::move(version)) {}
@@ -44,9 +86,21 @@ class MpiCommunicator : public Communicator {
   Status allreduce_sum(const Tensor& t) override {
     RETURN_IF_ERROR(check_host(t, "allreduce"));
     ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    if (ordered_) return ordered_sum(t, type);
     return chunked(t, [&](void* p, int n) { return MPI_Allreduce(MPI_IN_PLACE, p, n, type, MPI_SUM, MPI_COMM_WORLD); },
                    "allreduce");
   }
+  Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor& t) override {
+    RETURN_IF_ERROR(check_host(t, "allreduce"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    if (ordered_ || t.numel() > (int64_t{1} << 30))
+      return std::unique_ptr<CommRequest>(new Finished(allreduce_sum(t)));
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, t.raw(), static_cast<int>(t.numel()), type, MPI_SUM, MPI_COMM_WORLD, &request);
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI allreduce: {}", mpi_error(rc));
+    return std::unique_ptr<CommRequest>(new MpiRequest(request));
+  }
+  void set_ordered_sums(bool on) override { ordered_ = on; }
   Status broadcast(const Tensor& t, int root) override {
     RETURN_IF_ERROR(check_host(t, "broadcast"));
     ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
@@ -81,8 +135,31 @@ class MpiCommunicator : public Communicator {
     return Status::Ok();
   }
 
+  // The rank-ordered sum: a chain 0 -> 1 -> ... -> N-1 where each rank adds
+  // its values after the partial sum it receives, then the last rank
+  // broadcasts the total.
+  Status ordered_sum(const Tensor& t, MPI_Datatype type) {
+    size_t elem = dtype_size(t.dtype());
+    std::vector<char> partial;
+    return chunked(t, [&](void* p, int n) {
+      int rc = MPI_SUCCESS;
+      if (rank_ > 0) {
+        partial.resize(static_cast<size_t>(n) * elem);
+        rc = MPI_Recv(partial.data(), n, type, rank_ - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return rc;
+        if (t.dtype() == DType::kFloat) add_after<float>(partial.data(), p, n);
+        else if (t.dtype() == DType::kDouble) add_after<double>(partial.data(), p, n);
+        else add_after<int64_t>(partial.data(), p, n);
+      }
+      if (rank_ + 1 < size_) rc = MPI_Send(p, n, type, rank_ + 1, 0, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) return rc;
+      return MPI_Bcast(p, n, type, size_ - 1, MPI_COMM_WORLD);
+    }, "ordered allreduce");
+  }
+
   int rank_, size_;
   std::string version_;
+  bool ordered_ = false;
 };
 
 Result<std::shared_ptr<Communicator>> make_mpi(const LaunchInfo& info) {

@@ -10,6 +10,9 @@ norms of `ort_train ... --grad-accum N` on one process within 1e-6 relative,
 and export the same weights within 1e-6 (compared by `ort_train run` on a
 fixed input). Data: synthetic batches, a different one per micro-batch index.
 
+With --deterministic the runs must equal one process bit for bit; with
+small buckets (allreduces overlapping the backward) within 1e-6.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -89,6 +92,24 @@ def check_equal(args, folder):
                 if outs != [0, 0] or "MISMATCH" in cmp.stdout or "match" not in cmp.stdout:
                     failures.append(f"{label}: exported weights differ: {cmp.stdout[-300:]} {cmp.stderr[-300:]}")
                 print(f"{label}: {len(a)} steps, worst relative difference {worst:.3g}, exit codes {outs}")
+    # --deterministic sums in rank order, the order one process accumulates
+    # micro-batches in: bit-identical (one micro-batch per rank). Small buckets
+    # (many allreduces overlapping the backward) must not change the result.
+    for opt in ("adam", "lamb"):
+        desc = os.path.join(folder, f"{opt}_False.yaml")
+        for n in (2, 3):
+            one, one_dir = train(args, folder, f"det_{opt}_{n}_one", desc, 1, n, ["--deterministic"])
+            for flags, exact in ((["--deterministic"], True), (["--bucket-mb", "0.001"], False)):
+                label = f"{opt}, {n} ranks, {' '.join(flags)}"
+                many, many_dir = train(args, folder, f"det_{opt}_{n}_{flags[0]}", desc, n, 1, flags)
+                if one.returncode != 0 or many.returncode != 0:
+                    failures.append(f"{label}: exit {one.returncode}/{many.returncode}: {many.stderr[-500:]}")
+                    continue
+                a, b = metrics(os.path.join(one_dir, "m.jsonl")), metrics(os.path.join(many_dir, "m.jsonl"))
+                worst = max(max(rel(x["loss"], y["loss"]), rel(x["grad_norm"], y["grad_norm"])) for x, y in zip(a, b))
+                if len(a) != len(b) or worst > (0 if exact else 1e-6):
+                    failures.append(f"{label}: differs from one process by {worst:.3g} relative")
+                print(f"{label}: worst relative difference {worst:.3g}{' (must be 0)' if exact else ''}")
     return failures
 
 

@@ -1,0 +1,46 @@
+// Data parallelism's gradient buckets: contiguous runs of the parameter
+// store's float32 gradient buffers, about `bucket_bytes` each, whose
+// allreduce starts as soon as every gradient in them is final on the step's
+// last micro-batch, while the backward pass goes on (the design of PyTorch
+// DDP's reducer). The store follows the model's order and the backward makes
+// gradients final roughly in reverse, so buckets are cut from the end of each
+// buffer. 16-bit groups are summed into their float32 master gradients only
+// after the run, so theirs are reduced then.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autodiff/training_graph.h"
+#include "runtime/communicator.h"
+#include "runtime/parameter_store.h"
+
+namespace ort_train {
+
+class GradientBuckets {
+ public:
+  // bucket_bytes 0: no overlap, every buffer reduced after the run.
+  GradientBuckets(const ParameterStore& store, const GradientGraph& gg, size_t bucket_bytes);
+  size_t buckets() const { return buckets_.size(); }
+  // Before the step's last micro-batch.
+  void begin();
+  // RunOptions::on_output_ready: counts the gradient in, starts its bucket's
+  // allreduce when it was the last one, and lets MPI progress the others.
+  Status gradient_ready(const std::string& name, Communicator& comm);
+  // After the run: starts what has not started, waits for everything; the
+  // milliseconds spent here (communication the backward did not hide).
+  Result<double> finish(Communicator& comm);
+
+ private:
+  struct Bucket {
+    Tensor slice;  // float32 view of part of a group's gradient buffer
+    size_t members = 0, arrived = 0;
+    std::unique_ptr<CommRequest> request;
+  };
+  std::vector<Bucket> buckets_;
+  std::map<std::string, size_t> bucket_of_;  // gradient output -> bucket
+  std::vector<Tensor> after_run_;            // reduced whole after the run
+};
+
+}  // namespace ort_train
