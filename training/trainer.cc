@@ -226,13 +226,15 @@ std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg,
           {"trainable", fmt::format("{} tensors, {}", tg.gradients.trainable.size(), hex_hash(trainable))},
           {"loss", tg.gradients.loss},
           {"optimizer", fmt::format("{}{}, momentum {}", o.name, o.huggingface ? " (huggingface)" : "", o.momentum)},
-          {"grad_accum", std::to_string(options.grad_accum)}};
+          // Micro-batches per step over the whole job: N ranks x k resume as M ranks x k' when N*k = M*k'.
+          {"grad_accum",
+           std::to_string(options.grad_accum * (options.communicator ? options.communicator->size() : 1))}};
 }
 
 Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& fingerprint) const {
   Checkpoint c;
   c.step = optimizer_->steps_taken();
-  c.micro_batch = micro_ * world_;  // micro-batches consumed by the whole job
+  c.micro_batch = base_ + micro_ * world_;  // micro-batches consumed by the whole job
   c.seed = options_.seed;
   c.fingerprint = fingerprint;
   auto add = [&](const std::string& key, const Tensor& t) -> Status {
@@ -308,10 +310,8 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   }
   RETURN_IF_ERROR(device_->synchronize());
   optimizer_->set_steps_taken(c.step);
-  if (c.micro_batch % world_ != 0)
-    return invalid_argument("the checkpoint stopped after {} micro-batches, which {} ranks cannot split evenly",
-                            c.micro_batch, world_);
-  micro_ = c.micro_batch / world_;
+  base_ = c.micro_batch;  // any world size continues from the job's position
+  micro_ = 0;
   return Status::Ok();
 }
 

@@ -99,11 +99,13 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use
   std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
-  int64_t micro_ = 0;  // this rank's micro-batches so far
+  int64_t micro_ = 0;  // this rank's micro-batches since the run started (or resumed)
+  int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;
   std::unique_ptr<GradientBuckets> buckets_;  // CPU data parallelism: allreduce overlapping the backward
-  // The source index of this rank's m-th micro-batch: m * world + rank.
-  int64_t source_index(int64_t m) const { return m * world_ + rank_; }
+  // The source index of this rank's m-th micro-batch: base + m * world + rank,
+  // so a checkpoint written at one world size resumes at any other.
+  int64_t source_index(int64_t m) const { return base_ + m * world_ + rank_; }
   // The next micro-batch, loaded on another thread while the current step runs.
   std::future<Result<std::map<std::string, Tensor>>> prefetch_;
   int64_t prefetch_index_ = -1;

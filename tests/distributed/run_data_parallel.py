@@ -13,6 +13,9 @@ fixed input). Data: synthetic batches, a different one per micro-batch index.
 With --deterministic the runs must equal one process bit for bit; with
 small buckets (allreduces overlapping the backward) within 1e-6.
 
+resume: checkpoints written at 2 and 3 ranks resume at 3 ranks and 1 process
+and continue one process's trajectory within 1e-6.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -47,12 +50,12 @@ def metrics(path):
         return [json.loads(line) for line in f]
 
 
-def train(args, folder, name, desc, ranks, accum, extra=()):
+def train(args, folder, name, desc, ranks, accum, extra=(), steps=4):
     out = os.path.join(folder, name)
     os.makedirs(out, exist_ok=True)
     cmd = ([] if ranks == 1 else MPIRUN + ["-np", str(ranks)]) + [
         args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(args.model_dir, "model.onnx"),
-        "--config", desc, "--data", "synthetic", "--batch-size", "4", "--steps", "4", "--threads", "1",
+        "--config", desc, "--data", "synthetic", "--batch-size", "4", "--steps", str(steps), "--threads", "1",
         "--grad-accum", str(accum), "--metrics", os.path.join(out, "m.jsonl"),
         "--export", os.path.join(out, "trained.onnx")] + list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -113,6 +116,36 @@ def check_equal(args, folder):
     return failures
 
 
+def check_resume(args, folder):
+    # A checkpoint written at one world size resumes at another with the same
+    # micro-batches per step (N ranks x k = M ranks x k'): the trajectory of one
+    # process with --grad-accum 6 continues.
+    desc = os.path.join(folder, "adam.yaml")
+    with open(desc, "w") as f:
+        f.write(open(os.path.join(args.model_dir, "training.yaml")).read() + "\noptimizer: {name: Adam, lr: 0.01}\n")
+    ref, ref_dir = train(args, folder, "ref", desc, 1, 6)
+    if ref.returncode != 0:
+        return [f"one process failed: {ref.stderr[-500:]}"]
+    want = metrics(os.path.join(ref_dir, "m.jsonl"))
+    failures = []
+    for (n1, k1), (n2, k2) in (((2, 3), (3, 2)), ((3, 2), (1, 6))):
+        label = f"{n1} ranks x {k1} -> {n2} x {k2}"
+        ck = os.path.join(folder, f"ck_{n1}_{n2}")
+        first, _ = train(args, folder, f"first_{n1}_{n2}", desc, n1, k1, ["--checkpoint-dir", ck], steps=2)
+        second, second_dir = train(args, folder, f"second_{n1}_{n2}", desc, n2, k2, ["--checkpoint-dir", ck, "--resume"])
+        if first.returncode != 0 or second.returncode != 0:
+            failures.append(f"{label}: exit {first.returncode}/{second.returncode}: {first.stderr[-400:]} {second.stderr[-400:]}")
+            continue
+        got = metrics(os.path.join(second_dir, "m.jsonl"))
+        steps = [r["step"] for r in got]
+        worst = max(max(rel(g["loss"], want[g["step"] - 1]["loss"]), rel(g["grad_norm"], want[g["step"] - 1]["grad_norm"]))
+                    for g in got) if got else 1.0
+        if steps != [3, 4] or worst > 1e-6:
+            failures.append(f"{label}: steps {steps}, differs from one process by {worst:.3g}")
+        print(f"{label}: resumed steps {steps}, worst relative difference {worst:.3g}")
+    return failures
+
+
 def check_error(args, folder):
     # Batch directories 0..3; micro-batch 1 (rank 1's first) has a corrupt file.
     src = os.path.join(args.model_dir, "train_batches", "0")
@@ -149,7 +182,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--check", choices=["equal", "error"], default="equal")
+    ap.add_argument("--check", choices=["equal", "error", "resume"], default="equal")
     args = ap.parse_args()
     if not shutil.which("mpirun"):
         print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
@@ -158,7 +191,7 @@ def main():
         print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
         return 77
     with tempfile.TemporaryDirectory() as folder:
-        failures = check_equal(args, folder) if args.check == "equal" else check_error(args, folder)
+        failures = {"equal": check_equal, "error": check_error, "resume": check_resume}[args.check](args, folder)
     for f in failures:
         print("FAIL", f)
     return 1 if failures else 0
