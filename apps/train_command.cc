@@ -43,6 +43,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
                     "under mpirun: gradient bucket size in MiB; each bucket's allreduce starts while the backward "
                     "runs (0: reduce after the backward)")
       ->check(CLI::NonNegativeNumber);
+  train->add_option("--comm-timeout", args.comm_timeout,
+                    "under mpirun: seconds a collective may wait for the other ranks before the job ends with a "
+                    "message naming it (default 600; 0: forever)")
+      ->check(CLI::NonNegativeNumber);
   train->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
   train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
@@ -263,6 +267,7 @@ Status train_command(const TrainArgs& args) {
   options.communicator = comm;
   options.bucket_bytes = static_cast<size_t>(args.bucket_mb * 1048576.0);
   comm->set_ordered_sums(args.deterministic);
+  comm->set_timeout(args.comm_timeout);
   int64_t params = count_elements(tg.model, tg.gradients.trainable);
   spdlog::info("training: device {}, {} rank{} ({}), {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches{}, data {}",
                device->description(), comm->size(), comm->size() > 1 ? "s" : "", comm->backend(), params,

@@ -50,6 +50,11 @@ class Communicator {
   // micro-batches in, so runs repeat bit for bit (--deterministic); slower:
   // a chain through the ranks, and iallreduce_sum waits at once.
   virtual void set_ordered_sums(bool on) = 0;
+  // A collective (or a wait for one) that takes longer than `seconds` ends
+  // the process with a message naming it, and with it the job (--comm-timeout):
+  // a rank that stopped responding must not leave the others waiting forever.
+  // 0 waits forever.
+  virtual void set_timeout(double seconds) = 0;
   // In place: every rank's t becomes root's t.
   virtual Status broadcast(const Tensor& t, int root) = 0;
   virtual Status barrier() = 0;

@@ -5,6 +5,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -30,9 +35,73 @@ Result<MPI_Datatype> mpi_type(DType t) {
   }
 }
 
+// Ends the process when a collective runs past the timeout. MPI cannot be
+// called from this thread (MPI_THREAD_FUNNELED), so it prints and exits;
+// mpirun then ends the other ranks.
+class Watchdog {
+ public:
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  void set_timeout(double seconds, int rank, int size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    timeout_ = seconds;
+    rank_ = rank;
+    size_ = size;
+    if (seconds > 0 && !thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  }
+  // Marks a collective in progress for as long as it lives.
+  class Scope {
+   public:
+    Scope(Watchdog& w, const char* op) : w_(w) {
+      std::lock_guard<std::mutex> lock(w_.mu_);
+      w_.op_ = op;
+      w_.started_ = std::chrono::steady_clock::now();
+    }
+    ~Scope() {
+      std::lock_guard<std::mutex> lock(w_.mu_);
+      w_.op_ = nullptr;
+    }
+
+   private:
+    Watchdog& w_;
+  };
+
+ private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(200));
+      if (!op_ || timeout_ <= 0) continue;
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+      if (waited <= timeout_) continue;
+      std::fprintf(stderr,
+                   "ort_train: error on rank %d of %d: MPI %s did not finish within %g s (--comm-timeout): "
+                   "another rank stopped responding or died\n",
+                   rank_, size_, op_, timeout_);
+      std::fflush(stderr);
+      std::_Exit(4);
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::thread thread_;
+  bool stop_ = false;
+  double timeout_ = 0;
+  int rank_ = 0, size_ = 1;
+  const char* op_ = nullptr;
+  std::chrono::steady_clock::time_point started_;
+};
+
 class MpiRequest : public CommRequest {
  public:
-  explicit MpiRequest(MPI_Request r) : request_(r) {}
+  MpiRequest(MPI_Request r, Watchdog& watchdog) : request_(r), watchdog_(watchdog) {}
   ~MpiRequest() override {
     if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // never leave MPI writing into freed memory
   }
@@ -43,12 +112,14 @@ class MpiRequest : public CommRequest {
     return done != 0;
   }
   Status wait() override {
+    Watchdog::Scope watch(watchdog_, "allreduce (a gradient bucket)");
     int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
     return rc == MPI_SUCCESS ? Status::Ok() : make_error(ErrorCode::kInternal, "MPI allreduce: {}", mpi_error(rc));
   }
 
  private:
   MPI_Request request_;
+  Watchdog& watchdog_;
 };
 
 // A request whose work was done when it was made (ordered sums).
@@ -86,6 +157,7 @@ class MpiCommunicator : public Communicator {
   Status allreduce_sum(const Tensor& t) override {
     RETURN_IF_ERROR(check_host(t, "allreduce"));
     ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    Watchdog::Scope watch(watchdog_, "allreduce");
     if (ordered_) return ordered_sum(t, type);
     return chunked(t, [&](void* p, int n) { return MPI_Allreduce(MPI_IN_PLACE, p, n, type, MPI_SUM, MPI_COMM_WORLD); },
                    "allreduce");
@@ -98,15 +170,18 @@ class MpiCommunicator : public Communicator {
     MPI_Request request = MPI_REQUEST_NULL;
     int rc = MPI_Iallreduce(MPI_IN_PLACE, t.raw(), static_cast<int>(t.numel()), type, MPI_SUM, MPI_COMM_WORLD, &request);
     if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI allreduce: {}", mpi_error(rc));
-    return std::unique_ptr<CommRequest>(new MpiRequest(request));
+    return std::unique_ptr<CommRequest>(new MpiRequest(request, watchdog_));
   }
   void set_ordered_sums(bool on) override { ordered_ = on; }
+  void set_timeout(double seconds) override { watchdog_.set_timeout(seconds, rank_, size_); }
   Status broadcast(const Tensor& t, int root) override {
     RETURN_IF_ERROR(check_host(t, "broadcast"));
     ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    Watchdog::Scope watch(watchdog_, "broadcast");
     return chunked(t, [&](void* p, int n) { return MPI_Bcast(p, n, type, root, MPI_COMM_WORLD); }, "broadcast");
   }
   Status barrier() override {
+    Watchdog::Scope watch(watchdog_, "barrier");
     int rc = MPI_Barrier(MPI_COMM_WORLD);
     return rc == MPI_SUCCESS ? Status::Ok() : make_error(ErrorCode::kInternal, "MPI barrier: {}", mpi_error(rc));
   }
@@ -160,6 +235,7 @@ class MpiCommunicator : public Communicator {
   int rank_, size_;
   std::string version_;
   bool ordered_ = false;
+  Watchdog watchdog_;
 };
 
 Result<std::shared_ptr<Communicator>> make_mpi(const LaunchInfo& info) {

@@ -16,6 +16,10 @@ small buckets (allreduces overlapping the backward) within 1e-6.
 resume: checkpoints written at 2 and 3 ranks resume at 3 ranks and 1 process
 and continue one process's trajectory within 1e-6.
 
+kill: SIGKILL of one rank ends the job (non-zero, under 30 s) and its last
+checkpoint resumes. timeout: a stopped rank makes --comm-timeout end the job
+with a message naming the collective.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -146,6 +151,124 @@ def check_resume(args, folder):
     return failures
 
 
+def rank_pid(rank, mpirun_pid):
+    """The pid of the ort_train process that mpirun `mpirun_pid` started as `rank`, or None."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:  # "pid (comm) state ppid ...": only this job's ranks
+                if int(f.read().rsplit(")", 1)[1].split()[1]) != mpirun_pid:
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:  # argv[0]; comm is "exe" after the re-exec in main
+                if not f.read().split(b"\0")[0].endswith(b"ort_train"):
+                    continue
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            return int(pid)
+    return None
+
+
+def long_job(args, folder, name, extra=()):
+    ck = os.path.join(folder, name)
+    cmd = MPIRUN + ["-np", "2", args.ort_train, "--log-level", "warn", "train", "--model",
+                    os.path.join(args.model_dir, "model.onnx"), "--config",
+                    os.path.join(args.model_dir, "training.yaml"), "--data", "synthetic", "--batch-size", "4",
+                    "--optimizer", "adam", "--steps", "100000000", "--threads", "1", "--checkpoint-dir", ck,
+                    "--save-every", "200"] + list(extra)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), ck
+
+
+def wait_for_checkpoint(ck, job):
+    deadline = time.time() + 30
+    while time.time() < deadline and job.poll() is None:
+        if os.path.isdir(ck) and any(f.endswith(".ortc") for f in os.listdir(ck)):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def check_kill(args, folder):
+    # SIGKILL one rank of a running job: the job must end, non-zero, well
+    # within 30 s, and its last checkpoint must resume.
+    job, ck = long_job(args, folder, "killed")
+    failures = []
+    if not wait_for_checkpoint(ck, job):
+        job.kill()
+        return ["the job wrote no checkpoint within 30 s"]
+    pid = rank_pid(1, job.pid)
+    if pid is None:
+        job.kill()
+        return ["rank 1's process was not found"]
+    started = time.time()
+    os.kill(pid, signal.SIGKILL)
+    try:
+        out, _ = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        return ["the job still ran 60 s after a rank was killed"]
+    took = time.time() - started
+    print(out[-800:])
+    print(f"job ended {took:.1f} s after rank 1 was killed, exit code {job.returncode}")
+    if job.returncode == 0:
+        failures.append("the job exited 0 after a rank was killed")
+    if took > 30:
+        failures.append(f"the job took {took:.0f} s to end")
+    newest = sorted(f for f in os.listdir(ck) if f.endswith(".ortc"))[-1]
+    step = int(newest.split("-")[1].split(".")[0])
+    r = subprocess.run(MPIRUN + ["-np", "2", args.ort_train, "--log-level", "warn", "train", "--model",
+                                 os.path.join(args.model_dir, "model.onnx"), "--config",
+                                 os.path.join(args.model_dir, "training.yaml"), "--data", "synthetic",
+                                 "--batch-size", "4", "--optimizer", "adam", "--steps", str(step + 3), "--threads",
+                                 "1", "--checkpoint-dir", ck, "--resume", "--metrics",
+                                 os.path.join(folder, "resumed.jsonl")], capture_output=True, text=True, timeout=120)
+    resumed = [json.loads(line)["step"] for line in open(os.path.join(folder, "resumed.jsonl"))] if r.returncode == 0 else []
+    print(f"resumed from {newest}: steps {resumed}")
+    if resumed != [step + 1, step + 2, step + 3]:
+        failures.append(f"the last checkpoint ({newest}) did not resume: exit {r.returncode} {r.stderr[-400:]}")
+    return failures
+
+
+def check_timeout(args, folder):
+    # A rank that stops responding (SIGSTOP) leaves the others in a
+    # collective: --comm-timeout must end the job with a message naming the operation.
+    job, ck = long_job(args, folder, "stalled", ["--comm-timeout", "3"])
+    if not wait_for_checkpoint(ck, job):
+        job.kill()
+        return ["the job wrote no checkpoint within 30 s"]
+    pid = rank_pid(1, job.pid)
+    if pid is None:
+        job.kill()
+        return ["rank 1's process was not found"]
+    started = time.time()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        out, _ = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        return ["the job hung for 60 s behind a stopped rank"]
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    took = time.time() - started
+    print(out[-800:])
+    print(f"job ended {took:.1f} s after rank 1 stopped, exit code {job.returncode}")
+    failures = []
+    if job.returncode == 0:
+        failures.append("the job exited 0")
+    if "did not finish within 3 s" not in out:
+        failures.append("no message naming the collective that timed out")
+    if took > 30:
+        failures.append(f"the job took {took:.0f} s to end")
+    return failures
+
+
 def check_error(args, folder):
     # Batch directories 0..3; micro-batch 1 (rank 1's first) has a corrupt file.
     src = os.path.join(args.model_dir, "train_batches", "0")
@@ -182,7 +305,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--check", choices=["equal", "error", "resume"], default="equal")
+    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout"], default="equal")
     args = ap.parse_args()
     if not shutil.which("mpirun"):
         print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
@@ -191,7 +314,9 @@ def main():
         print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
         return 77
     with tempfile.TemporaryDirectory() as folder:
-        failures = {"equal": check_equal, "error": check_error, "resume": check_resume}[args.check](args, folder)
+        checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
+                  "timeout": check_timeout}
+        failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)
     return 1 if failures else 0
