@@ -168,6 +168,9 @@ Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model
   DeviceSettings settings;
   settings.deterministic = args.deterministic;
   settings.allow_tf32 = !args.no_tf32;
+  // Under a launcher each rank takes the GPU of its local rank unless --device names one
+  // (not yet run on a machine with several GPUs).
+  settings.index = launch_info_from_environment().local_rank;
   const std::string& d = args.device;
   if (d.empty()) {
     if (cuda_available()) {
@@ -323,9 +326,11 @@ Status train_command(const TrainArgs& args) {
   spdlog::info("peak memory: {:.1f} MiB ({})", trainer->executor().allocator().peak_bytes() / 1048576.0,
                device->kind() == DeviceKind::kCpu ? "intermediate tensors of a step"
                                                   : "GPU allocator: parameters, optimizer state, activations");
-  spdlog::info("replayed plan: {} of {} steps, {} outputs in a {:.1f} MiB arena", trainer->executor().replayed_steps(),
-               trainer->executor().plan().steps.size(), trainer->executor().arena_outputs(),
-               trainer->executor().arena_bytes() / 1048576.0);
+  const Executor& ex = trainer->executor();
+  spdlog::info("replayed plan: {} of {} steps{}", ex.replayed_steps(), ex.plan().steps.size(),
+               ex.arena_outputs() > 0 ? fmt::format(", {} outputs in a {:.1f} MiB arena", ex.arena_outputs(),
+                                                    ex.arena_bytes() / 1048576.0)
+                                      : std::string());
   std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
   if (!eval_data.empty()) {
     ModelDescription eval_desc = desc;
