@@ -43,6 +43,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
                     "under mpirun: gradient bucket size in MiB; each bucket's allreduce starts while the backward "
                     "runs (0: reduce after the backward)")
       ->check(CLI::NonNegativeNumber);
+  train->add_option("--zero", args.zero,
+                    "under mpirun: 1 keeps each rank's optimizer state for 1/N of the parameters (ZeRO stage 1; "
+                    "Sgd, Adam, AdamW on the CPU so far); 0 (default) replicates it")
+      ->check(CLI::Range(0, 1));
   train->add_option("--comm-timeout", args.comm_timeout,
                     "under mpirun: seconds a collective may wait for the other ranks before the job ends with a "
                     "message naming it (default 600; 0: forever)")
@@ -149,12 +153,15 @@ Status resume(Trainer& trainer, const std::string& dir, const std::map<std::stri
   return Status::Ok();
 }
 
+// Every rank takes the snapshot (with ZeRO-1 it gathers the optimizer state
+// from all of them); only the rank that `writes` (rank 0) writes it.
 Status save_checkpoint(const Trainer& trainer, const std::string& dir,
-                       const std::map<std::string, std::string>& fingerprint, int keep) {
+                       const std::map<std::string, std::string>& fingerprint, int keep, bool writes) {
+  ASSIGN_OR_RETURN(Checkpoint c, trainer.snapshot(fingerprint));
+  if (!writes) return Status::Ok();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return io_error("cannot create {}: {}", dir, ec.message());
-  ASSIGN_OR_RETURN(Checkpoint c, trainer.snapshot(fingerprint));
   RETURN_IF_ERROR(write_checkpoint(c, checkpoint_path(dir, c.step)));
   std::vector<std::string> all = list_checkpoints(dir);
   for (size_t i = static_cast<size_t>(keep); i < all.size(); ++i) fs::remove(all[i], ec);
@@ -269,6 +276,7 @@ Status train_command(const TrainArgs& args) {
   options.device = device;
   options.communicator = comm;
   options.bucket_bytes = static_cast<size_t>(args.bucket_mb * 1048576.0);
+  options.zero_stage = args.zero;
   comm->set_ordered_sums(args.deterministic);
   comm->set_timeout(args.comm_timeout);
   int64_t params = count_elements(tg.model, tg.gradients.trainable);
@@ -278,6 +286,10 @@ Status train_command(const TrainArgs& args) {
                steps, options.grad_accum, comm->size() > 1 ? " per rank" : "", data);
   auto fingerprint = training_fingerprint(tg, options);
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
+  size_t state_bytes = 0;
+  for (const auto& [name, t] : trainer->optimizer().state()) state_bytes += t->nbytes();
+  spdlog::info("optimizer state: {:.2f} MiB ({} bytes) on this rank{}", state_bytes / 1048576.0, state_bytes,
+               args.zero == 1 && comm->size() > 1 ? fmt::format(" (ZeRO-1: 1/{} of it)", comm->size()) : "");
   if (args.resume) RETURN_IF_ERROR(resume(*trainer, args.checkpoint_dir, fingerprint));
   int64_t start = trainer->optimizer().steps_taken();
   std::unique_ptr<std::ofstream> metrics;
@@ -318,8 +330,8 @@ Status train_command(const TrainArgs& args) {
                    eta(per_step * static_cast<double>(steps - r.step)));
     }
     bool last = r.step == steps;
-    if (lead && !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
-      RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep));
+    if (!args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
+      RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep, lead));
   }
   // On a GPU the allocator holds everything (parameters, optimizer state,
   // activations, gradients); on the CPU, the intermediates of a step.

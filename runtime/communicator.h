@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graph/status.h"
 #include "graph/tensor.h"
@@ -50,11 +51,18 @@ class Communicator {
   // micro-batches in, so runs repeat bit for bit (--deterministic); slower:
   // a chain through the ranks, and iallreduce_sum waits at once.
   virtual void set_ordered_sums(bool on) = 0;
+  virtual bool ordered_sums() const = 0;
   // A collective (or a wait for one) that takes longer than `seconds` ends
   // the process with a message naming it, and with it the job (--comm-timeout):
   // a rank that stopped responding must not leave the others waiting forever.
   // 0 waits forever.
   virtual void set_timeout(double seconds) = 0;
+  // ZeRO: t is split into consecutive ranges, counts[r] elements for rank r.
+  // reduce_scatter_sum leaves in this rank's range the sum over ranks of that
+  // range (the other ranges are left as they were); allgather fills every
+  // range with its owner's values.
+  virtual Status reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& counts) = 0;
+  virtual Status allgather(const Tensor& t, const std::vector<int64_t>& counts) = 0;
   // In place: every rank's t becomes root's t.
   virtual Status broadcast(const Tensor& t, int root) = 0;
   virtual Status barrier() = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -77,7 +78,48 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     t->grads_.push_back(e.master_grad);
   }
   t->executor_->forget_host_copies(t->updated_initializers());
-  if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCpu)
+  if (t->options_.zero_stage == 1 && t->world_ > 1) {
+    if (t->device_->kind() != DeviceKind::kCpu)
+      return unsupported("--zero 1 runs on the CPU so far (the GPU path has no NCCL backend yet)");
+    if (t->options_.optimizer.name == "Lamb")
+      return unsupported("--zero 1 does not support Lamb yet: its per-tensor trust ratios need norms reduced "
+                         "across the shards");
+    if (t->store_->groups().size() != 1)
+      return unsupported("--zero 1 needs every trainable tensor in one dtype (here {} dtypes)",
+                         t->store_->groups().size());
+    // This rank's consecutive share of the flat buffer; the optimizer gets a
+    // slot for each part of a tensor in it (weight decay follows the tensor's name).
+    const ParameterStore::Group& grp = t->store_->groups()[0];
+    const int64_t n = grp.masters.numel(), world = t->world_;
+    auto bound = [&](int64_t r) { return n * r / world; };
+    params.clear();
+    t->shard_counts_.assign(static_cast<size_t>(world), 0);
+    t->state_counts_.assign(static_cast<size_t>(world), 0);
+    for (int64_t r = 0; r < world; ++r) t->shard_counts_[static_cast<size_t>(r)] = bound(r + 1) - bound(r);
+    for (const ParameterStore::Entry& e : t->store_->entries()) {
+      int64_t first = static_cast<int64_t>(e.offset / dtype_size(e.param.dtype())), count = e.param.numel();
+      for (int64_t r = 0; r < world; ++r) {
+        int64_t a = std::max(first, bound(r)), b = std::min(first + count, bound(r + 1));
+        if (a >= b) continue;
+        t->state_counts_[static_cast<size_t>(r)] += b - a;
+        if (r != t->rank_) continue;
+        auto view = [&](const Tensor& buffer) {
+          return Tensor(DType::kFloat, {b - a}, Storage::view(buffer.storage(), static_cast<size_t>(a) * 4,
+                                                                static_cast<size_t>(b - a) * 4));
+        };
+        params.push_back(ParamSlot{e.name, view(grp.masters), true});
+        t->shard_grads_.push_back(view(grp.master_grads));
+      }
+    }
+    for (int64_t r = 0; r < world; ++r) {
+      if (r < t->rank_) t->state_offset_ += t->state_counts_[static_cast<size_t>(r)];
+      t->state_total_ += t->state_counts_[static_cast<size_t>(r)];
+    }
+    t->zero_ = true;
+  } else if (t->options_.zero_stage != 0 && t->options_.zero_stage != 1) {
+    return invalid_argument("--zero {}: stages 0 and 1 exist", t->options_.zero_stage);
+  }
+  if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCpu && !t->zero_)
     t->buckets_ = std::make_unique<GradientBuckets>(*t->store_, t->tg_.gradients, t->options_.bucket_bytes);
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
   return t;
@@ -150,6 +192,19 @@ Result<StepReport> Trainer::step() {
     }
   }
   const int64_t micro_batches = options_.grad_accum * world_;  // in this step, over every rank
+  if (zero_) {
+    RETURN_IF_ERROR(zero_reduce_and_norm(r, loss_sum, micro_batches));
+    int64_t t = optimizer_->steps_taken() + 1;
+    r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
+    RETURN_IF_ERROR(optimizer_->step(shard_grads_, r.lr));
+    // Every rank gets the others' updated shares.
+    const ParameterStore::Group& grp = store_->groups()[0];
+    RETURN_IF_ERROR(options_.communicator->allgather(grp.masters, shard_counts_));
+    if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
+    r.step = optimizer_->steps_taken();
+    r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return r;
+  }
   if (world_ > 1) {
     // Sum the gradients over the ranks, one flat float32 buffer per dtype
     // group; the loss and counts ride along in one small reduction.
@@ -195,6 +250,40 @@ Result<StepReport> Trainer::step() {
   r.step = optimizer_->steps_taken();
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return r;
+}
+
+Status Trainer::zero_reduce_and_norm(StepReport& r, double& loss_sum, int64_t micro_batches) {
+  Communicator& comm = *options_.communicator;
+  auto reduce_started = std::chrono::steady_clock::now();
+  const ParameterStore::Group& grp = store_->groups()[0];
+  // This rank's share of the summed gradients (in deterministic mode the
+  // rank-ordered sum of all of them, so the norm below is zero 0's, bit for bit).
+  RETURN_IF_ERROR(comm.reduce_scatter_sum(grp.master_grads, shard_counts_));
+  Tensor totals = Tensor::from_vector<double>({3}, {loss_sum, static_cast<double>(r.samples), static_cast<double>(r.tokens)});
+  RETURN_IF_ERROR(comm.allreduce_sum(totals));
+  loss_sum = totals.data<double>()[0];
+  r.samples = static_cast<int64_t>(totals.data<double>()[1]);
+  r.tokens = static_cast<int64_t>(totals.data<double>()[2]);
+  r.allreduce_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - reduce_started).count();
+  r.loss = loss_sum / static_cast<double>(micro_batches);
+  const bool full = comm.ordered_sums();
+  const std::vector<Tensor>& scaled = full ? grads_ : shard_grads_;
+  if (micro_batches > 1)
+    for (const Tensor& t : scaled) RETURN_IF_ERROR(math_->scale(t, 1.f / static_cast<float>(micro_batches)));
+  if (full) {
+    ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
+  } else {  // the shares' sums of squares, added over the ranks
+    ASSIGN_OR_RETURN(double mine, math_->global_norm(shard_grads_));
+    Tensor sq = Tensor::from_vector<double>({1}, {mine * mine});
+    RETURN_IF_ERROR(comm.allreduce_sum(sq));
+    r.grad_norm = std::sqrt(sq.data<double>()[0]);
+  }
+  if (options_.optimizer.max_grad_norm) {
+    double coef = *options_.optimizer.max_grad_norm / (r.grad_norm + 1e-6);
+    if (coef < 1.0)
+      for (const Tensor& t : shard_grads_) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -254,7 +343,17 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
   // A 16-bit parameter continues from its float32 master, not from its rounding.
   for (const ParameterStore::Entry& e : store_->entries())
     if (e.master.raw() != e.param.raw()) RETURN_IF_ERROR(add("master/" + e.name, e.master));
-  for (const auto& [name, t] : optimizer_->state()) RETURN_IF_ERROR(add("state/" + name, *t));
+  for (const auto& [name, t] : optimizer_->state()) {
+    if (!zero_ || !t->defined() || t->numel() == 0) {
+      RETURN_IF_ERROR(add("state/" + name, *t));
+      continue;
+    }
+    // ZeRO-1: the complete state, in zero 0's layout (every rank takes part; rank 0 writes it).
+    Tensor full = Tensor::host(DType::kFloat, {state_total_});
+    std::memcpy(full.data<float>() + state_offset_, t->raw(), t->nbytes());
+    RETURN_IF_ERROR(options_.communicator->allgather(full, state_counts_));
+    c.tensors.emplace_back("state/" + name, std::move(full));
+  }
   return c;
 }
 
@@ -304,6 +403,12 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
     auto it = targets.find(name);
     if (it == targets.end()) return invalid_argument("the checkpoint holds '{}', which this run does not have", name);
     const Tensor& dst = it->second;
+    if (zero_ && name.rfind("state/", 0) == 0 && dst.numel() > 0 && t.dtype() == DType::kFloat &&
+        t.numel() == state_total_) {
+      // ZeRO-1: this rank's part of the complete state.
+      std::memcpy(dst.raw(), t.data<float>() + state_offset_, dst.nbytes());
+      continue;
+    }
     if (dst.dims() != t.dims() || dst.dtype() != t.dtype())
       return invalid_argument("the checkpoint's '{}' has another shape or dtype", name);
     RETURN_IF_ERROR(device_->copy(t, dst));  // in place: the executor and optimizer read these buffers

@@ -37,6 +37,10 @@ struct TrainerOptions {
   // Gradient bucket size for the allreduce that overlaps the backward (CPU
   // training; 0: reduce everything after the backward).
   size_t bucket_bytes = size_t{25} << 20;
+  // ZeRO stage 1 (--zero 1): each rank keeps the optimizer state of 1/N of
+  // the flat parameter buffer; gradients are reduce-scattered, each rank
+  // updates its share, and the parameters are all-gathered.
+  int zero_stage = 0;
 };
 
 struct StepReport {
@@ -103,6 +107,14 @@ class Trainer {
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;
   std::unique_ptr<GradientBuckets> buckets_;  // CPU data parallelism: allreduce overlapping the backward
+  // ZeRO-1: the store's one group split into consecutive element ranges, one
+  // per rank; the optimizer's slots and gradients cover this rank's range.
+  bool zero_ = false;
+  std::vector<int64_t> shard_counts_;  // buffer elements per rank
+  std::vector<Tensor> shard_grads_;
+  std::vector<int64_t> state_counts_;  // optimizer-state elements per rank (the zero-0 layout, split)
+  int64_t state_offset_ = 0, state_total_ = 0;
+  Status zero_reduce_and_norm(StepReport& r, double& loss_sum, int64_t micro_batches);
   // The source index of this rank's m-th micro-batch: base + m * world + rank,
   // so a checkpoint written at one world size resumes at any other.
   int64_t source_index(int64_t m) const { return base_ + m * world_ + rank_; }

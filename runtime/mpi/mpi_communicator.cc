@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,30 @@ class MpiCommunicator : public Communicator {
     return std::unique_ptr<CommRequest>(new MpiRequest(request, watchdog_));
   }
   void set_ordered_sums(bool on) override { ordered_ = on; }
+  bool ordered_sums() const override { return ordered_; }
+  Status reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& counts) override {
+    if (ordered_) return allreduce_sum(t);  // the rank-ordered sum of everything is exact; a superset
+    RETURN_IF_ERROR(check_host(t, "reduce-scatter"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    ASSIGN_OR_RETURN(auto layout, int_layout(t, counts));
+    size_t elem = dtype_size(t.dtype());
+    std::vector<char> mine(static_cast<size_t>(layout.first[static_cast<size_t>(rank_)]) * elem);
+    Watchdog::Scope watch(watchdog_, "reduce-scatter");
+    int rc = MPI_Reduce_scatter(t.raw(), mine.data(), layout.first.data(), type, MPI_SUM, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI reduce-scatter: {}", mpi_error(rc));
+    std::memcpy(static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem,
+                mine.data(), mine.size());
+    return Status::Ok();
+  }
+  Status allgather(const Tensor& t, const std::vector<int64_t>& counts) override {
+    RETURN_IF_ERROR(check_host(t, "all-gather"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    ASSIGN_OR_RETURN(auto layout, int_layout(t, counts));
+    Watchdog::Scope watch(watchdog_, "all-gather");
+    int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t.raw(), layout.first.data(), layout.second.data(),
+                            type, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? Status::Ok() : make_error(ErrorCode::kInternal, "MPI all-gather: {}", mpi_error(rc));
+  }
   void set_timeout(double seconds) override { watchdog_.set_timeout(seconds, rank_, size_); }
   Status broadcast(const Tensor& t, int root) override {
     RETURN_IF_ERROR(check_host(t, "broadcast"));
@@ -191,6 +216,22 @@ class MpiCommunicator : public Communicator {
   }
 
  private:
+  // MPI's int counts and displacements for a split of t.
+  Result<std::pair<std::vector<int>, std::vector<int>>> int_layout(const Tensor& t,
+                                                                   const std::vector<int64_t>& counts) const {
+    if (static_cast<int>(counts.size()) != size_)
+      return invalid_argument("a split over {} ranks has {} parts", size_, counts.size());
+    std::vector<int> c, d;
+    int64_t at = 0;
+    for (int64_t n : counts) {
+      if (n < 0 || at + n > t.numel() || at + n > (int64_t{1} << 31) - 1)
+        return invalid_argument("a split of {} elements does not fit MPI's int counts", t.numel());
+      c.push_back(static_cast<int>(n));
+      d.push_back(static_cast<int>(at));
+      at += n;
+    }
+    return std::make_pair(c, d);
+  }
   static Status check_host(const Tensor& t, const char* what) {
     if (t.defined() && t.device() != DeviceKind::kCpu)
       return invalid_argument("MPI {}: the tensor must be on the host", what);

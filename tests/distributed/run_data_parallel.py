@@ -16,6 +16,9 @@ small buckets (allreduces overlapping the backward) within 1e-6.
 resume: checkpoints written at 2 and 3 ranks resume at 3 ranks and 1 process
 and continue one process's trajectory within 1e-6.
 
+zero: --zero 1 equals --zero 0 (bit for bit with --deterministic), its
+checkpoints resume without ZeRO, and Lamb is refused by name.
+
 kill: SIGKILL of one rank ends the job (non-zero, under 30 s) and its last
 checkpoint resumes. timeout: a stopped rank makes --comm-timeout end the job
 with a message naming the collective.
@@ -55,11 +58,11 @@ def metrics(path):
         return [json.loads(line) for line in f]
 
 
-def train(args, folder, name, desc, ranks, accum, extra=(), steps=4):
+def train(args, folder, name, desc, ranks, accum, extra=(), steps=4, log_level="warn"):
     out = os.path.join(folder, name)
     os.makedirs(out, exist_ok=True)
     cmd = ([] if ranks == 1 else MPIRUN + ["-np", str(ranks)]) + [
-        args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(args.model_dir, "model.onnx"),
+        args.ort_train, "--log-level", log_level, "train", "--model", os.path.join(args.model_dir, "model.onnx"),
         "--config", desc, "--data", "synthetic", "--batch-size", "4", "--steps", str(steps), "--threads", "1",
         "--grad-accum", str(accum), "--metrics", os.path.join(out, "m.jsonl"),
         "--export", os.path.join(out, "trained.onnx")] + list(extra)
@@ -148,6 +151,62 @@ def check_resume(args, folder):
         if steps != [3, 4] or worst > 1e-6:
             failures.append(f"{label}: steps {steps}, differs from one process by {worst:.3g}")
         print(f"{label}: resumed steps {steps}, worst relative difference {worst:.3g}")
+    return failures
+
+
+def check_zero(args, folder):
+    # --zero 1 (each rank keeps 1/N of the optimizer state) equals --zero 0:
+    # within 1e-6, and bit for bit with --deterministic; its checkpoints are
+    # complete (they resume without ZeRO); Lamb is refused by name.
+    base = open(os.path.join(args.model_dir, "training.yaml")).read()
+    failures = []
+    for opt in ("sgd_momentum", "adam", "adamw", "adamw_hf"):
+        for clip in (False, True):
+            desc = os.path.join(folder, f"z_{opt}_{clip}.yaml")
+            with open(desc, "w") as f:
+                spec = OPTIMIZERS[opt]
+                f.write(base + f"\noptimizer: {spec[:-1]}{', max_grad_norm: 0.05' if clip else ''}}}\n")
+            for n in (2, 3):
+                for flags, exact in (([], False), (["--deterministic"], True)):
+                    label = f"{opt}{' clipped' if clip else ''}, {n} ranks{' deterministic' if exact else ''}"
+                    zero0, d0 = train(args, folder, f"z0_{opt}_{clip}_{n}_{exact}", desc, n, 1, flags)
+                    zero1, d1 = train(args, folder, f"z1_{opt}_{clip}_{n}_{exact}", desc, n, 1, flags + ["--zero", "1"])
+                    if zero0.returncode != 0 or zero1.returncode != 0:
+                        failures.append(f"{label}: exit {zero0.returncode}/{zero1.returncode}: {zero1.stderr[-400:]}")
+                        continue
+                    a, b = metrics(os.path.join(d0, "m.jsonl")), metrics(os.path.join(d1, "m.jsonl"))
+                    worst = max(max(rel(x["loss"], y["loss"]), rel(x["grad_norm"], y["grad_norm"])) for x, y in zip(a, b))
+                    if len(a) != len(b) or worst > (0 if exact else 1e-6):
+                        failures.append(f"{label}: --zero 1 differs from --zero 0 by {worst:.3g}")
+                    print(f"{label}: --zero 1 vs 0, worst relative difference {worst:.3g}")
+    # A ZeRO-1 checkpoint at 3 ranks resumes at 2 ranks without ZeRO and continues the trajectory.
+    desc = os.path.join(folder, "z_adam_False.yaml")
+    ref, ref_dir = train(args, folder, "z_ref", desc, 1, 6)
+    ck = os.path.join(folder, "z_ck")
+    first, _ = train(args, folder, "z_first", desc, 3, 2, ["--zero", "1", "--checkpoint-dir", ck], steps=2)
+    second, second_dir = train(args, folder, "z_second", desc, 2, 3, ["--checkpoint-dir", ck, "--resume"])
+    if ref.returncode or first.returncode or second.returncode:
+        failures.append(f"ZeRO resume: exit {ref.returncode}/{first.returncode}/{second.returncode}: {second.stderr[-400:]}")
+    else:
+        want, got = metrics(os.path.join(ref_dir, "m.jsonl")), metrics(os.path.join(second_dir, "m.jsonl"))
+        worst = max(rel(g["loss"], want[g["step"] - 1]["loss"]) for g in got)
+        print(f"ZeRO-1 checkpoint at 3 ranks resumed at 2 without ZeRO: steps {[g['step'] for g in got]}, "
+              f"worst relative difference {worst:.3g}")
+        if [g["step"] for g in got] != [3, 4] or worst > 1e-6:
+            failures.append(f"ZeRO resume differs by {worst:.3g}")
+    # Optimizer-state bytes per rank at 1, 2 and 4 ranks (Adam: two float32 buffers).
+    for n in (1, 2, 4):
+        r, _ = train(args, folder, f"z_bytes_{n}", desc, n, 1, ["--zero", "1"], log_level="info")
+        line = [l for l in (r.stdout + r.stderr).splitlines() if "optimizer state" in l]
+        print(f"{n} rank(s): {line[0].split('] ')[-1] if line else 'no report'}")
+        if r.returncode != 0 or not line:
+            failures.append(f"{n} ranks: no optimizer-state report")
+    lamb = os.path.join(folder, "z_lamb.yaml")
+    with open(lamb, "w") as f:
+        f.write(base + "\noptimizer: " + OPTIMIZERS["lamb"] + "\n")
+    r, _ = train(args, folder, "z_lamb", lamb, 2, 1, ["--zero", "1"])
+    if r.returncode == 0 or "does not support Lamb" not in r.stderr:
+        failures.append("--zero 1 with Lamb did not say it is unsupported")
     return failures
 
 
@@ -305,7 +364,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout"], default="equal")
+    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero"], default="equal")
     args = ap.parse_args()
     if not shutil.which("mpirun"):
         print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
@@ -315,7 +374,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as folder:
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
-                  "timeout": check_timeout}
+                  "timeout": check_timeout, "zero": check_zero}
         failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)
