@@ -45,7 +45,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
       ->check(CLI::NonNegativeNumber);
   train->add_option("--zero", args.zero,
                     "under mpirun: 1 keeps each rank's optimizer state for 1/N of the parameters (ZeRO stage 1; "
-                    "Sgd, Adam, AdamW on the CPU so far); 0 (default) replicates it")
+                    "CPU so far); 0 (default) replicates it")
       ->check(CLI::Range(0, 1));
   train->add_option("--comm-timeout", args.comm_timeout,
                     "under mpirun: seconds a collective may wait for the other ranks before the job ends with a "

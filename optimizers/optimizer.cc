@@ -206,6 +206,7 @@ class Lamb final : public Optimizer {
       w_sq[i] += ws;
       r_sq[i] += rs;
     });
+    if (norm_reducer_) RETURN_IF_ERROR(norm_reducer_(w_sq, r_sq));  // ZeRO-1: whole tensors' norms
     std::vector<double> ratio(n, 1.0);
     for (size_t i = 0; i < n; ++i) {
       double wn = std::sqrt(w_sq[i]), rn = std::sqrt(r_sq[i]);

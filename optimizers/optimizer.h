@@ -50,6 +50,12 @@ class Optimizer {
   const std::vector<ParamSlot>& params() const { return params_; }
   // Named flat state buffers ("exp_avg", "exp_avg_sq", "momentum_buffer"), for checkpoints.
   virtual std::vector<std::pair<std::string, Tensor*>> state() = 0;
+  // ZeRO-1: a slot may be part of a tensor whose other parts other ranks
+  // update. LAMB's trust ratio needs the whole tensor's ||w||² and ||r||²:
+  // it hands its per-slot partial sums to this hook, which replaces them with
+  // the tensor's totals over the ranks.
+  using NormReducer = std::function<Status(std::vector<double>& w_sq, std::vector<double>& r_sq)>;
+  void set_norm_reducer(NormReducer f) { norm_reducer_ = std::move(f); }
 
   // The fused CPU optimizer (make_optimizer picks the one of the parameters' device).
   static Result<std::unique_ptr<Optimizer>> create(const OptimizerSettings& s, std::vector<ParamSlot> params);
@@ -69,6 +75,7 @@ class Optimizer {
   std::vector<int64_t> offsets_;  // start of each parameter in the flat state
   int64_t total_ = 0;
   int64_t t_ = 0;
+  NormReducer norm_reducer_;
 };
 
 // One optimizer implementation per device kind, registered beside it (the

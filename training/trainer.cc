@@ -81,9 +81,6 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   if (t->options_.zero_stage == 1 && t->world_ > 1) {
     if (t->device_->kind() != DeviceKind::kCpu)
       return unsupported("--zero 1 runs on the CPU so far (the GPU path has no NCCL backend yet)");
-    if (t->options_.optimizer.name == "Lamb")
-      return unsupported("--zero 1 does not support Lamb yet: its per-tensor trust ratios need norms reduced "
-                         "across the shards");
     if (t->store_->groups().size() != 1)
       return unsupported("--zero 1 needs every trainable tensor in one dtype (here {} dtypes)",
                          t->store_->groups().size());
@@ -109,6 +106,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
         };
         params.push_back(ParamSlot{e.name, view(grp.masters), true});
         t->shard_grads_.push_back(view(grp.master_grads));
+        t->slot_tensor_.push_back(static_cast<size_t>(&e - t->store_->entries().data()));
       }
     }
     for (int64_t r = 0; r < world; ++r) {
@@ -122,6 +120,25 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCpu && !t->zero_)
     t->buckets_ = std::make_unique<GradientBuckets>(*t->store_, t->tg_.gradients, t->options_.bucket_bytes);
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
+  if (t->zero_) {
+    // LAMB's trust ratios: each slot's partial ||w||² and ||r||², summed per whole tensor over the ranks.
+    Trainer* self = t.get();
+    t->optimizer_->set_norm_reducer([self](std::vector<double>& w_sq, std::vector<double>& r_sq) -> Status {
+      size_t tensors = self->store_->entries().size();
+      Tensor sums = Tensor::host(DType::kDouble, {static_cast<int64_t>(2 * tensors)});
+      double* s = sums.data<double>();
+      for (size_t j = 0; j < w_sq.size(); ++j) {
+        s[2 * self->slot_tensor_[j]] += w_sq[j];
+        s[2 * self->slot_tensor_[j] + 1] += r_sq[j];
+      }
+      RETURN_IF_ERROR(self->options_.communicator->allreduce_sum(sums));
+      for (size_t j = 0; j < w_sq.size(); ++j) {
+        w_sq[j] = s[2 * self->slot_tensor_[j]];
+        r_sq[j] = s[2 * self->slot_tensor_[j] + 1];
+      }
+      return Status::Ok();
+    });
+  }
   return t;
 }
 

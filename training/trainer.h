@@ -112,6 +112,7 @@ class Trainer {
   bool zero_ = false;
   std::vector<int64_t> shard_counts_;  // buffer elements per rank
   std::vector<Tensor> shard_grads_;
+  std::vector<size_t> slot_tensor_;  // per optimizer slot: its store entry (LAMB's whole-tensor norms)
   std::vector<int64_t> state_counts_;  // optimizer-state elements per rank (the zero-0 layout, split)
   int64_t state_offset_ = 0, state_total_ = 0;
   Status zero_reduce_and_norm(StepReport& r, double& loss_sum, int64_t micro_batches);

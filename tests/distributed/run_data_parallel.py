@@ -16,8 +16,9 @@ small buckets (allreduces overlapping the backward) within 1e-6.
 resume: checkpoints written at 2 and 3 ranks resume at 3 ranks and 1 process
 and continue one process's trajectory within 1e-6.
 
-zero: --zero 1 equals --zero 0 (bit for bit with --deterministic), its
-checkpoints resume without ZeRO, and Lamb is refused by name.
+zero: --zero 1 equals --zero 0 for every optimizer (bit for bit with
+--deterministic, except Lamb: its whole-tensor norms are summed from
+per-share parts), and its checkpoints resume without ZeRO.
 
 kill: SIGKILL of one rank ends the job (non-zero, under 30 s) and its last
 checkpoint resumes. timeout: a stopped rank makes --comm-timeout end the job
@@ -160,15 +161,16 @@ def check_zero(args, folder):
     # complete (they resume without ZeRO); Lamb is refused by name.
     base = open(os.path.join(args.model_dir, "training.yaml")).read()
     failures = []
-    for opt in ("sgd_momentum", "adam", "adamw", "adamw_hf"):
+    for opt in ("sgd_momentum", "adam", "adamw", "adamw_hf", "lamb"):
         for clip in (False, True):
             desc = os.path.join(folder, f"z_{opt}_{clip}.yaml")
             with open(desc, "w") as f:
                 spec = OPTIMIZERS[opt]
                 f.write(base + f"\noptimizer: {spec[:-1]}{', max_grad_norm: 0.05' if clip else ''}}}\n")
             for n in (2, 3):
-                for flags, exact in (([], False), (["--deterministic"], True)):
-                    label = f"{opt}{' clipped' if clip else ''}, {n} ranks{' deterministic' if exact else ''}"
+                # Lamb sums each tensor's norms from per-share parts: within 1e-6, not bit for bit.
+                for flags, exact in (([], False), (["--deterministic"], opt != "lamb")):
+                    label = f"{opt}{' clipped' if clip else ''}, {n} ranks{' deterministic' if flags else ''}"
                     zero0, d0 = train(args, folder, f"z0_{opt}_{clip}_{n}_{exact}", desc, n, 1, flags)
                     zero1, d1 = train(args, folder, f"z1_{opt}_{clip}_{n}_{exact}", desc, n, 1, flags + ["--zero", "1"])
                     if zero0.returncode != 0 or zero1.returncode != 0:
@@ -201,12 +203,6 @@ def check_zero(args, folder):
         print(f"{n} rank(s): {line[0].split('] ')[-1] if line else 'no report'}")
         if r.returncode != 0 or not line:
             failures.append(f"{n} ranks: no optimizer-state report")
-    lamb = os.path.join(folder, "z_lamb.yaml")
-    with open(lamb, "w") as f:
-        f.write(base + "\noptimizer: " + OPTIMIZERS["lamb"] + "\n")
-    r, _ = train(args, folder, "z_lamb", lamb, 2, 1, ["--zero", "1"])
-    if r.returncode == 0 or "does not support Lamb" not in r.stderr:
-        failures.append("--zero 1 with Lamb did not say it is unsupported")
     return failures
 
 
