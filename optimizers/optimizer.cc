@@ -6,7 +6,6 @@
 #include <array>
 #include <cstring>
 #include <map>
-#include <mutex>
 
 #include "runtime/cpu/parallel.h"
 
@@ -182,8 +181,14 @@ class Lamb final : public Optimizer {
     ++t_;
     double bc1 = 1 - std::pow(s_.beta1, static_cast<double>(t_)), bc2 = 1 - std::pow(s_.beta2, static_cast<double>(t_));
     size_t n = params_.size();
-    std::vector<double> w_sq(n, 0.0), r_sq(n, 0.0);
-    std::mutex mu;
+    // Per-chunk partial sums, added in chunk order afterwards: the same norms
+    // for any thread count and schedule (a shared sum under a lock was not).
+    std::vector<std::vector<double>> w_parts(n), r_parts(n);
+    for (size_t i = 0; i < n; ++i) {
+      size_t chunks = static_cast<size_t>((params_[i].value.numel() + kChunk - 1) / kChunk);
+      w_parts[i].assign(chunks, 0.0);
+      r_parts[i].assign(chunks, 0.0);
+    }
     for_each_chunk([&](size_t i, int64_t b, int64_t e) {
       const float* w = params_[i].value.data<float>();
       const float* g = grads[i].data<float>();
@@ -202,10 +207,15 @@ class Lamb final : public Optimizer {
         ws += static_cast<double>(w[k]) * w[k];
         rs += rk * rk;
       }
-      std::lock_guard<std::mutex> lock(mu);
-      w_sq[i] += ws;
-      r_sq[i] += rs;
+      w_parts[i][static_cast<size_t>(b / kChunk)] = ws;
+      r_parts[i][static_cast<size_t>(b / kChunk)] = rs;
     });
+    std::vector<double> w_sq(n, 0.0), r_sq(n, 0.0);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t c = 0; c < w_parts[i].size(); ++c) {
+        w_sq[i] += w_parts[i][c];
+        r_sq[i] += r_parts[i][c];
+      }
     if (norm_reducer_) RETURN_IF_ERROR(norm_reducer_(w_sq, r_sq));  // ZeRO-1: whole tensors' norms
     std::vector<double> ratio(n, 1.0);
     for (size_t i = 0; i < n; ++i) {
