@@ -66,6 +66,26 @@ LaunchInfo launch_info_from_environment() {
   return info;
 }
 
+namespace {
+std::map<std::string, DeviceCommunicatorFactory>& device_backends() {
+  static std::map<std::string, DeviceCommunicatorFactory> b;
+  return b;
+}
+}  // namespace
+
+DeviceCommunicatorRegistrar::DeviceCommunicatorRegistrar(const std::string& backend,
+                                                         DeviceCommunicatorFactory factory) {
+  device_backends()[backend] = std::move(factory);
+}
+
+Result<std::shared_ptr<Communicator>> device_communicator(const std::string& backend,
+                                                          std::shared_ptr<Communicator> host, int device_index) {
+  auto it = device_backends().find(backend);
+  if (it == device_backends().end())
+    return unsupported("no {} communicator in this build (the CUDA plugin was built without it)", backend);
+  return it->second(std::move(host), device_index);
+}
+
 CommunicatorRegistrar::CommunicatorRegistrar(const std::string& backend, CommunicatorFactory factory) {
   backends()[backend] = std::move(factory);
 }

@@ -21,3 +21,10 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# NCCL (GPU data parallelism) is not a Debian package: PyPI ships it. Only
+# where CUDA is installed and NCCL is not; a failure leaves a build without it.
+if [[ -x /usr/local/cuda/bin/nvcc && ! -f /usr/local/cuda/include/nccl.h ]] &&
+   ! python3 -c "import nvidia.nccl" 2>/dev/null; then
+  echo "installing NCCL from PyPI (nvidia-nccl-cu13)"
+  python3 -m pip install --quiet nvidia-nccl-cu13 || echo "NCCL not installed: GPU ranks will reduce over MPI"
+fi

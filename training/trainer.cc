@@ -1,5 +1,7 @@
 #include "training/trainer.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -117,6 +119,12 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   } else if (t->options_.zero_stage != 0 && t->options_.zero_stage != 1) {
     return invalid_argument("--zero {}: stages 0 and 1 exist", t->options_.zero_stage);
   }
+  if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCuda) {
+    // NCCL reduces the gradients on the GPU; without it they go through host memory over MPI.
+    auto nccl = device_communicator("nccl", t->options_.communicator, launch_info_from_environment().local_rank);
+    if (nccl.ok()) t->device_comm_ = *nccl;
+    else spdlog::warn("GPU gradients are reduced through host memory: {}", nccl.status().message());
+  }
   if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCpu && !t->zero_)
     t->buckets_ = std::make_unique<GradientBuckets>(*t->store_, t->tg_.gradients, t->options_.bucket_bytes);
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
@@ -232,7 +240,11 @@ Result<StepReport> Trainer::step() {
       RETURN_IF_ERROR(buckets_->finish(comm).status());
     } else {
       for (const ParameterStore::Group& grp : store_->groups()) {
-        // The MPI backend reduces host buffers; NCCL will reduce on the device.
+        if (device_comm_) {  // NCCL, on the device's compute stream
+          RETURN_IF_ERROR(device_comm_->allreduce_sum(grp.master_grads));
+          continue;
+        }
+        // The MPI backend reduces host buffers.
         ASSIGN_OR_RETURN(Tensor host, to_host(*device_, grp.master_grads));
         RETURN_IF_ERROR(comm.allreduce_sum(host));
         RETURN_IF_ERROR(device_->copy(host, grp.master_grads));

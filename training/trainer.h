@@ -109,6 +109,7 @@ class Trainer {
   std::unique_ptr<GradientBuckets> buckets_;  // CPU data parallelism: allreduce overlapping the backward
   // ZeRO-1: the store's one group split into consecutive element ranges, one
   // per rank; the optimizer's slots and gradients cover this rank's range.
+  std::shared_ptr<Communicator> device_comm_;  // GPU ranks: NCCL, when the CUDA plugin has it
   bool zero_ = false;
   std::vector<int64_t> shard_counts_;  // buffer elements per rank
   std::vector<Tensor> shard_grads_;

@@ -1,0 +1,134 @@
+// The NCCL communicator (built into the CUDA plugin when nccl.h and libnccl
+// are found): collectives on device tensors, queued on the compute stream so
+// they follow the backward's kernels in order; host tensors and the bootstrap
+// go through the job's MPI communicator. Written and compiled without a
+// machine with two GPUs: never run.
+#include <nccl.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "runtime/communicator.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_context.h"
+
+namespace ort_train::cuda {
+namespace {
+
+Result<ncclDataType_t> nccl_type(DType t) {
+  switch (t) {
+    case DType::kFloat: return ncclFloat32;
+    case DType::kDouble: return ncclFloat64;
+    case DType::kInt64: return ncclInt64;
+    case DType::kFloat16: return ncclFloat16;
+    case DType::kBFloat16: return ncclBfloat16;
+    default: return invalid_argument("NCCL collectives take float or int64 tensors, not {}", dtype_name(t));
+  }
+}
+
+#define NCCL_RETURN_IF_ERROR(expr, what)                                                                   \
+  do {                                                                                                     \
+    ncclResult_t nccl_rc_ = (expr);                                                                        \
+    if (nccl_rc_ != ncclSuccess)                                                                           \
+      return make_error(ErrorCode::kInternal, "NCCL {}: {}", what, ncclGetErrorString(nccl_rc_));          \
+  } while (0)
+
+// A queued NCCL collective: finished when the compute stream reaches it.
+class StreamRequest : public CommRequest {
+ public:
+  bool test() override { return cudaStreamQuery(context().compute) == cudaSuccess; }
+  Status wait() override {
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(context().compute));
+    return Status::Ok();
+  }
+};
+
+class NcclCommunicator : public Communicator {
+ public:
+  NcclCommunicator(std::shared_ptr<Communicator> host, ncclComm_t comm) : host_(std::move(host)), comm_(comm) {}
+  ~NcclCommunicator() override { ncclCommDestroy(comm_); }
+  int rank() const override { return host_->rank(); }
+  int size() const override { return host_->size(); }
+  std::string backend() const override {
+    int v = 0;
+    ncclGetVersion(&v);
+    return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + " over " + host_->backend();
+  }
+  Status allreduce_sum(const Tensor& t) override {
+    if (t.device() != DeviceKind::kCuda) return host_->allreduce_sum(t);
+    ASSIGN_OR_RETURN(ncclDataType_t type, nccl_type(t.dtype()));
+    // NCCL's ring order is fixed for a given communicator and size, so runs repeat bit for bit.
+    NCCL_RETURN_IF_ERROR(ncclAllReduce(t.raw(), t.raw(), static_cast<size_t>(t.numel()), type, ncclSum, comm_,
+                                       context().compute),
+                         "allreduce");
+    return Status::Ok();
+  }
+  Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor& t) override {
+    if (t.device() != DeviceKind::kCuda) return host_->iallreduce_sum(t);
+    RETURN_IF_ERROR(allreduce_sum(t));
+    return std::unique_ptr<CommRequest>(new StreamRequest());
+  }
+  void set_ordered_sums(bool on) override { host_->set_ordered_sums(on); }
+  bool ordered_sums() const override { return host_->ordered_sums(); }
+  void set_timeout(double seconds) override { host_->set_timeout(seconds); }
+  Status reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& counts) override {
+    if (t.device() != DeviceKind::kCuda) return host_->reduce_scatter_sum(t, counts);
+    return allreduce_sum(t);  // a superset of the reduce-scatter (ZeRO-1 on GPUs is not wired yet)
+  }
+  Status allgather(const Tensor& t, const std::vector<int64_t>& counts) override {
+    if (t.device() != DeviceKind::kCuda) return host_->allgather(t, counts);
+    ASSIGN_OR_RETURN(ncclDataType_t type, nccl_type(t.dtype()));
+    size_t elem = dtype_size(t.dtype());
+    int64_t at = 0;
+    NCCL_RETURN_IF_ERROR(ncclGroupStart(), "all-gather");
+    for (size_t r = 0; r < counts.size(); ++r) {  // each range broadcast from its owner
+      void* p = static_cast<char*>(t.raw()) + static_cast<size_t>(at) * elem;
+      NCCL_RETURN_IF_ERROR(ncclBroadcast(p, p, static_cast<size_t>(counts[r]), type, static_cast<int>(r), comm_,
+                                         context().compute),
+                           "all-gather");
+      at += counts[r];
+    }
+    NCCL_RETURN_IF_ERROR(ncclGroupEnd(), "all-gather");
+    return Status::Ok();
+  }
+  Status broadcast(const Tensor& t, int root) override {
+    if (t.device() != DeviceKind::kCuda) return host_->broadcast(t, root);
+    ASSIGN_OR_RETURN(ncclDataType_t type, nccl_type(t.dtype()));
+    NCCL_RETURN_IF_ERROR(ncclBroadcast(t.raw(), t.raw(), static_cast<size_t>(t.numel()), type, root, comm_,
+                                       context().compute),
+                         "broadcast");
+    return Status::Ok();
+  }
+  Status barrier() override { return host_->barrier(); }
+  [[noreturn]] void abort(int code) override {
+    ncclCommAbort(comm_);
+    host_->abort(code);
+    std::_Exit(code);  // abort does not return; this says so to the compiler
+  }
+
+ private:
+  std::shared_ptr<Communicator> host_;
+  ncclComm_t comm_;
+};
+
+Result<std::shared_ptr<Communicator>> make_nccl(std::shared_ptr<Communicator> host, int device_index) {
+  CUDA_RETURN_IF_ERROR(cudaSetDevice(device_index));
+  // Rank 0 makes the unique id; the host communicator (MPI) carries it to the others.
+  ncclUniqueId id;
+  Tensor packed = Tensor::host(DType::kInt64, {static_cast<int64_t>((sizeof(id) + 7) / 8)});
+  if (host->rank() == 0) {
+    NCCL_RETURN_IF_ERROR(ncclGetUniqueId(&id), "unique id");
+    std::memcpy(packed.raw(), &id, sizeof(id));
+  }
+  RETURN_IF_ERROR(host->broadcast(packed, 0));
+  std::memcpy(&id, packed.raw(), sizeof(id));
+  ncclComm_t comm = nullptr;
+  NCCL_RETURN_IF_ERROR(ncclCommInitRank(&comm, host->size(), id, host->rank()), "init");
+  return std::shared_ptr<Communicator>(std::make_shared<NcclCommunicator>(std::move(host), comm));
+}
+
+const DeviceCommunicatorRegistrar kRegistrar("nccl", make_nccl);
+
+}  // namespace
+}  // namespace ort_train::cuda
