@@ -35,6 +35,16 @@ class SingleProcess : public Communicator {
   bool ordered_sums() const override { return false; }
   Status reduce_scatter_sum(const Tensor&, const std::vector<int64_t>&) override { return Status::Ok(); }
   Status allgather(const Tensor&, const std::vector<int64_t>&) override { return Status::Ok(); }
+  Result<std::unique_ptr<CommRequest>> ireduce_scatter_sum(const Tensor&, const std::vector<int64_t>&) override {
+    return std::unique_ptr<CommRequest>(new Done());
+  }
+  Result<std::unique_ptr<CommRequest>> iallgather(const Tensor&, const std::vector<int64_t>&) override {
+    return std::unique_ptr<CommRequest>(new Done());
+  }
+  Result<std::unique_ptr<CommRequest>> ibroadcast(const Tensor&, int) override {
+    return std::unique_ptr<CommRequest>(new Done());
+  }
+  Result<std::unique_ptr<CommRequest>> ibarrier() override { return std::unique_ptr<CommRequest>(new Done()); }
   void set_timeout(double) override {}
   int rank() const override { return 0; }
   int size() const override { return 1; }

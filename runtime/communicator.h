@@ -63,6 +63,13 @@ class Communicator {
   // range with its owner's values.
   virtual Status reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& counts) = 0;
   virtual Status allgather(const Tensor& t, const std::vector<int64_t>& counts) = 0;
+  // Non-blocking forms of the other collectives: started now, finished by the
+  // request's wait(); the tensors must stay alive and untouched until then.
+  virtual Result<std::unique_ptr<CommRequest>> ireduce_scatter_sum(const Tensor& t,
+                                                                    const std::vector<int64_t>& counts) = 0;
+  virtual Result<std::unique_ptr<CommRequest>> iallgather(const Tensor& t, const std::vector<int64_t>& counts) = 0;
+  virtual Result<std::unique_ptr<CommRequest>> ibroadcast(const Tensor& t, int root) = 0;
+  virtual Result<std::unique_ptr<CommRequest>> ibarrier() = 0;
   // In place: every rank's t becomes root's t.
   virtual Status broadcast(const Tensor& t, int root) = 0;
   virtual Status barrier() = 0;

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <cstdlib>
@@ -102,7 +104,9 @@ class Watchdog {
 
 class MpiRequest : public CommRequest {
  public:
-  MpiRequest(MPI_Request r, Watchdog& watchdog) : request_(r), watchdog_(watchdog) {}
+  // `finish` runs once the collective is done (copying a reduce-scatter's result into place).
+  MpiRequest(MPI_Request r, Watchdog& watchdog, std::function<void()> finish = nullptr)
+      : request_(r), watchdog_(watchdog), finish_(std::move(finish)) {}
   ~MpiRequest() override {
     if (request_ != MPI_REQUEST_NULL) MPI_Wait(&request_, MPI_STATUS_IGNORE);  // never leave MPI writing into freed memory
   }
@@ -110,17 +114,25 @@ class MpiRequest : public CommRequest {
     if (request_ == MPI_REQUEST_NULL) return true;
     int done = 0;
     MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+    if (done) run_finish();
     return done != 0;
   }
   Status wait() override {
-    Watchdog::Scope watch(watchdog_, "allreduce (a gradient bucket)");
+    Watchdog::Scope watch(watchdog_, "a non-blocking collective");
     int rc = MPI_Wait(&request_, MPI_STATUS_IGNORE);
-    return rc == MPI_SUCCESS ? Status::Ok() : make_error(ErrorCode::kInternal, "MPI allreduce: {}", mpi_error(rc));
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI collective: {}", mpi_error(rc));
+    run_finish();
+    return Status::Ok();
   }
 
  private:
+  void run_finish() {
+    if (finish_) finish_();
+    finish_ = nullptr;
+  }
   MPI_Request request_;
   Watchdog& watchdog_;
+  std::function<void()> finish_;
 };
 
 // A request whose work was done when it was made (ordered sums).
@@ -188,6 +200,48 @@ class MpiCommunicator : public Communicator {
     std::memcpy(static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem,
                 mine.data(), mine.size());
     return Status::Ok();
+  }
+  Result<std::unique_ptr<CommRequest>> ireduce_scatter_sum(const Tensor& t,
+                                                            const std::vector<int64_t>& counts) override {
+    if (ordered_) return std::unique_ptr<CommRequest>(new Finished(reduce_scatter_sum(t, counts)));
+    RETURN_IF_ERROR(check_host(t, "reduce-scatter"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    ASSIGN_OR_RETURN(auto layout, int_layout(t, counts));
+    size_t elem = dtype_size(t.dtype());
+    auto mine = std::make_shared<std::vector<char>>(static_cast<size_t>(layout.first[static_cast<size_t>(rank_)]) * elem);
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_Ireduce_scatter(t.raw(), mine->data(), layout.first.data(), type, MPI_SUM, MPI_COMM_WORLD, &request);
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI reduce-scatter: {}", mpi_error(rc));
+    char* dest = static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem;
+    return std::unique_ptr<CommRequest>(
+        new MpiRequest(request, watchdog_, [mine, dest] { std::memcpy(dest, mine->data(), mine->size()); }));
+  }
+  Result<std::unique_ptr<CommRequest>> iallgather(const Tensor& t, const std::vector<int64_t>& counts) override {
+    RETURN_IF_ERROR(check_host(t, "all-gather"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    ASSIGN_OR_RETURN(auto layout, int_layout(t, counts));
+    // MPI reads the count arrays until the collective completes: the request owns them.
+    auto held = std::make_shared<std::pair<std::vector<int>, std::vector<int>>>(std::move(layout));
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, t.raw(), held->first.data(), held->second.data(), type,
+                             MPI_COMM_WORLD, &request);
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI all-gather: {}", mpi_error(rc));
+    return std::unique_ptr<CommRequest>(new MpiRequest(request, watchdog_, [held] {}));
+  }
+  Result<std::unique_ptr<CommRequest>> ibroadcast(const Tensor& t, int root) override {
+    RETURN_IF_ERROR(check_host(t, "broadcast"));
+    ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
+    if (t.numel() > (int64_t{1} << 30)) return std::unique_ptr<CommRequest>(new Finished(broadcast(t, root)));
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_Ibcast(t.raw(), static_cast<int>(t.numel()), type, root, MPI_COMM_WORLD, &request);
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI broadcast: {}", mpi_error(rc));
+    return std::unique_ptr<CommRequest>(new MpiRequest(request, watchdog_));
+  }
+  Result<std::unique_ptr<CommRequest>> ibarrier() override {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request);
+    if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI barrier: {}", mpi_error(rc));
+    return std::unique_ptr<CommRequest>(new MpiRequest(request, watchdog_));
   }
   Status allgather(const Tensor& t, const std::vector<int64_t>& counts) override {
     RETURN_IF_ERROR(check_host(t, "all-gather"));

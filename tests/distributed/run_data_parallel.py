@@ -13,8 +13,9 @@ fixed input). Data: synthetic batches, a different one per micro-batch index.
 With --deterministic the runs must equal one process bit for bit; with
 small buckets (allreduces overlapping the backward) within 1e-6.
 
-resume: checkpoints written at 2 and 3 ranks resume at 3 ranks and 1 process
-and continue one process's trajectory within 1e-6.
+resume: a 2-rank run resumed at 2 ranks repeats bit for bit; checkpoints
+written at 2 and 3 ranks resume at 3 ranks and 1 process and continue one
+process's trajectory within 1e-6.
 
 zero: --zero 1 equals --zero 0 for every optimizer (bit for bit with
 --deterministic, except Lamb: its whole-tensor norms are summed from
@@ -137,6 +138,21 @@ def check_resume(args, folder):
         return [f"one process failed: {ref.stderr[-500:]}"]
     want = metrics(os.path.join(ref_dir, "m.jsonl"))
     failures = []
+    # Killed and resumed at the same world size: bit for bit.
+    full, full_dir = train(args, folder, "same_full", desc, 2, 3)
+    ck = os.path.join(folder, "ck_same")
+    first, _ = train(args, folder, "same_first", desc, 2, 3, ["--checkpoint-dir", ck], steps=2)
+    second, second_dir = train(args, folder, "same_second", desc, 2, 3, ["--checkpoint-dir", ck, "--resume"])
+    if full.returncode or first.returncode or second.returncode:
+        failures.append(f"same-size resume: exit {full.returncode}/{first.returncode}/{second.returncode}")
+    else:
+        want_same = {r["step"]: r for r in metrics(os.path.join(full_dir, "m.jsonl"))}
+        got = metrics(os.path.join(second_dir, "m.jsonl"))
+        same = [g["step"] for g in got] == [3, 4] and all(
+            g["loss"] == want_same[g["step"]]["loss"] and g["grad_norm"] == want_same[g["step"]]["grad_norm"] for g in got)
+        print(f"2 ranks resumed at 2 ranks: steps {[g['step'] for g in got]}, bit for bit: {same}")
+        if not same:
+            failures.append("a resume at the same world size is not bit for bit")
     for (n1, k1), (n2, k2) in (((2, 3), (3, 2)), ((3, 2), (1, 6))):
         label = f"{n1} ranks x {k1} -> {n2} x {k2}"
         ck = os.path.join(folder, f"ck_{n1}_{n2}")

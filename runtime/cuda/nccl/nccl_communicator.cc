@@ -101,6 +101,23 @@ class NcclCommunicator : public Communicator {
     return Status::Ok();
   }
   Status barrier() override { return host_->barrier(); }
+  // Device tensors: the collective is queued on the compute stream, done when the stream gets there.
+  Result<std::unique_ptr<CommRequest>> ireduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& counts) override {
+    if (t.device() != DeviceKind::kCuda) return host_->ireduce_scatter_sum(t, counts);
+    RETURN_IF_ERROR(reduce_scatter_sum(t, counts));
+    return std::unique_ptr<CommRequest>(new StreamRequest());
+  }
+  Result<std::unique_ptr<CommRequest>> iallgather(const Tensor& t, const std::vector<int64_t>& counts) override {
+    if (t.device() != DeviceKind::kCuda) return host_->iallgather(t, counts);
+    RETURN_IF_ERROR(allgather(t, counts));
+    return std::unique_ptr<CommRequest>(new StreamRequest());
+  }
+  Result<std::unique_ptr<CommRequest>> ibroadcast(const Tensor& t, int root) override {
+    if (t.device() != DeviceKind::kCuda) return host_->ibroadcast(t, root);
+    RETURN_IF_ERROR(broadcast(t, root));
+    return std::unique_ptr<CommRequest>(new StreamRequest());
+  }
+  Result<std::unique_ptr<CommRequest>> ibarrier() override { return host_->ibarrier(); }
   [[noreturn]] void abort(int code) override {
     ncclCommAbort(comm_);
     host_->abort(code);
