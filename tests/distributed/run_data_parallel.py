@@ -108,7 +108,7 @@ def check_equal(args, folder):
     # --deterministic sums in rank order, the order one process accumulates
     # micro-batches in: bit-identical (one micro-batch per rank). Small buckets
     # (many allreduces overlapping the backward) must not change the result.
-    for opt in ("adam", "lamb"):
+    for opt in OPTIMIZERS:
         desc = os.path.join(folder, f"{opt}_False.yaml")
         for n in (2, 3):
             one, one_dir = train(args, folder, f"det_{opt}_{n}_one", desc, 1, n, ["--deterministic"])
