@@ -262,18 +262,25 @@ def wait_for_checkpoint(ck, job):
     return False
 
 
-def check_kill(args, folder):
-    # SIGKILL one rank of a running job: the job must end, non-zero, well
-    # within 30 s, and its last checkpoint must resume.
-    job, ck = long_job(args, folder, "killed")
-    failures = []
+def running_job(args, folder, name, extra=()):
+    """A 2-rank job that has written a checkpoint, and rank 1's pid; or failures."""
+    job, ck = long_job(args, folder, name, extra)
     if not wait_for_checkpoint(ck, job):
         job.kill()
-        return ["the job wrote no checkpoint within 30 s"]
+        return job, ck, None, ["the job wrote no checkpoint within 30 s"]
     pid = rank_pid(1, job.pid)
     if pid is None:
         job.kill()
-        return ["rank 1's process was not found"]
+        return job, ck, None, ["rank 1's process was not found"]
+    return job, ck, pid, []
+
+
+def check_kill(args, folder):
+    # SIGKILL one rank of a running job: the job must end, non-zero, well
+    # within 30 s, and its last checkpoint must resume.
+    job, ck, pid, failures = running_job(args, folder, "killed")
+    if failures:
+        return failures
     started = time.time()
     os.kill(pid, signal.SIGKILL)
     try:
@@ -306,14 +313,9 @@ def check_kill(args, folder):
 def check_timeout(args, folder):
     # A rank that stops responding (SIGSTOP) leaves the others in a
     # collective: --comm-timeout must end the job with a message naming the operation.
-    job, ck = long_job(args, folder, "stalled", ["--comm-timeout", "3"])
-    if not wait_for_checkpoint(ck, job):
-        job.kill()
-        return ["the job wrote no checkpoint within 30 s"]
-    pid = rank_pid(1, job.pid)
-    if pid is None:
-        job.kill()
-        return ["rank 1's process was not found"]
+    job, ck, pid, failures = running_job(args, folder, "stalled", ["--comm-timeout", "3"])
+    if failures:
+        return failures
     started = time.time()
     os.kill(pid, signal.SIGSTOP)
     try:
