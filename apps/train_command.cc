@@ -153,8 +153,8 @@ Status resume(Trainer& trainer, const std::string& dir, const std::map<std::stri
   return Status::Ok();
 }
 
-// Every rank takes the snapshot (with ZeRO-1 it gathers the optimizer state
-// from all of them); only the rank that `writes` (rank 0) writes it.
+// Takes the snapshot (with ZeRO-1 a collective: every rank calls it to gather
+// the optimizer state) and writes it when `writes` (rank 0).
 Status save_checkpoint(const Trainer& trainer, const std::string& dir,
                        const std::map<std::string, std::string>& fingerprint, int keep, bool writes) {
   ASSIGN_OR_RETURN(Checkpoint c, trainer.snapshot(fingerprint));
@@ -330,7 +330,9 @@ Status train_command(const TrainArgs& args) {
                    eta(per_step * static_cast<double>(steps - r.step)));
     }
     bool last = r.step == steps;
-    if (!args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0)))
+    // Rank 0 writes; with ZeRO-1 the other ranks take part in gathering the optimizer state.
+    bool due = !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0));
+    if (due && (lead || args.zero == 1))
       RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep, lead));
   }
   // On a GPU the allocator holds everything (parameters, optimizer state,

@@ -11,10 +11,9 @@ namespace {
 
 std::optional<std::vector<Tensor>> evaluate_on_cpu(const Node& node, int64_t opset,
                                                    const std::vector<const Tensor*>& inputs, InferContext& shapes) {
-  // The kernel key as the executor picks it: the first float input's dtype, else the first input's.
-  DType key = DType::kUndefined;
-  for (const Tensor* t : inputs)
-    if (t && (key == DType::kUndefined || (dtype_is_float(t->dtype()) && !dtype_is_float(key)))) key = t->dtype();
+  std::vector<DType> dtypes;  // the kernel key as the executor picks it
+  for (const Tensor* t : inputs) dtypes.push_back(t ? t->dtype() : DType::kUndefined);
+  DType key = kernel_key_dtype(dtypes, shapes.num_outputs() > 0 ? shapes.output(0).dtype : DType::kUndefined);
   const KernelDef* k = KernelRegistry::instance().find(node.domain, node.op_type, opset, DeviceKind::kCpu, key);
   if (!k) return std::nullopt;
   for (const Tensor* t : inputs)

@@ -72,6 +72,15 @@ const std::vector<DType>& all_stored_dtypes() {
   return all;
 }
 
+DType kernel_key_dtype(const std::vector<DType>& inputs, DType output0) {
+  DType first = DType::kUndefined;
+  for (DType t : inputs) {
+    if (dtype_is_float(t)) return t;
+    if (first == DType::kUndefined) first = t;
+  }
+  return first != DType::kUndefined ? first : output0;
+}
+
 DType kernel_key_dtype(const Graph& g, const Node& n) {
   auto dtype_of_value = [&](const std::string& name) {
     if (name.empty()) return DType::kUndefined;
@@ -79,14 +88,9 @@ DType kernel_key_dtype(const Graph& g, const Node& n) {
     const ValueInfo* v = g.value(name);
     return v ? v->dtype : DType::kUndefined;
   };
-  DType first = DType::kUndefined;
-  for (const std::string& in : n.inputs) {
-    DType t = dtype_of_value(in);
-    if (dtype_is_float(t)) return t;
-    if (first == DType::kUndefined) first = t;
-  }
-  if (first != DType::kUndefined) return first;
-  return n.outputs.empty() ? DType::kUndefined : dtype_of_value(n.outputs[0]);
+  std::vector<DType> inputs;
+  for (const std::string& in : n.inputs) inputs.push_back(dtype_of_value(in));
+  return kernel_key_dtype(inputs, n.outputs.empty() ? DType::kUndefined : dtype_of_value(n.outputs[0]));
 }
 
 Status unsupported_dtype(const KernelContext& ctx, DType t) {

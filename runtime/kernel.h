@@ -122,6 +122,8 @@ struct KernelDef {
 // operands), else its first input's, else output 0's; kUndefined when the
 // graph does not say.
 DType kernel_key_dtype(const Graph& g, const Node& n);
+// The same rule over the inputs' dtypes (kUndefined for an omitted one) and output 0's.
+DType kernel_key_dtype(const std::vector<DType>& inputs, DType output0);
 
 // Every dtype a kernel may store (for view and shape ops that never read the data).
 const std::vector<DType>& all_stored_dtypes();

@@ -1,5 +1,7 @@
 #include "runtime/parameter_store.h"
 
+#include "runtime/vector_ops.h"
+
 #include <algorithm>
 #include <cstring>
 #include <set>
@@ -80,22 +82,19 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
     }
     e.master = e.param;
     e.master_grad = e.grad;
-    if (grp.has_masters()) {
-      // Same element offset in the float32 buffers; the master starts as the exact widening.
+    if (grp.has_masters()) {  // same element offset in the float32 buffers
       size_t offset32 = e.offset / dtype_size(value.dtype()) * 4, bytes32 = static_cast<size_t>(value.numel()) * 4;
       e.master = Tensor(DType::kFloat, value.dims(), Storage::view(grp.masters.storage(), offset32, bytes32));
       e.master_grad = Tensor(DType::kFloat, value.dims(), Storage::view(grp.master_grads.storage(), offset32, bytes32));
-      Tensor host = value.device() == DeviceKind::kCpu ? value : Tensor();
-      if (!host.defined()) {
-        ASSIGN_OR_RETURN(host, to_host(device, value));
-      }
-      Tensor wide = Tensor::host(DType::kFloat, value.dims());
-      for (int64_t k = 0; k < value.numel(); ++k)
-        wide.data<float>()[k] = static_cast<float>(float_element(value.dtype(), host.raw(), static_cast<size_t>(k)));
-      RETURN_IF_ERROR(device.copy(wide, e.master));
     }
     store->entries_.push_back(std::move(e));
   }
+  // Masters start as the exact widening of their 16-bit parameters, one whole group at a time.
+  for (const Group& grp : store->groups_)
+    if (grp.has_masters()) {
+      ASSIGN_OR_RETURN(VectorOps * math, vector_ops(device.kind()));
+      RETURN_IF_ERROR(math->convert(grp.params, grp.masters));
+    }
   RETURN_IF_ERROR(device.synchronize());
   return store;
 }

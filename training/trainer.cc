@@ -57,9 +57,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     // Every rank starts from rank 0's parameters (they loaded the same file;
     // this makes sure), 16-bit groups through their float32 masters.
     for (const ParameterStore::Group& grp : t->store_->groups()) {
-      ASSIGN_OR_RETURN(Tensor host, to_host(*t->device_, grp.masters));
+      ASSIGN_OR_RETURN(Tensor host, to_host(*t->device_, grp.masters));  // the masters themselves on the CPU
       RETURN_IF_ERROR(t->options_.communicator->broadcast(host, 0));
-      RETURN_IF_ERROR(t->device_->copy(host, grp.masters));
+      if (host.raw() != grp.masters.raw()) RETURN_IF_ERROR(t->device_->copy(host, grp.masters));
       if (grp.has_masters()) {
         ASSIGN_OR_RETURN(VectorOps * ops, vector_ops(t->device_->kind()));
         RETURN_IF_ERROR(ops->convert(grp.masters, grp.params));
@@ -162,7 +162,6 @@ Result<StepReport> Trainer::step() {
   auto started = std::chrono::steady_clock::now();
   StepReport r;
   const GradientGraph& gg = tg_.gradients;
-  const std::vector<Tensor>& grads = grads_;  // the store's gradient slots, filled by the runs below
   double loss_sum = 0;
   for (int64_t a = 0; a < options_.grad_accum; ++a) {
     std::optional<Result<std::map<std::string, Tensor>>> loaded;
@@ -217,62 +216,37 @@ Result<StepReport> Trainer::step() {
     }
   }
   const int64_t micro_batches = options_.grad_accum * world_;  // in this step, over every rank
-  if (zero_) {
-    RETURN_IF_ERROR(zero_reduce_and_norm(r, loss_sum, micro_batches));
-    int64_t t = optimizer_->steps_taken() + 1;
-    r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
-    RETURN_IF_ERROR(optimizer_->step(shard_grads_, r.lr));
-    // Every rank gets the others' updated shares.
-    const ParameterStore::Group& grp = store_->groups()[0];
-    RETURN_IF_ERROR(options_.communicator->allgather(grp.masters, shard_counts_));
-    if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
-    r.step = optimizer_->steps_taken();
-    r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    return r;
-  }
-  if (world_ > 1) {
-    // Sum the gradients over the ranks, one flat float32 buffer per dtype
-    // group; the loss and counts ride along in one small reduction.
-    auto reduce_started = std::chrono::steady_clock::now();
-    Communicator& comm = *options_.communicator;
-    RETURN_IF_ERROR(device_->synchronize());
-    if (buckets_) {
-      RETURN_IF_ERROR(buckets_->finish(comm).status());
-    } else {
-      for (const ParameterStore::Group& grp : store_->groups()) {
-        if (device_comm_) {  // NCCL, on the device's compute stream
-          RETURN_IF_ERROR(device_comm_->allreduce_sum(grp.master_grads));
-          continue;
-        }
-        // The MPI backend reduces host buffers.
-        ASSIGN_OR_RETURN(Tensor host, to_host(*device_, grp.master_grads));
-        RETURN_IF_ERROR(comm.allreduce_sum(host));
-        RETURN_IF_ERROR(device_->copy(host, grp.master_grads));
-      }
-    }
-    Tensor totals = Tensor::from_vector<double>({3}, {loss_sum, static_cast<double>(r.samples), static_cast<double>(r.tokens)});
-    RETURN_IF_ERROR(comm.allreduce_sum(totals));
-    loss_sum = totals.data<double>()[0];
-    r.samples = static_cast<int64_t>(totals.data<double>()[1]);
-    r.tokens = static_cast<int64_t>(totals.data<double>()[2]);
-    r.allreduce_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - reduce_started).count();
-  }
+  if (world_ > 1) RETURN_IF_ERROR(reduce_over_ranks(r, loss_sum));
+  r.loss = loss_sum / static_cast<double>(micro_batches);
+  // The gradients this rank's optimizer reads: its ZeRO share, or all of them.
+  const std::vector<Tensor>& mine = zero_ ? shard_grads_ : grads_;
+  // Without ZeRO, or with ZeRO in deterministic mode (where every rank holds
+  // every summed gradient), the norm is taken over all of them, so ZeRO
+  // matches zero 0 bit for bit; otherwise over the shares, added over the ranks.
+  const bool all_here = !zero_ || options_.communicator->ordered_sums();
   if (micro_batches > 1) {
     float inv = 1.f / static_cast<float>(micro_batches);
-    for (const Tensor& t : grads) RETURN_IF_ERROR(math_->scale(t, inv));
+    for (const Tensor& t : all_here ? grads_ : shard_grads_) RETURN_IF_ERROR(math_->scale(t, inv));
   }
-  r.loss = loss_sum / static_cast<double>(micro_batches);
-  ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads));
+  if (all_here) {
+    ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
+  } else {
+    ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
+    Tensor sq = Tensor::from_vector<double>({1}, {share * share});
+    RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
+    r.grad_norm = std::sqrt(sq.data<double>()[0]);
+  }
   if (options_.optimizer.max_grad_norm) {
     // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
     double coef = *options_.optimizer.max_grad_norm / (r.grad_norm + 1e-6);
     if (coef < 1.0)
-      for (const Tensor& t : grads) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
+      for (const Tensor& t : mine) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
   }
   int64_t t = optimizer_->steps_taken() + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
-  RETURN_IF_ERROR(optimizer_->step(grads, r.lr));
+  RETURN_IF_ERROR(optimizer_->step(mine, r.lr));
+  // ZeRO: every rank gets the others' updated shares.
+  if (zero_) RETURN_IF_ERROR(options_.communicator->allgather(store_->groups()[0].masters, shard_counts_));
   // The 16-bit parameters the graph reads, rounded from the updated masters.
   for (const ParameterStore::Group& grp : store_->groups())
     if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
@@ -281,37 +255,35 @@ Result<StepReport> Trainer::step() {
   return r;
 }
 
-Status Trainer::zero_reduce_and_norm(StepReport& r, double& loss_sum, int64_t micro_batches) {
-  Communicator& comm = *options_.communicator;
+Status Trainer::reduce_over_ranks(StepReport& r, double& loss_sum) {
+  // Sum the gradients over the ranks, one flat float32 buffer per dtype
+  // group; the loss and counts ride along in one small reduction.
   auto reduce_started = std::chrono::steady_clock::now();
-  const ParameterStore::Group& grp = store_->groups()[0];
-  // This rank's share of the summed gradients (in deterministic mode the
-  // rank-ordered sum of all of them, so the norm below is zero 0's, bit for bit).
-  RETURN_IF_ERROR(comm.reduce_scatter_sum(grp.master_grads, shard_counts_));
+  Communicator& comm = *options_.communicator;
+  RETURN_IF_ERROR(device_->synchronize());
+  if (zero_) {
+    // This rank's share of the sums (in deterministic mode the rank-ordered sum of everything).
+    RETURN_IF_ERROR(comm.reduce_scatter_sum(store_->groups()[0].master_grads, shard_counts_));
+  } else if (buckets_) {
+    RETURN_IF_ERROR(buckets_->finish(comm).status());
+  } else {
+    for (const ParameterStore::Group& grp : store_->groups()) {
+      if (device_comm_) {  // NCCL, on the device's compute stream
+        RETURN_IF_ERROR(device_comm_->allreduce_sum(grp.master_grads));
+        continue;
+      }
+      // The MPI backend reduces host buffers.
+      ASSIGN_OR_RETURN(Tensor host, to_host(*device_, grp.master_grads));
+      RETURN_IF_ERROR(comm.allreduce_sum(host));
+      RETURN_IF_ERROR(device_->copy(host, grp.master_grads));
+    }
+  }
   Tensor totals = Tensor::from_vector<double>({3}, {loss_sum, static_cast<double>(r.samples), static_cast<double>(r.tokens)});
   RETURN_IF_ERROR(comm.allreduce_sum(totals));
   loss_sum = totals.data<double>()[0];
   r.samples = static_cast<int64_t>(totals.data<double>()[1]);
   r.tokens = static_cast<int64_t>(totals.data<double>()[2]);
   r.allreduce_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - reduce_started).count();
-  r.loss = loss_sum / static_cast<double>(micro_batches);
-  const bool full = comm.ordered_sums();
-  const std::vector<Tensor>& scaled = full ? grads_ : shard_grads_;
-  if (micro_batches > 1)
-    for (const Tensor& t : scaled) RETURN_IF_ERROR(math_->scale(t, 1.f / static_cast<float>(micro_batches)));
-  if (full) {
-    ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
-  } else {  // the shares' sums of squares, added over the ranks
-    ASSIGN_OR_RETURN(double mine, math_->global_norm(shard_grads_));
-    Tensor sq = Tensor::from_vector<double>({1}, {mine * mine});
-    RETURN_IF_ERROR(comm.allreduce_sum(sq));
-    r.grad_norm = std::sqrt(sq.data<double>()[0]);
-  }
-  if (options_.optimizer.max_grad_norm) {
-    double coef = *options_.optimizer.max_grad_norm / (r.grad_norm + 1e-6);
-    if (coef < 1.0)
-      for (const Tensor& t : shard_grads_) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
-  }
   return Status::Ok();
 }
 

@@ -116,7 +116,9 @@ class Trainer {
   std::vector<size_t> slot_tensor_;  // per optimizer slot: its store entry (LAMB's whole-tensor norms)
   std::vector<int64_t> state_counts_;  // optimizer-state elements per rank (the zero-0 layout, split)
   int64_t state_offset_ = 0, state_total_ = 0;
-  Status zero_reduce_and_norm(StepReport& r, double& loss_sum, int64_t micro_batches);
+  // Data parallelism: sums the gradients (ZeRO: this rank's share of them),
+  // the loss and the sample and token counts over the ranks.
+  Status reduce_over_ranks(StepReport& r, double& loss_sum);
   // The source index of this rank's m-th micro-batch: base + m * world + rank,
   // so a checkpoint written at one world size resumes at any other.
   int64_t source_index(int64_t m) const { return base_ + m * world_ + rank_; }

@@ -9,6 +9,7 @@
 #include "cuda_kernels/vector_math.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
+#include "runtime/cuda/kernels/common.h"
 #include "runtime/vector_ops.h"
 
 namespace ort_train::cuda {
@@ -43,8 +44,8 @@ class CudaVectorOps : public VectorOps {
     RETURN_IF_ERROR(check_float_pair(wide, wide, "convert"));
     if (!dtype_is_half(narrow.dtype()) || narrow.numel() != wide.numel() || narrow.device() != DeviceKind::kCuda)
       return invalid_argument("convert: expected float32 and float16/bfloat16 GPU tensors of the same size");
-    auto elem = [](DType t) { return t == DType::kFloat ? ElemType::kF32 : t == DType::kFloat16 ? ElemType::kF16 : ElemType::kBF16; };
-    CUDA_RETURN_IF_ERROR(launch_cast(elem(src.dtype()), elem(dst.dtype()), src.raw(), dst.raw(), src.numel(), context().compute));
+    CUDA_RETURN_IF_ERROR(launch_cast(*stored_elem_type(src.dtype()), *stored_elem_type(dst.dtype()), src.raw(),
+                                     dst.raw(), src.numel(), context().compute));
     return Status::Ok();
   }
   Status scale(const Tensor& t, float s) override {

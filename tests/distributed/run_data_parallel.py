@@ -55,6 +55,14 @@ def rel(a, b):
     return abs(a - b) / max(abs(b), 1e-12)
 
 
+def worst(got, want):
+    """The largest relative difference in loss or gradient norm between the
+    rows of `got` and the rows of `want` with the same step."""
+    by_step = {r["step"]: r for r in want}
+    return max((max(rel(g["loss"], by_step[g["step"]]["loss"]), rel(g["grad_norm"], by_step[g["step"]]["grad_norm"]))
+                for g in got), default=1.0)
+
+
 def metrics(path):
     with open(path) as f:
         return [json.loads(line) for line in f]
@@ -88,9 +96,9 @@ def check_equal(args, folder):
                     failures.append(f"{label}: exit {one.returncode}/{many.returncode}: {one.stderr[-500:]} {many.stderr[-500:]}")
                     continue
                 a, b = metrics(os.path.join(one_dir, "m.jsonl")), metrics(os.path.join(many_dir, "m.jsonl"))
-                worst = max(max(rel(x["loss"], y["loss"]), rel(x["grad_norm"], y["grad_norm"])) for x, y in zip(a, b))
-                if len(a) != len(b) or worst > 1e-6:
-                    failures.append(f"{label}: losses/grad norms differ by {worst:.3g} relative")
+                diff = worst(b, a)
+                if len(a) != len(b) or diff > 1e-6:
+                    failures.append(f"{label}: losses/grad norms differ by {diff:.3g} relative")
                 # The exported weights: the same outputs on the model's test input, within 1e-6.
                 inputs = os.path.join(args.model_dir, "test_data_set_0")
                 ref = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model",
@@ -104,7 +112,7 @@ def check_equal(args, folder):
                 outs = [ref.returncode, cmp.returncode]
                 if outs != [0, 0] or "MISMATCH" in cmp.stdout or "match" not in cmp.stdout:
                     failures.append(f"{label}: exported weights differ: {cmp.stdout[-300:]} {cmp.stderr[-300:]}")
-                print(f"{label}: {len(a)} steps, worst relative difference {worst:.3g}, exit codes {outs}")
+                print(f"{label}: {len(a)} steps, worst relative difference {diff:.3g}, exit codes {outs}")
     # --deterministic sums in rank order, the order one process accumulates
     # micro-batches in: bit-identical (one micro-batch per rank). Small buckets
     # (many allreduces overlapping the backward) must not change the result.
@@ -119,10 +127,10 @@ def check_equal(args, folder):
                     failures.append(f"{label}: exit {one.returncode}/{many.returncode}: {many.stderr[-500:]}")
                     continue
                 a, b = metrics(os.path.join(one_dir, "m.jsonl")), metrics(os.path.join(many_dir, "m.jsonl"))
-                worst = max(max(rel(x["loss"], y["loss"]), rel(x["grad_norm"], y["grad_norm"])) for x, y in zip(a, b))
-                if len(a) != len(b) or worst > (0 if exact else 1e-6):
-                    failures.append(f"{label}: differs from one process by {worst:.3g} relative")
-                print(f"{label}: worst relative difference {worst:.3g}{' (must be 0)' if exact else ''}")
+                diff = worst(b, a)
+                if len(a) != len(b) or diff > (0 if exact else 1e-6):
+                    failures.append(f"{label}: differs from one process by {diff:.3g} relative")
+                print(f"{label}: worst relative difference {diff:.3g}{' (must be 0)' if exact else ''}")
     return failures
 
 
@@ -163,11 +171,10 @@ def check_resume(args, folder):
             continue
         got = metrics(os.path.join(second_dir, "m.jsonl"))
         steps = [r["step"] for r in got]
-        worst = max(max(rel(g["loss"], want[g["step"] - 1]["loss"]), rel(g["grad_norm"], want[g["step"] - 1]["grad_norm"]))
-                    for g in got) if got else 1.0
-        if steps != [3, 4] or worst > 1e-6:
-            failures.append(f"{label}: steps {steps}, differs from one process by {worst:.3g}")
-        print(f"{label}: resumed steps {steps}, worst relative difference {worst:.3g}")
+        diff = worst(got, want)
+        if steps != [3, 4] or diff > 1e-6:
+            failures.append(f"{label}: steps {steps}, differs from one process by {diff:.3g}")
+        print(f"{label}: resumed steps {steps}, worst relative difference {diff:.3g}")
     return failures
 
 
@@ -193,10 +200,10 @@ def check_zero(args, folder):
                         failures.append(f"{label}: exit {zero0.returncode}/{zero1.returncode}: {zero1.stderr[-400:]}")
                         continue
                     a, b = metrics(os.path.join(d0, "m.jsonl")), metrics(os.path.join(d1, "m.jsonl"))
-                    worst = max(max(rel(x["loss"], y["loss"]), rel(x["grad_norm"], y["grad_norm"])) for x, y in zip(a, b))
-                    if len(a) != len(b) or worst > (0 if exact else 1e-6):
-                        failures.append(f"{label}: --zero 1 differs from --zero 0 by {worst:.3g}")
-                    print(f"{label}: --zero 1 vs 0, worst relative difference {worst:.3g}")
+                    diff = worst(b, a)
+                    if len(a) != len(b) or diff > (0 if exact else 1e-6):
+                        failures.append(f"{label}: --zero 1 differs from --zero 0 by {diff:.3g}")
+                    print(f"{label}: --zero 1 vs 0, worst relative difference {diff:.3g}")
     # A ZeRO-1 checkpoint at 3 ranks resumes at 2 ranks without ZeRO and continues the trajectory.
     desc = os.path.join(folder, "z_adam_False.yaml")
     ref, ref_dir = train(args, folder, "z_ref", desc, 1, 6)
@@ -207,11 +214,11 @@ def check_zero(args, folder):
         failures.append(f"ZeRO resume: exit {ref.returncode}/{first.returncode}/{second.returncode}: {second.stderr[-400:]}")
     else:
         want, got = metrics(os.path.join(ref_dir, "m.jsonl")), metrics(os.path.join(second_dir, "m.jsonl"))
-        worst = max(rel(g["loss"], want[g["step"] - 1]["loss"]) for g in got)
+        diff = worst(got, want)
         print(f"ZeRO-1 checkpoint at 3 ranks resumed at 2 without ZeRO: steps {[g['step'] for g in got]}, "
-              f"worst relative difference {worst:.3g}")
-        if [g["step"] for g in got] != [3, 4] or worst > 1e-6:
-            failures.append(f"ZeRO resume differs by {worst:.3g}")
+              f"worst relative difference {diff:.3g}")
+        if [g["step"] for g in got] != [3, 4] or diff > 1e-6:
+            failures.append(f"ZeRO resume differs by {diff:.3g}")
     # Optimizer-state bytes per rank at 1, 2 and 4 ranks (Adam: two float32 buffers).
     for n in (1, 2, 4):
         r, _ = train(args, folder, f"z_bytes_{n}", desc, n, 1, ["--zero", "1"], log_level="info")
@@ -243,14 +250,13 @@ def rank_pid(rank, mpirun_pid):
     return None
 
 
-def long_job(args, folder, name, extra=()):
-    ck = os.path.join(folder, name)
-    cmd = MPIRUN + ["-np", "2", args.ort_train, "--log-level", "warn", "train", "--model",
-                    os.path.join(args.model_dir, "model.onnx"), "--config",
-                    os.path.join(args.model_dir, "training.yaml"), "--data", "synthetic", "--batch-size", "4",
-                    "--optimizer", "adam", "--steps", "100000000", "--threads", "1", "--checkpoint-dir", ck,
-                    "--save-every", "200"] + list(extra)
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), ck
+def job_command(args, ck, steps, extra=()):
+    """2 ranks training the model with Adam on synthetic data, checkpointing into `ck`."""
+    return MPIRUN + ["-np", "2", args.ort_train, "--log-level", "warn", "train", "--model",
+                     os.path.join(args.model_dir, "model.onnx"), "--config",
+                     os.path.join(args.model_dir, "training.yaml"), "--data", "synthetic", "--batch-size", "4",
+                     "--optimizer", "adam", "--steps", str(steps), "--threads", "1", "--checkpoint-dir", ck,
+                     "--save-every", "200"] + list(extra)
 
 
 def wait_for_checkpoint(ck, job):
@@ -263,8 +269,10 @@ def wait_for_checkpoint(ck, job):
 
 
 def running_job(args, folder, name, extra=()):
-    """A 2-rank job that has written a checkpoint, and rank 1's pid; or failures."""
-    job, ck = long_job(args, folder, name, extra)
+    """A long 2-rank job that has written a checkpoint, and rank 1's pid; or failures."""
+    ck = os.path.join(folder, name)
+    job = subprocess.Popen(job_command(args, ck, 100000000, extra), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
     if not wait_for_checkpoint(ck, job):
         job.kill()
         return job, ck, None, ["the job wrote no checkpoint within 30 s"]
@@ -275,35 +283,47 @@ def running_job(args, folder, name, extra=()):
     return job, ck, pid, []
 
 
+def signal_rank(job, pid, sig, what):
+    """Sends `sig` to rank 1; the job must then end, non-zero, within 30 s.
+    Returns its output and the failures."""
+    started = time.time()
+    os.kill(pid, sig)
+    try:
+        out, _ = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        return "", [f"the job still ran 60 s after rank 1 was {what}"]
+    finally:
+        if sig == signal.SIGSTOP:  # leave no stopped process behind
+            try:
+                os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    took = time.time() - started
+    print(out[-800:])
+    print(f"job ended {took:.1f} s after rank 1 was {what}, exit code {job.returncode}")
+    failures = []
+    if job.returncode == 0:
+        failures.append(f"the job exited 0 after rank 1 was {what}")
+    if took > 30:
+        failures.append(f"the job took {took:.0f} s to end")
+    return out, failures
+
+
 def check_kill(args, folder):
     # SIGKILL one rank of a running job: the job must end, non-zero, well
     # within 30 s, and its last checkpoint must resume.
     job, ck, pid, failures = running_job(args, folder, "killed")
     if failures:
         return failures
-    started = time.time()
-    os.kill(pid, signal.SIGKILL)
-    try:
-        out, _ = job.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        job.kill()
-        return ["the job still ran 60 s after a rank was killed"]
-    took = time.time() - started
-    print(out[-800:])
-    print(f"job ended {took:.1f} s after rank 1 was killed, exit code {job.returncode}")
-    if job.returncode == 0:
-        failures.append("the job exited 0 after a rank was killed")
-    if took > 30:
-        failures.append(f"the job took {took:.0f} s to end")
+    _, failures = signal_rank(job, pid, signal.SIGKILL, "killed")
     newest = sorted(f for f in os.listdir(ck) if f.endswith(".ortc"))[-1]
     step = int(newest.split("-")[1].split(".")[0])
-    r = subprocess.run(MPIRUN + ["-np", "2", args.ort_train, "--log-level", "warn", "train", "--model",
-                                 os.path.join(args.model_dir, "model.onnx"), "--config",
-                                 os.path.join(args.model_dir, "training.yaml"), "--data", "synthetic",
-                                 "--batch-size", "4", "--optimizer", "adam", "--steps", str(step + 3), "--threads",
-                                 "1", "--checkpoint-dir", ck, "--resume", "--metrics",
-                                 os.path.join(folder, "resumed.jsonl")], capture_output=True, text=True, timeout=120)
-    resumed = [json.loads(line)["step"] for line in open(os.path.join(folder, "resumed.jsonl"))] if r.returncode == 0 else []
+    resumed_metrics = os.path.join(folder, "resumed.jsonl")
+    r = subprocess.run(job_command(args, ck, step + 3, ["--resume", "--metrics", resumed_metrics]),
+                       capture_output=True, text=True, timeout=120)
+    resumed = [row["step"] for row in metrics(resumed_metrics)] if r.returncode == 0 else []
     print(f"resumed from {newest}: steps {resumed}")
     if resumed != [step + 1, step + 2, step + 3]:
         failures.append(f"the last checkpoint ({newest}) did not resume: exit {r.returncode} {r.stderr[-400:]}")
@@ -316,29 +336,9 @@ def check_timeout(args, folder):
     job, ck, pid, failures = running_job(args, folder, "stalled", ["--comm-timeout", "3"])
     if failures:
         return failures
-    started = time.time()
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        out, _ = job.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        job.kill()
-        return ["the job hung for 60 s behind a stopped rank"]
-    finally:
-        try:
-            os.kill(pid, signal.SIGCONT)
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    took = time.time() - started
-    print(out[-800:])
-    print(f"job ended {took:.1f} s after rank 1 stopped, exit code {job.returncode}")
-    failures = []
-    if job.returncode == 0:
-        failures.append("the job exited 0")
+    out, failures = signal_rank(job, pid, signal.SIGSTOP, "stopped")
     if "did not finish within 3 s" not in out:
         failures.append("no message naming the collective that timed out")
-    if took > 30:
-        failures.append(f"the job took {took:.0f} s to end")
     return failures
 
 
