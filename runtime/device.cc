@@ -73,11 +73,13 @@ Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings
   return it->second;
 }
 
-bool cuda_available() {
+int cuda_device_count() {
   load_cuda_plugin();
   auto f = factories().find(DeviceKind::kCuda);
-  return f != factories().end() && f->second.count() > 0;
+  return f == factories().end() ? 0 : f->second.count();
 }
+
+bool cuda_available() { return cuda_device_count() > 0; }
 
 bool has_cuda_kernels() {
   load_cuda_plugin();

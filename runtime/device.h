@@ -53,6 +53,8 @@ class Device {
 Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings& settings = {});
 // Whether get_device(kCuda) can succeed, without an error when it cannot.
 bool cuda_available();
+// The GPUs visible to this process (0 without the CUDA plugin or a driver).
+int cuda_device_count();
 // Whether this build has the CUDA device and kernels (a GPU may still be missing).
 bool has_cuda_kernels();
 

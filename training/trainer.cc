@@ -82,7 +82,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   t->executor_->forget_host_copies(t->updated_initializers());
   if (t->options_.zero_stage == 1 && t->world_ > 1) {
     if (t->device_->kind() != DeviceKind::kCpu)
-      return unsupported("--zero 1 runs on the CPU so far (the GPU path has no NCCL backend yet)");
+      return unsupported("--zero 1 runs on the CPU so far (the GPU optimizers take no shard-wide LAMB norms and "
+                         "checkpoints do not gather device shards yet); use --zero 0 on GPUs");
     if (t->store_->groups().size() != 1)
       return unsupported("--zero 1 needs every trainable tensor in one dtype (here {} dtypes)",
                          t->store_->groups().size());
@@ -125,7 +126,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     if (nccl.ok()) t->device_comm_ = *nccl;
     else spdlog::warn("GPU gradients are reduced through host memory: {}", nccl.status().message());
   }
-  if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCpu && !t->zero_)
+  // Buckets overlap the backward with MPI on the CPU and with NCCL's own stream on GPUs;
+  // GPU gradients reduced through host memory wait for the whole backward.
+  if (t->world_ > 1 && !t->zero_ && (t->device_->kind() == DeviceKind::kCpu || t->device_comm_))
     t->buckets_ = std::make_unique<GradientBuckets>(*t->store_, t->tg_.gradients, t->options_.bucket_bytes);
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
   if (t->zero_) {
@@ -200,7 +203,7 @@ Result<StepReport> Trainer::step() {
       // Each bucket's allreduce starts as its last gradient becomes final.
       buckets_->begin();
       run.on_output_ready = [this](const std::string& name, const Tensor&) {
-        return buckets_->gradient_ready(name, *options_.communicator);
+        return buckets_->gradient_ready(name, reducer());
       };
     }
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
@@ -265,7 +268,7 @@ Status Trainer::reduce_over_ranks(StepReport& r, double& loss_sum) {
     // This rank's share of the sums (in deterministic mode the rank-ordered sum of everything).
     RETURN_IF_ERROR(comm.reduce_scatter_sum(store_->groups()[0].master_grads, shard_counts_));
   } else if (buckets_) {
-    RETURN_IF_ERROR(buckets_->finish(comm).status());
+    RETURN_IF_ERROR(buckets_->finish(reducer()).status());
   } else {
     for (const ParameterStore::Group& grp : store_->groups()) {
       if (device_comm_) {  // NCCL, on the device's compute stream

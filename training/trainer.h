@@ -106,10 +106,12 @@ class Trainer {
   int64_t micro_ = 0;  // this rank's micro-batches since the run started (or resumed)
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;
-  std::unique_ptr<GradientBuckets> buckets_;  // CPU data parallelism: allreduce overlapping the backward
+  std::unique_ptr<GradientBuckets> buckets_;  // data parallelism: allreduce overlapping the backward
+  std::shared_ptr<Communicator> device_comm_;  // GPU ranks: NCCL, when the CUDA plugin has it
+  // Who sums the gradient buffers: NCCL on GPUs that have it, else the job's communicator.
+  Communicator& reducer() const { return device_comm_ ? *device_comm_ : *options_.communicator; }
   // ZeRO-1: the store's one group split into consecutive element ranges, one
   // per rank; the optimizer's slots and gradients cover this rank's range.
-  std::shared_ptr<Communicator> device_comm_;  // GPU ranks: NCCL, when the CUDA plugin has it
   bool zero_ = false;
   std::vector<int64_t> shard_counts_;  // buffer elements per rank
   std::vector<Tensor> shard_grads_;

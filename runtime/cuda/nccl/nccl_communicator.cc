@@ -1,8 +1,13 @@
 // The NCCL communicator (built into the CUDA plugin when nccl.h and libnccl
-// are found): collectives on device tensors, queued on the compute stream so
-// they follow the backward's kernels in order; host tensors and the bootstrap
-// go through the job's MPI communicator. Written and compiled without a
-// machine with two GPUs: never run.
+// are found): collectives on device tensors; host tensors and the bootstrap
+// go through the job's MPI communicator. Blocking collectives are queued on
+// the compute stream, after the kernels that wrote their tensors. The
+// non-blocking allreduce (the gradient buckets') runs on a stream of its own,
+// so a bucket is summed while the backward's kernels go on: it waits for an
+// event recorded on the compute stream when the bucket's last gradient was
+// queued, and its wait() makes the compute stream wait for it in turn (the
+// host never blocks), the design of PyTorch DDP's reducer on NCCL. Written
+// and compiled without a machine with two GPUs: never run.
 #include <nccl.h>
 
 #include <cstdlib>
@@ -44,10 +49,30 @@ class StreamRequest : public CommRequest {
   }
 };
 
+// A collective on the communication stream: finished when its event has
+// fired; wait() orders the compute stream after it.
+class EventRequest : public CommRequest {
+ public:
+  explicit EventRequest(cudaEvent_t done) : done_(done) {}
+  ~EventRequest() override { cudaEventDestroy(done_); }  // released by CUDA once it has fired
+  bool test() override { return cudaEventQuery(done_) == cudaSuccess; }
+  Status wait() override {
+    CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(context().compute, done_, 0));
+    return Status::Ok();
+  }
+
+ private:
+  cudaEvent_t done_;
+};
+
 class NcclCommunicator : public Communicator {
  public:
-  NcclCommunicator(std::shared_ptr<Communicator> host, ncclComm_t comm) : host_(std::move(host)), comm_(comm) {}
-  ~NcclCommunicator() override { ncclCommDestroy(comm_); }
+  NcclCommunicator(std::shared_ptr<Communicator> host, ncclComm_t comm, cudaStream_t comm_stream)
+      : host_(std::move(host)), comm_(comm), comm_stream_(comm_stream) {}
+  ~NcclCommunicator() override {
+    ncclCommDestroy(comm_);
+    cudaStreamDestroy(comm_stream_);
+  }
   int rank() const override { return host_->rank(); }
   int size() const override { return host_->size(); }
   std::string backend() const override {
@@ -66,15 +91,40 @@ class NcclCommunicator : public Communicator {
   }
   Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor& t) override {
     if (t.device() != DeviceKind::kCuda) return host_->iallreduce_sum(t);
-    RETURN_IF_ERROR(allreduce_sum(t));
-    return std::unique_ptr<CommRequest>(new StreamRequest());
+    ASSIGN_OR_RETURN(ncclDataType_t type, nccl_type(t.dtype()));
+    cudaEvent_t ready = nullptr, done = nullptr;
+    CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(ready, context().compute));  // t's last write is queued before this
+    CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(comm_stream_, ready, 0));
+    cudaEventDestroy(ready);
+    NCCL_RETURN_IF_ERROR(ncclAllReduce(t.raw(), t.raw(), static_cast<size_t>(t.numel()), type, ncclSum, comm_,
+                                       comm_stream_),
+                         "allreduce");
+    CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(done, comm_stream_));
+    return std::unique_ptr<CommRequest>(new EventRequest(done));
   }
   void set_ordered_sums(bool on) override { host_->set_ordered_sums(on); }
   bool ordered_sums() const override { return host_->ordered_sums(); }
   void set_timeout(double seconds) override { host_->set_timeout(seconds); }
   Status reduce_scatter_sum(const Tensor& t, const std::vector<int64_t>& counts) override {
     if (t.device() != DeviceKind::kCuda) return host_->reduce_scatter_sum(t, counts);
-    return allreduce_sum(t);  // a superset of the reduce-scatter (ZeRO-1 on GPUs is not wired yet)
+    ASSIGN_OR_RETURN(ncclDataType_t type, nccl_type(t.dtype()));
+    size_t elem = dtype_size(t.dtype());
+    int64_t at = 0;
+    // ncclReduceScatter takes equal ranges; ZeRO's may differ by one element,
+    // so each range is reduced to its owner, and the others' ranges are left
+    // as they were (NCCL ignores a non-root's receive buffer).
+    NCCL_RETURN_IF_ERROR(ncclGroupStart(), "reduce-scatter");
+    for (size_t r = 0; r < counts.size(); ++r) {
+      void* p = static_cast<char*>(t.raw()) + static_cast<size_t>(at) * elem;
+      NCCL_RETURN_IF_ERROR(ncclReduce(p, p, static_cast<size_t>(counts[r]), type, ncclSum, static_cast<int>(r), comm_,
+                                      context().compute),
+                           "reduce-scatter");
+      at += counts[r];
+    }
+    NCCL_RETURN_IF_ERROR(ncclGroupEnd(), "reduce-scatter");
+    return Status::Ok();
   }
   Status allgather(const Tensor& t, const std::vector<int64_t>& counts) override {
     if (t.device() != DeviceKind::kCuda) return host_->allgather(t, counts);
@@ -127,6 +177,7 @@ class NcclCommunicator : public Communicator {
  private:
   std::shared_ptr<Communicator> host_;
   ncclComm_t comm_;
+  cudaStream_t comm_stream_;
 };
 
 Result<std::shared_ptr<Communicator>> make_nccl(std::shared_ptr<Communicator> host, int device_index) {
@@ -142,7 +193,9 @@ Result<std::shared_ptr<Communicator>> make_nccl(std::shared_ptr<Communicator> ho
   std::memcpy(&id, packed.raw(), sizeof(id));
   ncclComm_t comm = nullptr;
   NCCL_RETURN_IF_ERROR(ncclCommInitRank(&comm, host->size(), id, host->rank()), "init");
-  return std::shared_ptr<Communicator>(std::make_shared<NcclCommunicator>(std::move(host), comm));
+  cudaStream_t comm_stream = nullptr;
+  CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&comm_stream, cudaStreamNonBlocking));
+  return std::shared_ptr<Communicator>(std::make_shared<NcclCommunicator>(std::move(host), comm, comm_stream));
 }
 
 const DeviceCommunicatorRegistrar kRegistrar("nccl", make_nccl);
