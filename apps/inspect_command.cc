@@ -81,8 +81,10 @@ Status inspect_command(const InspectArgs& args) {
                                  std::pair<const char*, const PassReport*>{"after the backward", &tg->passes_after_backward}}) {
     std::printf("graph passes %s: %lld round(s)%s\n", when, static_cast<long long>(r->rounds),
                 r->passes.empty() ? ", none run" : "");
-    for (const auto& [name, st] : r->passes)
+    for (const auto& [name, st] : r->passes) {
       std::printf("  %-36s %lld nodes changed\n", name.c_str(), static_cast<long long>(st.changed));
+      for (const std::string& m : st.matched) std::printf("    %s\n", m.c_str());
+    }
   }
   size_t forward = forward_node_count(*tg);
   std::printf("training graph: %zu forward + loss nodes, %zu backward nodes, built in %.1f ms\n", forward,

@@ -160,6 +160,9 @@ Status unsupported_dtype(const KernelContext& ctx, DType t);
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
       domain, op, min_opset, max_opset, device, fn, false, dtypes})
 // For kernels that may write output 0 over a dying input (see KernelDef::may_reuse_input).
+#define ORT_REGISTER_KERNEL_INPLACE(domain, op, min_opset, max_opset, device, fn)                         \
+  static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
+      domain, op, min_opset, max_opset, device, fn, true})
 #define ORT_REGISTER_CPU_KERNEL_INPLACE(op, min_opset, max_opset, fn)                                    \
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
       "", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn, true})

@@ -33,6 +33,7 @@ Status batch_norm_rule(GradientContext& c) {
 }  // namespace
 
 ORT_GRADIENT("LayerNormalization").rule(layer_norm_rule);
+ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "LayerNormalization").rule(layer_norm_rule);  // layer_norm_fusion's
 // Running mean and variance are statistics, not parameters.
 // The updated running statistics (outputs 1, 2) are bookkeeping, not functions to differentiate.
 ORT_GRADIENT("BatchNormalization").no_gradient_for({3, 4}).no_gradient_from_outputs({1, 2}).rule(batch_norm_rule);

@@ -35,6 +35,8 @@ Status batch_norm_rule(InferContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_OP("", "LayerNormalization", 17, 1000, layer_norm_rule);
+// The same op at any opset: what layer_norm_fusion writes (graph/passes/).
+ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalization", 1, 1000, layer_norm_rule);
 ORT_REGISTER_OP("", "BatchNormalization", 7, 1000, batch_norm_rule);
 
 }  // namespace ort_train

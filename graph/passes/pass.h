@@ -28,6 +28,10 @@ struct PassContext {
   // one field they write, hence mutable); the manager reads it back per pass.
   mutable int64_t changed = 0;
   void count(int64_t n) const { changed += n; }
+  // What a rewriting pass matched, one line per match ("LayerNormalization
+  // at /bert/embeddings/LayerNorm: 9 nodes -> 1"), for inspect's report.
+  mutable std::vector<std::string> matched;
+  void note(std::string line) const { matched.push_back(std::move(line)); }
 
   bool is_frozen(const std::string& value) const { return frozen.count(value) > 0; }
 };

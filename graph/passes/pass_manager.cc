@@ -15,7 +15,10 @@
 namespace ort_train {
 
 std::vector<std::string> default_pass_names() {
-  return {"constant_folding", "dead_code_elimination", "common_subexpression_elimination"};
+  // Fusions come after folding and merging, which turn exporters' Constant
+  // nodes into initializers and merge the duplicate subexpressions they emit.
+  return {"constant_folding",  "dead_code_elimination", "common_subexpression_elimination",
+          "layer_norm_fusion", "gelu_fusion"};
 }
 
 std::string PassReport::summary() const {
@@ -90,6 +93,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
       const auto& pass = passes[p];
       if (pass->settles_in_one_run() && seen_version[p] == version) continue;
       ctx.changed = 0;
+      ctx.matched.clear();
       auto started = std::chrono::steady_clock::now();
       auto result = pass->apply(model, ctx);
       if (!result.ok()) return result.status().with_context("graph pass " + pass->name());
@@ -103,6 +107,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
       PassStats& stats = report.passes[pass->name()];
       ++stats.runs;
       stats.changed += ctx.changed;
+      stats.matched.insert(stats.matched.end(), ctx.matched.begin(), ctx.matched.end());
       if (*result) {
         ++version;
         if (std::find(changers.begin(), changers.end(), pass->name()) == changers.end()) changers.push_back(pass->name());

@@ -27,6 +27,7 @@ struct PassManagerOptions {
 struct PassStats {
   int64_t runs = 0;
   int64_t changed = 0;  // PassContext::changed summed over the runs
+  std::vector<std::string> matched;  // PassContext::note lines of every run
 };
 
 struct PassReport {

@@ -36,6 +36,17 @@ GRAD_CASE("Relu", {"Relu away from 0", kinked("Relu", 0)});
 GRAD_CASE("LeakyRelu", {"LeakyRelu alpha 0.2", kinked("LeakyRelu", 0, {Attribute::make_float("alpha", 0.2f)})});
 GRAD_CASE("Gelu", {"Gelu exact", unary("Gelu", -3, 3, {}, 20)});
 GRAD_CASE("Gelu", {"Gelu tanh", unary("Gelu", -3, 3, {Attribute::make_string("approximate", "tanh")}, 20)});
+// gelu_fusion's op: the same semantics in com.ort_train, at any opset.
+GRAD_CASE("Gelu", {"Gelu (com.ort_train, fused) exact", [](Rng& r) {
+  NodeSpec s = unary("Gelu", -3, 3, {}, 12)(r);
+  s.domain = kOrtTrainDomain;
+  return s;
+}});
+GRAD_CASE("Gelu", {"Gelu (com.ort_train, fused) tanh", [](Rng& r) {
+  NodeSpec s = unary("Gelu", -3, 3, {Attribute::make_string("approximate", "tanh")}, 12)(r);
+  s.domain = kOrtTrainDomain;
+  return s;
+}});
 GRAD_CASE("Cast", {"Cast double to float", [](Rng& r) {
   return NodeSpec{.op = "Cast", .inputs = {r.uniform(r.shape(1, 3))},
                   .attributes = {Attribute::make_int("to", static_cast<int64_t>(DType::kFloat))}};

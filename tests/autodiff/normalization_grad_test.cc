@@ -16,6 +16,14 @@ GRAD_CASE("LayerNormalization", {"LayerNormalization random axis", [](Rng& r) {
 GRAD_CASE("LayerNormalization", {"LayerNormalization without bias", [](Rng& r) {
   return NodeSpec{.op = "LayerNormalization", .inputs = {r.uniform({3, 5}), r.uniform({5}, 0.5, 1.5)}};
 }});
+// layer_norm_fusion's op: the same semantics in com.ort_train, at any opset.
+GRAD_CASE("LayerNormalization", {"LayerNormalization (com.ort_train, fused) last axes", [](Rng& r) {
+  Dims d = r.shape(2, 3);
+  Dims norm(d.begin() + 1, d.end());
+  return NodeSpec{.op = "LayerNormalization", .inputs = {r.uniform(d), r.uniform(norm, 0.5, 1.5), r.uniform(norm)},
+                  .attributes = {Attribute::make_int("axis", 1), Attribute::make_float("epsilon", 1e-3f)},
+                  .opset = 12, .domain = kOrtTrainDomain};
+}});
 GRAD_CASE("BatchNormalization", {"BatchNormalization training mode", [](Rng& r) {
   int64_t n = r.integer(2, 3), c = r.integer(1, 3);
   return NodeSpec{.op = "BatchNormalization",

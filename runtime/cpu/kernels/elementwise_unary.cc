@@ -204,6 +204,7 @@ ORT_REGISTER_CPU_KERNEL_INPLACE("Abs", 6, 1000, numeric_unary(Abs{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Relu", 6, 1000, numeric_unary(Relu{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("LeakyRelu", 6, 1000, leaky_relu);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Gelu", 20, 1000, gelu);
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Gelu", 1, 1000, DeviceKind::kCpu, gelu);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Not", 1, 1000, logical_not);
 // Cast is the one kernel that computes on float16 and bfloat16 so far: it converts.

@@ -144,6 +144,7 @@ Status batch_norm(KernelContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_CPU_KERNEL_INPLACE("LayerNormalization", 17, 1000, layer_norm);
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "LayerNormalization", 1, 1000, DeviceKind::kCpu, layer_norm);
 ORT_REGISTER_CPU_KERNEL("BatchNormalization", 7, 1000, batch_norm);
 
 }  // namespace ort_train

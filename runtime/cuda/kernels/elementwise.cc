@@ -205,6 +205,7 @@ ORT_REGISTER_CUDA_KERNEL_INPLACE("Abs", 6, 1000, unary(UnaryOp::kAbs, false));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Relu", 6, 1000, unary(UnaryOp::kRelu, false));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("LeakyRelu", 6, 1000, unary(UnaryOp::kLeakyRelu, true));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Gelu", 20, 1000, unary(UnaryOp::kGelu, true));
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Gelu", 1, 1000, DeviceKind::kCuda, unary(UnaryOp::kGelu, true));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Not", 1, 1000, unary(UnaryOp::kNot, false));
 ORT_REGISTER_KERNEL_FOR_DTYPES("", "Cast", 6, 1000, DeviceKind::kCuda, cast, all_stored_dtypes());

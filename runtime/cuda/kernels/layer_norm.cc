@@ -88,6 +88,7 @@ Status layer_norm_grad(KernelContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_CUDA_KERNEL_INPLACE("LayerNormalization", 17, 1000, layer_norm);
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "LayerNormalization", 1, 1000, DeviceKind::kCuda, layer_norm);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "LayerNormalizationGrad", 1, 1000, layer_norm_grad);
 
 }  // namespace ort_train::cuda

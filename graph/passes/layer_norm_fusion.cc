@@ -1,0 +1,132 @@
+// layer_norm_fusion: the LayerNorm that exporters decompose before opset 17,
+//
+//   m = ReduceMean(x, axes)          d = Sub(x, m)
+//   v = ReduceMean(Pow(d, 2), axes)  n = Div(d, Sqrt(Add(v, eps)))
+//   y = Add(Mul(n, gamma), beta)     (Mul and Add in either operand order)
+//
+// becomes one com.ort_train LayerNormalization(x, gamma, beta) (the opset-17
+// op's semantics, available at any opset), whose gradient is one fused
+// LayerNormalizationGrad instead of about twenty nodes. The axes must be a
+// suffix of x's dims (the LayerNorm case), and gamma and beta initializers
+// with one dim per normalized axis (so they cover the normalized shape, as
+// the fused kernel requires). A pattern without gamma is left alone. x
+// stays the statistics' input, so a trainable gamma or beta still trains
+// through the fused gradient.
+#include <fmt/format.h>
+
+#include "graph/op_schema.h"
+#include "graph/passes/pattern_match.h"
+
+namespace ort_train {
+namespace {
+
+// ReduceMean's axes (attribute before opset 18, constant input after), when keepdims.
+std::optional<std::vector<int64_t>> mean_axes(const Graph& g, const Node& n) {
+  if (n.attr_int("keepdims", 1) != 1) return std::nullopt;
+  if (n.attr("axes")) return n.attr_ints("axes");
+  if (!n.has_input(1)) return std::nullopt;
+  auto it = g.initializers.find(n.inputs[1]);
+  if (it == g.initializers.end() || it->second.dtype() != DType::kInt64) return std::nullopt;
+  const int64_t* p = it->second.data<int64_t>();
+  return std::vector<int64_t>(p, p + it->second.numel());
+}
+
+// The first normalized axis when `axes` are the last axes of a rank-`rank` tensor.
+std::optional<int64_t> suffix_axis(std::vector<int64_t> axes, std::optional<size_t> rank) {
+  if (axes.empty()) return std::nullopt;
+  bool negative = std::all_of(axes.begin(), axes.end(), [](int64_t a) { return a < 0; });
+  if (!negative) {
+    if (!rank) return std::nullopt;
+    for (int64_t& a : axes) {
+      if (a < 0) a += static_cast<int64_t>(*rank);
+      a -= static_cast<int64_t>(*rank);  // as negative axes
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != -static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return std::nullopt;
+  return axes.front();
+}
+
+class LayerNormFusion : public Pass {
+ public:
+  std::string name() const override { return "layer_norm_fusion"; }
+  bool settles_in_one_run() const override { return true; }
+
+  Result<bool> apply(Model& model, const PassContext& ctx) override {
+    Graph& g = model.graph;
+    GraphIndex index(g);
+    PatternMatcher pm(index, ctx);
+    std::vector<FusedMatch> matches;
+    for (const Node& div : g.nodes) {
+      if (div.op_type != "Div" || !div.domain.empty() || div.inputs.size() != 2) continue;
+      const Node* sqrt = pm.producer(div.inputs[1], "Sqrt");
+      const Node* add_eps = sqrt ? pm.producer(sqrt->inputs[0], "Add") : nullptr;
+      if (!add_eps || add_eps->inputs.size() != 2) continue;
+      bool eps_second = pm.scalar(add_eps->inputs[1]).has_value();
+      const std::string& var = add_eps->inputs[eps_second ? 0 : 1];
+      auto eps = pm.scalar(add_eps->inputs[eps_second ? 1 : 0]);
+      const Node* var_mean = pm.producer(var, "ReduceMean");
+      const Node* pow = var_mean ? pm.producer(var_mean->inputs[0], "Pow") : nullptr;
+      const Node* sub = pm.producer(div.inputs[0], "Sub");
+      if (!eps || !pow || !sub || pow->inputs[0] != div.inputs[0] || !pm.is_scalar(pow->inputs[1], 2.0)) continue;
+      const std::string& x = sub->inputs[0];
+      const Node* mean = pm.producer(sub->inputs[1], "ReduceMean");
+      if (!mean || mean->inputs[0] != x) continue;
+      auto axes = mean_axes(g, *mean);
+      if (!axes || mean_axes(g, *var_mean) != axes) continue;
+      auto axis = suffix_axis(*axes, pm.rank(x));
+      // Types are known only where the file declares them (the passes run before inference).
+      auto type = pm.dtype(x);
+      if (!axis || (type && *type != DType::kFloat && *type != DType::kDouble)) continue;
+
+      std::set<size_t> nodes = {pm.position(mean), pm.position(sub),     pm.position(pow), pm.position(var_mean),
+                                pm.position(add_eps), pm.position(sqrt), pm.position(&div)};
+      // The affine part: y = n * gamma (+ beta), each a parameter over the normalized dims.
+      auto affine = [&](const std::string& value, const std::string& op) -> std::pair<const Node*, std::string> {
+        const auto& uses = index.consumers(value);
+        if (uses.size() != 1 || index.is_graph_output(value)) return {nullptr, ""};
+        const Node& n = g.nodes[uses[0].node];
+        if (n.op_type != op || !n.domain.empty() || n.inputs.size() != 2) return {nullptr, ""};
+        const std::string& p = n.inputs[1 - uses[0].slot];
+        auto it = g.initializers.find(p);
+        DType t = it == g.initializers.end() ? DType::kUndefined : it->second.dtype();
+        if ((t != DType::kFloat && t != DType::kDouble) || (type && t != *type) ||
+            it->second.dims().size() != static_cast<size_t>(-*axis))
+          return {nullptr, ""};
+        for (int64_t d : it->second.dims())
+          if (d <= 1) return {nullptr, ""};
+        return {&n, p};
+      };
+      auto [mul, gamma] = affine(div.outputs[0], "Mul");
+      if (!mul) continue;
+      nodes.insert(pm.position(mul));
+      auto [add, beta] = affine(mul->outputs[0], "Add");
+      const Node* last = add ? add : mul;
+      nodes.insert(pm.position(last));
+      if (!pm.closed(nodes, pm.position(last))) continue;
+      pm.claim(nodes);
+
+      Node fused;
+      fused.name = fused_node_name(index, *last, "LayerNormalization");
+      fused.op_type = "LayerNormalization";
+      fused.domain = kOrtTrainDomain;
+      fused.inputs = {x, gamma};
+      if (add) fused.inputs.push_back(beta);
+      fused.outputs = {last->outputs[0]};
+      fused.attributes = {Attribute::make_int("axis", *axis),
+                          Attribute::make_float("epsilon", static_cast<float>(*eps))};
+      ctx.note(fmt::format("{}: {} nodes -> 1", fused.name, nodes.size()));
+      matches.push_back(FusedMatch{pm.position(last), std::move(nodes), std::move(fused)});
+    }
+    if (matches.empty()) return false;
+    if (model.opset(kOrtTrainDomain) == 0) model.opset_imports.push_back({kOrtTrainDomain, 1});
+    ctx.count(replace_matches(index, std::move(matches)));
+    return true;
+  }
+};
+
+ORT_REGISTER_PASS(LayerNormFusion);
+
+}  // namespace
+}  // namespace ort_train

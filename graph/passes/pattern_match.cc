@@ -1,0 +1,102 @@
+#include "graph/passes/pattern_match.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ort_train {
+
+PatternMatcher::PatternMatcher(GraphIndex& index, const PassContext& ctx)
+    : index_(index), ctx_(ctx), protected_(protected_values(index.graph(), ctx)) {}
+
+const Node* PatternMatcher::producer(const std::string& value, const std::string& op_type) const {
+  auto p = index_.producer(value);
+  if (!p || claimed_.count(*p)) return nullptr;
+  const Node& n = index_.graph().nodes[*p];
+  return n.op_type == op_type && n.domain.empty() ? &n : nullptr;
+}
+
+std::optional<double> PatternMatcher::scalar(const std::string& value) const {
+  const Graph& g = index_.graph();
+  const Tensor* t = nullptr;
+  auto init = g.initializers.find(value);
+  if (init != g.initializers.end()) {
+    if (protected_.count(value)) return std::nullopt;
+    t = &init->second;
+  } else if (auto p = index_.producer(value)) {
+    const Node& n = g.nodes[*p];
+    const Attribute* a = n.op_type == "Constant" && n.domain.empty() ? n.attr("value") : nullptr;
+    if (a && a->type == Attribute::Type::kTensor) t = &a->t;
+  }
+  if (!t || t->numel() != 1 || t->dtype() == DType::kString || t->dtype() == DType::kBool) return std::nullopt;
+  return t->to_double_vector()[0];
+}
+
+bool PatternMatcher::is_scalar(const std::string& value, double want) const {
+  auto v = scalar(value);
+  return v && std::abs(*v - want) <= 1e-5 * std::max(1.0, std::abs(want));
+}
+
+std::optional<std::string> PatternMatcher::other_than_scalar(const Node& n, double want) const {
+  if (n.inputs.size() != 2) return std::nullopt;
+  if (is_scalar(n.inputs[1], want)) return n.inputs[0];
+  if (is_scalar(n.inputs[0], want)) return n.inputs[1];
+  return std::nullopt;
+}
+
+bool PatternMatcher::only_read_by(const std::string& value, const std::set<size_t>& nodes) const {
+  if (index_.is_graph_output(value) || protected_.count(value)) return false;
+  for (const GraphIndex::Use& u : index_.consumers(value))
+    if (!nodes.count(u.node)) return false;
+  return true;
+}
+
+bool PatternMatcher::closed(const std::set<size_t>& nodes, size_t last) const {
+  for (size_t i : nodes)
+    if (claimed_.count(i)) return false;
+  for (size_t i : nodes) {
+    if (i == last) continue;
+    for (const std::string& o : index_.graph().nodes[i].outputs)
+      if (!o.empty() && !only_read_by(o, nodes)) return false;
+  }
+  return true;
+}
+
+std::optional<DType> PatternMatcher::dtype(const std::string& value) const {
+  const Graph& g = index_.graph();
+  if (auto it = g.initializers.find(value); it != g.initializers.end()) return it->second.dtype();
+  const ValueInfo* v = g.value(value);
+  if (!v || v->dtype == DType::kUndefined) return std::nullopt;
+  return v->dtype;
+}
+
+std::optional<size_t> PatternMatcher::rank(const std::string& value) const {
+  const Graph& g = index_.graph();
+  if (auto it = g.initializers.find(value); it != g.initializers.end()) return it->second.dims().size();
+  const ValueInfo* v = g.value(value);
+  if (!v || !v->shape) return std::nullopt;
+  return v->shape->size();
+}
+
+std::string fused_node_name(const GraphIndex& index, const Node& last, const std::string& op_type) {
+  size_t slash = last.name.rfind('/');
+  std::string scope = slash == std::string::npos ? "" : last.name.substr(0, slash + 1);
+  return index.fresh_node_name(scope + op_type);
+}
+
+int64_t replace_matches(GraphIndex& index, std::vector<FusedMatch> matches) {
+  Graph& g = index.graph();
+  std::vector<size_t> removed;
+  std::set<std::string> names;  // fused_node_name is unique in the graph, not among the matches
+  for (FusedMatch& m : matches) {
+    std::string base = m.fused.name;
+    for (int k = 2; !names.insert(m.fused.name).second; ++k) m.fused.name = base + "_" + std::to_string(k);
+    g.nodes[m.last] = std::move(m.fused);
+    for (size_t i : m.nodes)
+      if (i != m.last) removed.push_back(i);
+  }
+  index.rebuild();
+  index.remove_nodes(removed);
+  return static_cast<int64_t>(removed.size());
+}
+
+}  // namespace ort_train

@@ -1,0 +1,74 @@
+// What the fusion passes share: reading a decomposed pattern out of the graph
+// (the node that produces a value, a scalar constant, whether an
+// intermediate is read only inside the pattern) and replacing it by one node.
+//
+// A fusion matches from the pattern's last node backwards. It may fuse only
+// when every intermediate value is read by pattern nodes alone and is neither
+// a graph output nor protected: otherwise something outside (a graph output,
+// a gradient built from it) still needs it and the nodes must stay.
+#pragma once
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/graph_index.h"
+#include "graph/passes/pass.h"
+
+namespace ort_train {
+
+class PatternMatcher {
+ public:
+  PatternMatcher(GraphIndex& index, const PassContext& ctx);
+
+  // The node producing `value` when it is a default-domain `op_type` node not
+  // yet claimed by another match; else nullptr.
+  const Node* producer(const std::string& value, const std::string& op_type) const;
+  size_t position(const Node* n) const { return static_cast<size_t>(n - index_.graph().nodes.data()); }
+
+  // The value of a one-element numeric constant (an unprotected initializer or
+  // a Constant node's output); none for anything else, a trainable
+  // initializer above all: it changes every step.
+  std::optional<double> scalar(const std::string& value) const;
+  // Whether `value` is a scalar constant within a relative 1e-5 of `want`.
+  bool is_scalar(const std::string& value, double want) const;
+  // For a commutative binary node: the input that is not the scalar `want`
+  // (the other input), or none when neither input is that scalar.
+  std::optional<std::string> other_than_scalar(const Node& n, double want) const;
+
+  // Whether every reader of `value` is one of `nodes` and nothing else needs it.
+  bool only_read_by(const std::string& value, const std::set<size_t>& nodes) const;
+  // Whether every output of every node but `last` is read only by `nodes`.
+  bool closed(const std::set<size_t>& nodes, size_t last) const;
+
+  // The value's element type and rank, when shape inference knows them.
+  std::optional<DType> dtype(const std::string& value) const;
+  std::optional<size_t> rank(const std::string& value) const;
+
+  // Marks nodes as taken by a match: producer() no longer returns them.
+  void claim(const std::set<size_t>& nodes) { claimed_.insert(nodes.begin(), nodes.end()); }
+  const std::set<size_t>& claimed() const { return claimed_; }
+
+ private:
+  GraphIndex& index_;
+  const PassContext& ctx_;
+  std::set<std::string> protected_;
+  std::set<size_t> claimed_;
+};
+
+// A node name for the fused node: the scope of `last` (its name up to the
+// final '/') followed by `op_type`, made unique.
+std::string fused_node_name(const GraphIndex& index, const Node& last, const std::string& op_type);
+
+// Replaces every match: node `last` becomes `fused` (keeping its output
+// name, so readers and graph outputs are untouched) and the other nodes of
+// the match are removed. `matches` pairs each fused node with the positions
+// of its pattern (including `last`). Returns the number of nodes removed.
+struct FusedMatch {
+  size_t last = 0;
+  std::set<size_t> nodes;
+  Node fused;
+};
+int64_t replace_matches(GraphIndex& index, std::vector<FusedMatch> matches);
+
+}  // namespace ort_train

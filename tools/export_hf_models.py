@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Exports tiny Hugging Face models, with their own loss, as users export them.
+
+The graph passes (graph/passes/) are tested on the patterns real exports
+contain: torch.onnx.export of Hugging Face's BertForMaskedLM and
+GPT2LMHeadModel, at opsets 12, 14 and 17 (LayerNorm is decomposed before
+opset 17; BERT's GELU is the Erf form, GPT-2's the Tanh form). The models are
+randomly initialised from a seed, with tiny configs, so each file is a few
+hundred KB. Needs transformers 4.x over Debian's torch:
+
+    /usr/bin/python3 -m venv --system-site-packages .venv-hf
+    .venv-hf/bin/pip install transformers==4.36.2
+    .venv-hf/bin/python tools/export_hf_models.py [--out tests/models/hf]
+
+Writes <out>/<model>_opset<N>/model.onnx, training.yaml (the loss is the
+model's own output `loss`) and train_batches/batch_<i>/<input>.pb: the same
+batches for every opset, so trajectories compare across them. Each export is
+written to a temporary folder and moved into place.
+"""
+import argparse
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+OPSETS = (12, 14, 17)
+BATCH, SEQ, VOCAB, BATCHES = 4, 16, 96, 4
+
+
+class WithLoss(torch.nn.Module):
+    """Returns the model's loss first, then its logits, as the exported outputs."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask, labels):
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+        return out.loss, out.logits
+
+
+def tiny_bert():
+    from transformers import BertConfig, BertForMaskedLM
+    cfg = BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
+                     attention_probs_dropout_prob=0.0)
+    return BertForMaskedLM(cfg)
+
+
+def tiny_gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+    cfg = GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=SEQ, resid_pdrop=0.0,
+                     embd_pdrop=0.0, attn_pdrop=0.0)
+    return GPT2LMHeadModel(cfg)
+
+
+MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2}
+
+
+def batches(name, gen):
+    out = []
+    for _ in range(BATCHES):
+        ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
+        mask = torch.ones(BATCH, SEQ, dtype=torch.int64)
+        mask[:, SEQ - 3:] = 0  # padding at the end of every row
+        if name == "bert":  # MLM: 15% of positions labelled
+            labels = torch.where(torch.rand(BATCH, SEQ, generator=gen) < 0.15, ids, torch.full_like(ids, -100))
+            labels[:, 0] = ids[:, 0]  # never an empty batch
+        else:  # causal LM: the model shifts the labels itself
+            labels = ids.clone()
+        out.append({"input_ids": ids, "attention_mask": mask, "labels": labels})
+    return out
+
+
+DESCRIPTION = """# Written by tools/export_hf_models.py: a Hugging Face {model} export at opset {opset}.
+inputs:
+  - {{name: input_ids, dtype: int64, shape: [batch, seq]}}
+  - {{name: attention_mask, dtype: int64, shape: [batch, seq]}}
+labels:
+  - {{name: labels, dtype: int64, shape: [batch, seq]}}
+loss: {{output: loss}}
+dims: {{batch: {batch}, seq: {seq}}}
+"""
+
+
+def export(name, opset, out_root):
+    torch.manual_seed(0)
+    model = WithLoss(MODELS[name]()).eval()
+    data = batches(name, torch.Generator().manual_seed(1))
+    final = os.path.join(out_root, f"{name}_opset{opset}")
+    tmp = tempfile.mkdtemp(prefix=f".{name}_opset{opset}.", dir=out_root)
+    try:
+        path = os.path.join(tmp, "model.onnx")
+        first = data[0]
+        torch.onnx.export(model, (first["input_ids"], first["attention_mask"], first["labels"]), path,
+                          input_names=["input_ids", "attention_mask", "labels"], output_names=["loss", "logits"],
+                          dynamic_axes={k: {0: "batch", 1: "seq"} for k in ("input_ids", "attention_mask", "labels")},
+                          opset_version=opset, do_constant_folding=True, training=torch.onnx.TrainingMode.TRAINING)
+        onnx.checker.check_model(onnx.load(path))
+        with open(os.path.join(tmp, "training.yaml"), "w") as f:
+            f.write(DESCRIPTION.format(model=name, opset=opset, batch=BATCH, seq=SEQ))
+        for i, b in enumerate(data):
+            d = os.path.join(tmp, "train_batches", f"batch_{i}")
+            os.makedirs(d)
+            for k, v in b.items():
+                with open(os.path.join(d, k + ".pb"), "wb") as f:
+                    f.write(numpy_helper.from_array(v.numpy().astype(np.int64), k).SerializeToString())
+        shutil.rmtree(final, ignore_errors=True)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    m = onnx.load(os.path.join(final, "model.onnx"))
+    ops = {}
+    for n in m.graph.node:
+        ops[n.op_type] = ops.get(n.op_type, 0) + 1
+    size = os.path.getsize(os.path.join(final, "model.onnx"))
+    print(f"{name} opset {opset}: {len(m.graph.node)} nodes, {size // 1024} KiB; " +
+          ", ".join(f"{k} {v}" for k, v in sorted(ops.items())))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models", "hf"))
+    ap.add_argument("--only", default="", help="comma-separated model names (bert, gpt2)")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    names = [n for n in args.only.split(",") if n] or list(MODELS)
+    for name in names:
+        for opset in OPSETS:
+            export(name, opset, args.out)
+
+
+if __name__ == "__main__":
+    main()
