@@ -24,6 +24,15 @@ struct RunArgs {
   bool profile = false;  // print time per op type
   int repeat = 1;  // forward runs to time; the median is reported
 };
+// `ort_train --version`: version, commit and build options (apps/version.cc).
+std::string version_text();
+
+// The process's exit status for an error, one code per kind (README, "Exit codes").
+int exit_code_for(const Status& st);
+// The default logger: stdout, with coloured levels per --color (apps/logging.cc).
+void set_up_logging(const std::string& level, const std::string& color);
+inline constexpr int kExitUsage = 64;  // a bad command line (unknown flag, bad value)
+
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);
 

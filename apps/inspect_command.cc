@@ -18,7 +18,7 @@ namespace ort_train::app {
 
 void add_inspect_command(CLI::App& app, InspectArgs& args) {
   CLI::App* cmd = app.add_subcommand("inspect", "List a model's ops, parameters, missing kernels/gradients and memory");
-  cmd->add_option("--model", args.setup.model, "forward ONNX model");
+  cmd->add_option("--model", args.setup.model, "forward ONNX model (REQUIRED, unless the description has model:)");
   cmd->add_option("--config", args.setup.config, "model description (YAML or JSON)");
   add_pass_options(cmd, args.setup);
   cmd->add_option("--batch-size", args.setup.batch_size, "binds the dim 'batch' for the memory estimate")

@@ -24,11 +24,19 @@ int main(int argc, char** argv) {
     ::execv("/proc/self/exe", argv);  // returns only on failure: carry on as we are
   }
 
-  CLI::App app{"ort_train: train and run ONNX models on CPUs and NVIDIA GPUs"};
+  CLI::App app{"ort_train: train and run ONNX models on CPUs and NVIDIA GPUs", "ort_train"};
   app.require_subcommand(0, 1);
+  app.set_version_flag("--version", ort_train::app::version_text(), "print the version, commit and build options");
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+  std::string color = "auto";
+  app.add_option("--color", color,
+                 "coloured log levels: auto (on a terminal, not under mpirun/srun, unless NO_COLOR is set), "
+                 "always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.footer("Exit codes: 0 success; 1 bad input or I/O error; 2 shape or dtype error; 3 unsupported op or "
+             "feature; 4 device unavailable; 64 bad command line.");
 
   ort_train::app::RunArgs run_args;
   ort_train::app::add_run_command(app, run_args);
@@ -40,18 +48,18 @@ int main(int argc, char** argv) {
   // `train` is the default subcommand: `ort_train --model m.onnx ...` means `ort_train train --model ...`.
   std::vector<std::string> args(argv + 1, argv + argc);
   size_t first = 0;  // after global options
-  while (first + 1 < args.size() && args[first] == "--log-level") first += 2;
+  while (first + 1 < args.size() && (args[first] == "--log-level" || args[first] == "--color")) first += 2;
   bool has_subcommand = first < args.size() && (args[first] == "run" || args[first] == "train" || args[first] == "inspect");
-  bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help");
+  bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" || args[first] == "--version");
   if (first < args.size() && !has_subcommand && !wants_help) args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "train");
   std::reverse(args.begin(), args.end());  // CLI11 takes the vector reversed
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    int code = app.exit(e);  // prints help, the version, or the usage error
+    return code == 0 ? 0 : ort_train::app::kExitUsage;
   }
-  spdlog::set_level(spdlog::level::from_str(log_level));
-  spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  ort_train::app::set_up_logging(log_level, color);
 
   ort_train::Status st;
   if (app.got_subcommand("run")) st = ort_train::app::run_command(run_args);
@@ -59,10 +67,10 @@ int main(int argc, char** argv) {
   else if (app.got_subcommand("inspect")) st = ort_train::app::inspect_command(inspect_args);
   else {
     std::fprintf(stderr, "%s", app.help().c_str());
-    return 1;
+    return ort_train::app::kExitUsage;
   }
   if (!st.ok()) {
-    int code = st.code() == ort_train::ErrorCode::kUnsupported ? 3 : (st.code() == ort_train::ErrorCode::kShape ? 2 : 1);
+    int code = ort_train::app::exit_code_for(st);
     ort_train::LaunchInfo launch = ort_train::launch_info_from_environment();
     if (launch.size > 1) {
       // One rank's error ends the whole job: the others may be waiting in a collective.

@@ -27,8 +27,10 @@ namespace ort_train::app {
 namespace fs = std::filesystem;
 
 void add_train_command(CLI::App& app, TrainArgs& args) {
-  CLI::App* train = app.add_subcommand("train", "Build the training graph and compute gradients (default subcommand)");
-  train->add_option("--model", args.setup.model, "forward ONNX model");
+  CLI::App* train = app.add_subcommand(
+      "train", "Train a model: build its gradient graph, run the optimizer over the data, checkpoint and export "
+               "(the default subcommand)");
+  train->add_option("--model", args.setup.model, "forward ONNX model (REQUIRED, unless the description has model:)");
   train->add_option("--config", args.setup.config, "model description (YAML or JSON)");
   train->add_option("--optimizer", args.optimizer, "Sgd, Adam, AdamW or Lamb (case-insensitive)");
   train->add_option("--lr", args.lr, "peak learning rate");

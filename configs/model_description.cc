@@ -13,22 +13,25 @@ namespace ort_train {
 namespace fs = std::filesystem;
 namespace {
 
-// Error positions name the key path ("optimizer.betas") and the file.
+// Errors name the file, the line and column of the offending node, and its
+// key path: "bert.yaml:7:11: optimizer.betas: expected a list of two numbers".
 struct Parser {
   std::string source;
 
-  Status error(const std::string& key, const std::string& what) const {
-    return invalid_argument("{}: {}: {}", source, key, what);
+  Status error(const YAML::Node& at, const std::string& key, const std::string& what) const {
+    const YAML::Mark m = at.IsDefined() ? at.Mark() : YAML::Mark::null_mark();
+    if (m.is_null()) return invalid_argument("{}: {}: {}", source, key, what);
+    return invalid_argument("{}:{}:{}: {}: {}", source, m.line + 1, m.column + 1, key, what);
   }
 
   Status check_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
-    if (!map.IsMap()) return error(where.empty() ? "top level" : where, "expected a mapping");
+    if (!map.IsMap()) return error(map, where.empty() ? "top level" : where, "expected a mapping");
     for (const auto& kv : map) {
       std::string k = kv.first.as<std::string>();
       if (!allowed.count(k)) {
         std::string list;
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        return error(where.empty() ? k : where + "." + k, "unknown key (expected one of: " + list + ")");
+        return error(kv.first, where.empty() ? k : where + "." + k, "unknown key (expected one of: " + list + ")");
       }
     }
     return Status::Ok();
@@ -36,11 +39,11 @@ struct Parser {
 
   template <typename T>
   Result<T> scalar(const YAML::Node& n, const std::string& key, const char* expected) const {
-    if (!n.IsScalar()) return error(key, std::string("expected ") + expected);
+    if (!n.IsScalar()) return error(n, key, std::string("expected ") + expected);
     try {
       return n.as<T>();
     } catch (const YAML::Exception&) {
-      return error(key, std::string("expected ") + expected + ", got '" + n.Scalar() + "'");
+      return error(n, key, std::string("expected ") + expected + ", got '" + n.Scalar() + "'");
     }
   }
   Result<double> number(const YAML::Node& n, const std::string& key) const { return scalar<double>(n, key, "a number"); }
@@ -49,7 +52,7 @@ struct Parser {
   }
   Result<int64_t> positive(const YAML::Node& n, const std::string& key) const {
     ASSIGN_OR_RETURN(int64_t v, integer(n, key));
-    if (v <= 0) return error(key, "expected a positive integer, got " + std::to_string(v));
+    if (v <= 0) return error(n, key, "expected a positive integer, got " + std::to_string(v));
     return v;
   }
   Result<std::string> string(const YAML::Node& n, const std::string& key) const {
@@ -59,7 +62,7 @@ struct Parser {
     return scalar<bool>(n, key, "true or false");
   }
   Result<std::vector<std::string>> strings(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsSequence()) return error(key, "expected a list of strings");
+    if (!n.IsSequence()) return error(n, key, "expected a list of strings");
     std::vector<std::string> out;
     for (size_t i = 0; i < n.size(); ++i) {
       ASSIGN_OR_RETURN(std::string s, string(n[i], key + "[" + std::to_string(i) + "]"));
@@ -68,7 +71,7 @@ struct Parser {
     return out;
   }
   Result<std::pair<double, double>> pair(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsSequence() || n.size() != 2) return error(key, "expected a list of two numbers");
+    if (!n.IsSequence() || n.size() != 2) return error(n, key, "expected a list of two numbers");
     ASSIGN_OR_RETURN(double a, number(n[0], key + "[0]"));
     ASSIGN_OR_RETURN(double b, number(n[1], key + "[1]"));
     return std::make_pair(a, b);
@@ -77,20 +80,20 @@ struct Parser {
   Result<TensorDecl> tensor(const YAML::Node& n, const std::string& key) const {
     RETURN_IF_ERROR(check_keys(n, key, {"name", "dtype", "shape", "range"}));
     TensorDecl t;
-    if (!n["name"]) return error(key + ".name", "missing");
+    if (!n["name"]) return error(n, key + ".name", "missing");
     ASSIGN_OR_RETURN(t.name, string(n["name"], key + ".name"));
     if (n["dtype"]) {
       ASSIGN_OR_RETURN(std::string d, string(n["dtype"], key + ".dtype"));
       auto dt = parse_dtype_name(d);
-      if (!dt.ok()) return error(key + ".dtype", dt.status().message());
+      if (!dt.ok()) return error(n["dtype"], key + ".dtype", dt.status().message());
       t.dtype = *dt;
     }
     if (n["shape"]) {
       const YAML::Node& s = n["shape"];
-      if (!s.IsSequence()) return error(key + ".shape", "expected a list of sizes or dim names");
+      if (!s.IsSequence()) return error(s, key + ".shape", "expected a list of sizes or dim names");
       for (size_t i = 0; i < s.size(); ++i) {
         std::string k = key + ".shape[" + std::to_string(i) + "]";
-        if (!s[i].IsScalar()) return error(k, "expected a size or a dim name");
+        if (!s[i].IsScalar()) return error(s[i], k, "expected a size or a dim name");
         const std::string& text = s[i].Scalar();
         bool numeric = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(c); });
         if (numeric) t.shape.emplace_back(std::stoll(text));
@@ -105,7 +108,7 @@ struct Parser {
   }
 
   Result<std::vector<TensorDecl>> tensors(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsSequence()) return error(key, "expected a list of {name, dtype, shape}");
+    if (!n.IsSequence()) return error(n, key, "expected a list of {name, dtype, shape}");
     std::vector<TensorDecl> out;
     for (size_t i = 0; i < n.size(); ++i) {
       ASSIGN_OR_RETURN(TensorDecl t, tensor(n[i], key + "[" + std::to_string(i) + "]"));
@@ -119,26 +122,26 @@ struct Parser {
     LossSpec s;
     if (n["output"]) { ASSIGN_OR_RETURN(s.output, string(n["output"], "loss.output")); }
     if (n["type"]) { ASSIGN_OR_RETURN(s.type, string(n["type"], "loss.type")); }
-    if (s.output.empty() == s.type.empty()) return error("loss", "give exactly one of `output` (the model's own loss) or `type`");
+    if (s.output.empty() == s.type.empty()) return error(n, "loss", "give exactly one of `output` (the model's own loss) or `type`");
     if (!s.output.empty()) {
       for (const char* k : {"input", "target", "reduction", "ignore_index"})
-        if (n[k]) return error(std::string("loss.") + k, "only applies with `type`, not with `output`");
+        if (n[k]) return error(n[k], std::string("loss.") + k, "only applies with `type`, not with `output`");
       return s;
     }
     static const std::set<std::string> kTypes{"softmax_cross_entropy", "nll", "mse", "l1", "bce_with_logits"};
-    if (!kTypes.count(s.type)) return error("loss.type", "'" + s.type + "' is not one of: " + loss_types());
-    if (!n["input"]) return error("loss.input", "missing (the model output the loss reads)");
-    if (!n["target"]) return error("loss.target", "missing (the label tensor)");
+    if (!kTypes.count(s.type)) return error(n["type"], "loss.type", "'" + s.type + "' is not one of: " + loss_types());
+    if (!n["input"]) return error(n, "loss.input", "missing (the model output the loss reads)");
+    if (!n["target"]) return error(n, "loss.target", "missing (the label tensor)");
     ASSIGN_OR_RETURN(s.input, string(n["input"], "loss.input"));
     ASSIGN_OR_RETURN(s.target, string(n["target"], "loss.target"));
     if (n["reduction"]) {
       ASSIGN_OR_RETURN(s.reduction, string(n["reduction"], "loss.reduction"));
       if (s.reduction != "mean" && s.reduction != "sum")
-        return error("loss.reduction", "'" + s.reduction + "' is not one of: mean, sum");
+        return error(n["reduction"], "loss.reduction", "'" + s.reduction + "' is not one of: mean, sum");
     }
     if (n["ignore_index"]) {
       if (s.type != "softmax_cross_entropy" && s.type != "nll")
-        return error("loss.ignore_index", "only applies to softmax_cross_entropy and nll");
+        return error(n["ignore_index"], "loss.ignore_index", "only applies to softmax_cross_entropy and nll");
       ASSIGN_OR_RETURN(s.ignore_index, integer(n["ignore_index"], "loss.ignore_index"));
     }
     return s;
@@ -151,7 +154,7 @@ struct Parser {
     if (n["name"]) {
       ASSIGN_OR_RETURN(std::string name, string(n["name"], "optimizer.name"));
       auto norm = normalize_optimizer(name);
-      if (!norm) return error("optimizer.name", "'" + name + "' is not one of: Sgd, Adam, AdamW, Lamb");
+      if (!norm) return error(n["name"], "optimizer.name", "'" + name + "' is not one of: Sgd, Adam, AdamW, Lamb");
       o.name = *norm;
     }
     auto opt_number = [&](const char* k, std::optional<double>& field) -> Status {
@@ -175,7 +178,7 @@ struct Parser {
     if (n["mode"]) {
       ASSIGN_OR_RETURN(o.mode, string(n["mode"], "optimizer.mode"));
       if (o.mode != "torch" && o.mode != "huggingface")
-        return error("optimizer.mode", "'" + o.mode + "' is not one of: torch, huggingface");
+        return error(n["mode"], "optimizer.mode", "'" + o.mode + "' is not one of: torch, huggingface");
     }
     return o;
   }
@@ -186,11 +189,11 @@ struct Parser {
     if (n["type"]) {
       ASSIGN_OR_RETURN(s.type, string(n["type"], "schedule.type"));
       if (s.type != "constant" && s.type != "linear" && s.type != "cosine" && s.type != "poly")
-        return error("schedule.type", "'" + s.type + "' is not one of: constant, linear, cosine, poly");
+        return error(n["type"], "schedule.type", "'" + s.type + "' is not one of: constant, linear, cosine, poly");
     }
     if (n["warmup_steps"]) {
       ASSIGN_OR_RETURN(s.warmup_steps, integer(n["warmup_steps"], "schedule.warmup_steps"));
-      if (s.warmup_steps < 0) return error("schedule.warmup_steps", "must not be negative");
+      if (s.warmup_steps < 0) return error(n["warmup_steps"], "schedule.warmup_steps", "must not be negative");
     }
     if (n["total_steps"]) { ASSIGN_OR_RETURN(s.total_steps, positive(n["total_steps"], "schedule.total_steps")); }
     if (n["power"]) { ASSIGN_OR_RETURN(s.power, number(n["power"], "schedule.power")); }
@@ -251,7 +254,7 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
     if (root["labels"]) { ASSIGN_OR_RETURN(d.labels, p.tensors(root["labels"], "labels")); }
     if (root["dims"]) {
       const YAML::Node& dims = root["dims"];
-      if (!dims.IsMap()) return p.error("dims", "expected a mapping of dim name to size");
+      if (!dims.IsMap()) return p.error(dims, "dims", "expected a mapping of dim name to size");
       for (const auto& kv : dims) {
         std::string k = kv.first.as<std::string>();
         ASSIGN_OR_RETURN(int64_t v, p.positive(kv.second, "dims." + k));

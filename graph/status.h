@@ -11,7 +11,9 @@
 
 namespace ort_train {
 
-enum class ErrorCode { kOk = 0, kInvalidArgument, kNotFound, kUnsupported, kIo, kShape, kInternal };
+// kUnavailable: the hardware asked for is not there (--device cuda without a
+// GPU, a driver or a CUDA build), as opposed to an op or feature ort_train lacks.
+enum class ErrorCode { kOk = 0, kInvalidArgument, kNotFound, kUnsupported, kIo, kShape, kInternal, kUnavailable };
 
 class [[nodiscard]] Status {
  public:
@@ -46,6 +48,10 @@ Status shape_error(fmt::format_string<Args...> f, Args&&... args) {
 template <typename... Args>
 Status unsupported(fmt::format_string<Args...> f, Args&&... args) {
   return Status(ErrorCode::kUnsupported, fmt::format(f, std::forward<Args>(args)...));
+}
+template <typename... Args>
+Status unavailable(fmt::format_string<Args...> f, Args&&... args) {
+  return Status(ErrorCode::kUnavailable, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 Status io_error(fmt::format_string<Args...> f, Args&&... args) {

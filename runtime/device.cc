@@ -61,8 +61,8 @@ Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings
       const std::string& why = load_cuda_plugin();
       auto f = factories().find(kind);
       if (f == factories().end()) {
-        if (!why.empty()) return unsupported("--device cuda: {}; use --device cpu", why);
-        return unsupported("this build of ort_train has no CUDA support (nvcc was not found when it was built); "
+        if (!why.empty()) return unavailable("--device cuda: {}; use --device cpu", why);
+        return unavailable("this build of ort_train has no CUDA support (nvcc was not found when it was built); "
                            "use --device cpu");
       }
       ASSIGN_OR_RETURN(d, f->second.factory(settings));

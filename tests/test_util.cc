@@ -127,8 +127,12 @@ std::string ort_train_binary() {
 }
 
 CliOutcome run_cli(const std::string& args, const std::string& dir) {
+  return run_shell(ort_train_binary() + " " + args, dir);
+}
+
+CliOutcome run_shell(const std::string& command, const std::string& dir) {
   std::string err_file = dir + "/stderr.txt";
-  std::string cmd = ort_train_binary() + " " + args + " 2>" + err_file;
+  std::string cmd = command + " 2>" + err_file;
   CliOutcome o;
   FILE* p = popen(cmd.c_str(), "r");
   std::array<char, 4096> buf{};

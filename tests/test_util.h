@@ -1,5 +1,6 @@
 // Helpers shared by the tests: build a one-node model, run it, compare tensors.
 #pragma once
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -56,6 +57,19 @@ struct CliOutcome {
   std::string stderr_text;
 };
 CliOutcome run_cli(const std::string& args, const std::string& dir);
+// The same for any shell command line.
+CliOutcome run_shell(const std::string& command, const std::string& dir);
+
+// A fresh folder under the system's temporary directory, removed at the end.
+struct Dir {
+  std::filesystem::path p;
+  explicit Dir(const std::string& name) : p(std::filesystem::temp_directory_path() / name) {
+    std::filesystem::remove_all(p);
+    std::filesystem::create_directories(p);
+  }
+  ~Dir() { std::filesystem::remove_all(p); }
+  std::string operator/(const std::string& rel) const { return (p / rel).string(); }
+};
 
 std::string source_dir();
 std::string ort_train_binary();

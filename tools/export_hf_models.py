@@ -12,6 +12,11 @@ hundred KB. Needs transformers 4.x over Debian's torch:
     .venv-hf/bin/pip install transformers==4.36.2
     .venv-hf/bin/python tools/export_hf_models.py [--out tests/models/hf]
 
+With `--size base` it exports the real sizes instead (BERT-base: 12 layers,
+d768, vocab 30522; GPT-2 small: 12 layers, d768, vocab 50257), for the
+benchmarks, at sequence length 128 and batch 8 (`--opsets 14` picks opsets);
+those files are hundreds of MB and are never committed.
+
 Writes <out>/<model>_opset<N>/model.onnx, training.yaml (the loss is the
 model's own output `loss`) and train_batches/batch_<i>/<input>.pb: the same
 batches for every opset, so trajectories compare across them. Each export is
@@ -29,6 +34,7 @@ from onnx import numpy_helper
 
 OPSETS = (12, 14, 17)
 BATCH, SEQ, VOCAB, BATCHES = 4, 16, 96, 4
+SIZE = "tiny"  # or "base" (--size)
 
 
 class WithLoss(torch.nn.Module):
@@ -45,16 +51,23 @@ class WithLoss(torch.nn.Module):
 
 def tiny_bert():
     from transformers import BertConfig, BertForMaskedLM
-    cfg = BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
-                     attention_probs_dropout_prob=0.0)
+    if SIZE == "base":  # bert-base-uncased's shape
+        cfg = BertConfig(vocab_size=VOCAB, max_position_embeddings=512, hidden_dropout_prob=0.0,
+                         attention_probs_dropout_prob=0.0)
+    else:
+        cfg = BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=SEQ, hidden_dropout_prob=0.0,
+                         attention_probs_dropout_prob=0.0)
     return BertForMaskedLM(cfg)
 
 
 def tiny_gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel
-    cfg = GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=SEQ, resid_pdrop=0.0,
-                     embd_pdrop=0.0, attn_pdrop=0.0)
+    if SIZE == "base":  # gpt2 (small)'s shape
+        cfg = GPT2Config(vocab_size=VOCAB, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    else:
+        cfg = GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=SEQ, resid_pdrop=0.0,
+                         embd_pdrop=0.0, attn_pdrop=0.0)
     return GPT2LMHeadModel(cfg)
 
 
@@ -127,11 +140,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models", "hf"))
     ap.add_argument("--only", default="", help="comma-separated model names (bert, gpt2)")
+    ap.add_argument("--size", choices=["tiny", "base"], default="tiny")
+    ap.add_argument("--opsets", default=",".join(map(str, OPSETS)))
     args = ap.parse_args()
+    global SIZE, BATCH, SEQ, VOCAB, BATCHES
+    if args.size == "base":
+        SIZE, BATCH, SEQ, BATCHES = "base", 8, 128, 2
     os.makedirs(args.out, exist_ok=True)
     names = [n for n in args.only.split(",") if n] or list(MODELS)
     for name in names:
-        for opset in OPSETS:
+        for opset in map(int, args.opsets.split(",")):
+            if SIZE == "base":
+                VOCAB = 30522 if name == "bert" else 50257
             export(name, opset, args.out)
 
 

@@ -1,6 +1,7 @@
 #include "runtime/cuda/cuda_context.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 
 #include "runtime/cuda/cuda_allocator.h"
@@ -50,7 +51,11 @@ Result<CudaContext*> init_context(const DeviceSettings& settings) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     cudaGetLastError();
-    return unsupported("--device cuda: no CUDA device is visible ({}); use --device cpu",
+    // Without a GPU the runtime reports "insufficient driver" or "no device":
+    // say what is actually missing when no NVIDIA driver is loaded at all.
+    if (!std::filesystem::exists("/proc/driver/nvidia/version"))
+      return unavailable("--device cuda: this machine has no NVIDIA GPU (no NVIDIA driver is loaded); use --device cpu");
+    return unavailable("--device cuda: no CUDA device is visible ({}); use --device cpu",
                        e != cudaSuccess ? cudaGetErrorString(e) : "no GPU found");
   }
   if (settings.index < 0 || settings.index >= count)

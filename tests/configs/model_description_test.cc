@@ -96,3 +96,21 @@ TEST_CASE("description.errors_name_the_key") {
 }
 
 }  // namespace ort_train::testing
+
+TEST_CASE("description errors carry the line and column of the offending node") {
+  // YAML: the unknown key on line 3, the bad number on line 5 (column of the value).
+  const std::string yaml = "loss: {output: loss}\n"
+                           "optimizer:\n"
+                           "  nme: Adam\n";
+  auto bad_key = ort_train::parse_description(yaml, "", "bert.yaml");
+  REQUIRE_FALSE(bad_key.ok());
+  CHECK(bad_key.status().message().find("bert.yaml:3:3: optimizer.nme: unknown key") != std::string::npos);
+  auto bad_number = ort_train::parse_description("loss: {output: loss}\n\n\noptimizer:\n  lr: fast\n", "", "bert.yaml");
+  REQUIRE_FALSE(bad_number.ok());
+  CHECK(bad_number.status().message().find("bert.yaml:5:7: optimizer.lr: expected a number, got 'fast'") !=
+        std::string::npos);
+  // JSON is YAML to the parser: positions there too (line 1, the value of "steps").
+  auto json = ort_train::parse_description(R"({"loss": {"output": "loss"}, "steps": -2})", "", "run.json");
+  REQUIRE_FALSE(json.ok());
+  CHECK(json.status().message().find("run.json:1:39: steps: expected a positive integer") != std::string::npos);
+}

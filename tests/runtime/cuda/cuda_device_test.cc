@@ -154,7 +154,7 @@ TEST_CASE("cuda.without_a_gpu_asking_for_one_is_one_clear_error") {
   if (cuda_available()) ORT_TRAIN_SKIP("a GPU is visible: the GPU tests cover it");
   auto d = get_device(DeviceKind::kCuda);
   REQUIRE_FALSE(d.ok());
-  CHECK(d.status().code() == ErrorCode::kUnsupported);
+  CHECK(d.status().code() == ErrorCode::kUnavailable);
   CHECK(d.status().message().find("--device cpu") != std::string::npos);
 }
 

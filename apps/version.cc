@@ -1,0 +1,23 @@
+// `ort_train --version`: the version, the commit it was built from, and the
+// build's options (CUDA, cuDNN, NCCL, MPI, BLAS), so a bug report says what
+// ran. The commit header is regenerated at every build (tools/git_commit.cmake).
+#include <string>
+
+#include "apps/build_info.h"
+#include "apps/commands.h"
+#include "apps/git_commit.h"
+
+namespace ort_train::app {
+
+std::string version_text() {
+  std::string s = "ort_train " ORT_TRAIN_VERSION " (commit " ORT_TRAIN_GIT_COMMIT ")\n";
+  s += "build:  " ORT_TRAIN_BUILD_TYPE ", " ORT_TRAIN_COMPILER ", C++20\n";
+  s += "CUDA:   " ORT_TRAIN_BUILD_CUDA "\n";
+  s += "cuDNN:  " ORT_TRAIN_BUILD_CUDNN "\n";
+  s += "NCCL:   " ORT_TRAIN_BUILD_NCCL "\n";
+  s += "MPI:    " ORT_TRAIN_BUILD_MPI "\n";
+  s += "BLAS:   " ORT_TRAIN_BUILD_BLAS;
+  return s;
+}
+
+}  // namespace ort_train::app

@@ -1,0 +1,91 @@
+// The command line tells the truth: the program's name in usage, required
+// flags marked, subcommands described by what they do, one exit code per
+// kind of failure (README, "Exit codes"), a no-GPU message that says so,
+// colours only on a terminal, and --version with the build's options.
+#include <filesystem>
+
+#include "runtime/device.h"
+#include "test_util.h"
+
+namespace ort_train::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string mlp_train_args() {
+  std::string m = source_dir() + "/tests/models/mlp";
+  return "--model " + m + "/model.onnx --config " + m + "/training.yaml --data " + m +
+         "/train_batches --steps 1 --device cpu";
+}
+
+// Runs ort_train on a pseudo-terminal (util-linux `script`), as a person at a terminal does.
+std::string on_terminal(const std::string& env, const std::string& args, const std::string& dir) {
+  CliOutcome o = run_shell("script -qec \"env " + env + " " + ort_train_binary() + " " + args + "\" /dev/null", dir);
+  return o.stdout_text;
+}
+
+// spdlog colours the info level green; the progress bar's erase-line escape is no colour.
+bool has_escape(const std::string& s) { return s.find("\x1b[32m") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("cli.help_names_the_program_marks_required_flags_and_describes_train") {
+  Dir d("ort_train_cli_help");
+  CliOutcome top = run_cli("--help", d.p.string());
+  CHECK(top.exit_code == 0);
+  CHECK(top.stdout_text.find("Usage: ort_train") != std::string::npos);
+  CHECK(top.stdout_text.find("Exit codes:") != std::string::npos);
+  CliOutcome train = run_cli("train --help", d.p.string());
+  CHECK(train.exit_code == 0);
+  CHECK(train.stdout_text.find("ort_train train") != std::string::npos);
+  CHECK(train.stdout_text.find("Train a model") != std::string::npos);
+  CHECK(train.stdout_text.find("forward ONNX model (REQUIRED") != std::string::npos);
+}
+
+TEST_CASE("cli.exit_codes_follow_the_table") {
+  Dir d("ort_train_cli_exit_codes");
+  CHECK(run_cli("--no-such-flag", d.p.string()).exit_code == 64);
+  CHECK(run_cli(mlp_train_args() + " --steps -3", d.p.string()).exit_code == 64);
+  CliOutcome missing = run_cli("--model " + (d.p / "nope.onnx").string() + " --device cpu", d.p.string());
+  CHECK(missing.exit_code == 1);
+}
+
+TEST_CASE("cli.no_gpu_is_device_unavailable_and_says_so") {
+  if (cuda_available()) ORT_TRAIN_SKIP("a GPU is visible");
+  Dir d("ort_train_cli_no_gpu");
+  std::string args = mlp_train_args();
+  args.replace(args.find("--device cpu"), 12, "--device cuda");
+  CliOutcome o = run_cli(args, d.p.string());
+  CHECK(o.exit_code == 4);
+  INFO(o.stderr_text);
+  if (!has_cuda_kernels()) CHECK(o.stderr_text.find("no CUDA support") != std::string::npos);
+  else if (!fs::exists("/proc/driver/nvidia/version"))
+    CHECK(o.stderr_text.find("this machine has no NVIDIA GPU") != std::string::npos);
+  CHECK(o.stderr_text.find("--device cpu") != std::string::npos);
+}
+
+TEST_CASE("cli.colours_only_on_a_terminal") {
+  Dir d("ort_train_cli_colours");
+  std::string args = "--log-level info " + mlp_train_args();
+  // Piped (as in a file or a CI log): none, unless asked for.
+  CHECK_FALSE(has_escape(run_cli(args, d.p.string()).stdout_text));
+  CHECK(has_escape(run_cli("--color always " + args, d.p.string()).stdout_text));
+  // On a terminal: colours, except with NO_COLOR, --color never, or under a launcher.
+  CHECK(has_escape(on_terminal("", args, d.p.string())));
+  CHECK_FALSE(has_escape(on_terminal("NO_COLOR=1", args, d.p.string())));
+  CHECK_FALSE(has_escape(on_terminal("", "--color never " + args, d.p.string())));
+  CHECK_FALSE(has_escape(on_terminal("OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0",
+                                     args, d.p.string())));
+}
+
+TEST_CASE("cli.version_prints_the_commit_and_build_options") {
+  Dir d("ort_train_cli_version");
+  CliOutcome o = run_cli("--version", d.p.string());
+  CHECK(o.exit_code == 0);
+  for (const char* want : {"ort_train 0.", "(commit ", "CUDA:", "cuDNN:", "NCCL:", "MPI:", "BLAS:"}) {
+    INFO(want << " in\n" << o.stdout_text);
+    CHECK(o.stdout_text.find(want) != std::string::npos);
+  }
+}
+
+}  // namespace ort_train::testing
