@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -70,22 +71,55 @@ void copy_cast(const Src& src, Dst* dst, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = static_cast<Dst>(src[static_cast<int>(i)]);
 }
 
-Result<std::string> read_external(const onnx::TensorProto& p, const std::string& base_dir) {
+// The external data file of `p`, confined to the model's folder as ONNX
+// Runtime does: a file from a stranger must not make ort_train read
+// /etc/passwd or ~/.ssh as weights. Absolute locations, `..` that leaves the
+// folder and symlinks that point out of it are refused.
+Result<fs::path> external_file(const onnx::TensorProto& p, const std::string& location, const std::string& base_dir) {
+  if (location.empty()) return io_error("initializer '{}' has external data without a location", p.name());
+  if (fs::path(location).is_absolute())
+    return invalid_argument("initializer '{}': external data location '{}' is an absolute path; it must be a file in "
+                            "the model's folder",
+                            p.name(), location);
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::absolute(base_dir.empty() ? "." : base_dir), ec);
+  fs::path file = fs::weakly_canonical(base / location, ec);  // symlinks resolved
+  if (ec) return io_error("initializer '{}': external data location '{}': {}", p.name(), location, ec.message());
+  auto [b, f] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
+  if (b != base.end())
+    return invalid_argument("initializer '{}': external data location '{}' leads out of the model's folder {} (to {})",
+                            p.name(), location, base.string(), file.string());
+  return file;
+}
+
+// Reads `expected` bytes of `p`'s external data, after checking the
+// location, offset and length against the file.
+Result<std::string> read_external(const onnx::TensorProto& p, const std::string& base_dir, uint64_t expected) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
+    int64_t* field = kv.key() == "offset" ? &offset : kv.key() == "length" ? &length : nullptr;
     if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
+    if (!field) continue;
+    const std::string& v = kv.value();
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), *field);
+    if (ec != std::errc() || end != v.data() + v.size() || *field < 0)
+      return invalid_argument("initializer '{}': external data {} '{}' is not a non-negative integer", p.name(),
+                              kv.key(), v);
   }
-  if (location.empty()) return io_error("initializer '{}' has external data without a location", p.name());
-  fs::path file = fs::path(base_dir) / location;
+  ASSIGN_OR_RETURN(fs::path file, external_file(p, location, base_dir));
   std::ifstream in(file, std::ios::binary);
   if (!in) return io_error("initializer '{}': external data file not found: {}", p.name(), file.string());
   in.seekg(0, std::ios::end);
   int64_t size = in.tellg();
-  if (length < 0) length = size - offset;
-  if (offset + length > size)
+  if (offset > size)
+    return io_error("initializer '{}': external data offset {} is past the end of {} ({} bytes)", p.name(), offset,
+                    file.string(), size);
+  if (length < 0) length = static_cast<int64_t>(expected);
+  if (static_cast<uint64_t>(length) != expected)
+    return invalid_argument("initializer '{}': external data length {} but its dims need {} bytes", p.name(), length,
+                            expected);
+  if (length > size - offset)
     return io_error("initializer '{}': external data {} is truncated (needs {} bytes at offset {}, file has {})",
                     p.name(), file.string(), length, offset, size);
   std::string buf(static_cast<size_t>(length), '\0');
@@ -119,15 +153,15 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
                                             p.uint64_data_size(), p.int32_data_size()}));
   if (have != n)
     return invalid_argument("tensor '{}' holds {} values but dims {} need {}", p.name(), have, dims_to_string(dims), n);
-  Tensor t = Tensor::host(dt, dims);
   std::string external;
   const std::string* raw = nullptr;
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
-    ASSIGN_OR_RETURN(external, read_external(p, base_dir));
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {  // read and checked before the tensor is allocated
+    ASSIGN_OR_RETURN(external, read_external(p, base_dir, static_cast<uint64_t>(n) * esize));
     raw = &external;
   } else if (p.has_raw_data()) {
     raw = &p.raw_data();
   }
+  Tensor t = Tensor::host(dt, dims);
   if (raw) {
     if (raw->size() != t.nbytes())
       return invalid_argument("tensor '{}' holds {} bytes but dims {} of {} need {}", p.name(), raw->size(),

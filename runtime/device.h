@@ -31,6 +31,10 @@ class Device {
   virtual std::string description() const = 0;
   // Applies speed/reproducibility choices (the CPU is always deterministic).
   virtual void configure(const DeviceSettings& settings) { (void)settings; }
+  // The memory one tensor can never exceed here: the machine's physical memory,
+  // or the GPU's. The executor refuses larger outputs by name before a kernel
+  // runs, since a shape can come from a stranger's file (0: no limit known).
+  virtual uint64_t memory_bytes() const { return 0; }
   // The allocator an executor on this device takes its buffers from.
   virtual std::shared_ptr<Allocator> make_allocator() = 0;
   // Copies src into dst (same byte size); either may be on the host or this device.

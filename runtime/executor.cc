@@ -46,6 +46,26 @@ bool keep_host_copy(const Tensor& t) {
 // Host-side shape arithmetic on a GPU executor is limited to small integer outputs.
 constexpr int64_t kMaxHostOutputElements = 4096;
 
+// Each output's bytes, computed in 64 bits with overflow checks, against the
+// device's memory: shapes come from files (a ConstantOfShape of [2^30, 2^30],
+// an Expand to a huge shape), and a kernel must never be handed an
+// allocation that could not be made.
+Status check_output_sizes(const InferContext& ictx, const Node& node, uint64_t memory) {
+  for (size_t i = 0; i < ictx.num_outputs(); ++i) {
+    const auto& o = ictx.output(i);
+    if (!o.shape || !shape_fully_known(*o.shape)) continue;
+    uint64_t bytes = dtype_size(o.dtype);
+    bool overflow = false;
+    for (const Dim& d : *o.shape) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d.value), &bytes);
+    if (overflow || (memory > 0 && bytes > memory))
+      return invalid_argument("{}: output {} of shape {} ({}) needs {} bytes, more than this device's {} bytes of "
+                              "memory",
+                              node.describe(), i, shape_to_string(*o.shape), dtype_name(o.dtype),
+                              overflow ? std::string("over 2^64") : std::to_string(bytes), memory);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Executor>> Executor::create(const Model& model, std::shared_ptr<Device> device,
@@ -351,6 +371,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
   }
 
   auto with_node = [](const PlanStep& step, const Status& st) {
+    if (st.ok()) return st;
     return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
   };
   // The device copy of a host value, cached per slot: a tensor the rule hands
@@ -430,6 +451,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
       if (!st.ok()) return with_node(step, st);
     }
     const InferContext& ictx = replay_step ? *record.shapes : *ictx_store;
+    if (!replay_step) RETURN_IF_ERROR(with_node(step, check_output_sizes(ictx, *step.node, device_->memory_bytes())));
 
     // Where the node runs: the device, or, on a GPU executor, the host for
     // small integer results whose inputs are all host values.

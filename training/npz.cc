@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <charconv>
 #include <cstring>
 
 #include "graph/onnx_io.h"
@@ -64,18 +65,39 @@ Result<Tensor> parse_npy(const std::string& b, const std::string& where) {
   Dims dims;
   for (size_t i = 1; i < shape.size();) {
     size_t j = shape.find_first_of(",)", i);
+    if (j == std::string::npos) return io_error("{}: bad shape {} in the .npy header", where, shape);
     std::string num = shape.substr(i, j - i);
     num.erase(0, num.find_first_not_of(' '));
-    if (!num.empty()) dims.push_back(std::stoll(num));
+    num.erase(num.find_last_not_of(' ') + 1);
+    if (!num.empty()) {
+      int64_t d = -1;
+      auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), d);
+      if (ec != std::errc() || end != num.data() + num.size() || d < 0)
+        return io_error("{}: bad dimension '{}' in the .npy header's shape {}", where, num, shape);
+      dims.push_back(d);
+    }
     i = j + 1;
   }
+  // The bytes the header's shape asks for, checked against the bytes present
+  // before anything is allocated: a header may claim any shape.
+  uint64_t bytes = dtype_size(dt);
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
+      return io_error("{}: the .npy header's shape {} overflows 64 bits", where, shape);
+  if (bytes > b.size() - data_at)
+    return io_error("{}: the .npy header's shape {} of {} needs {} bytes of data, the file holds {}", where, shape,
+                    dtype_name(dt), bytes, b.size() - data_at);
   Tensor t = Tensor::host(dt, dims);
-  if (data_at + t.nbytes() > b.size()) return io_error("{}: truncated array data", where);
   std::memcpy(t.raw(), b.data() + data_at, t.nbytes());
   return t;
 }
 
 Result<std::string> inflate_raw(const std::string& in, size_t out_size, const std::string& where) {
+  // Deflate cannot expand more than about 1032:1; a member claiming more is
+  // corrupt or a zip bomb, refused before its output is allocated.
+  if (out_size / 1032 > in.size() + 1)
+    return io_error("{}: claims {} bytes from {} compressed ones, more than deflate can expand", where, out_size,
+                    in.size());
   std::string out(out_size, '\0');
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return io_error("{}: zlib init failed", where);

@@ -1,5 +1,7 @@
 // The host as a Device: memory from the caching allocator, copies are memcpy,
 // everything is synchronous.
+#include <unistd.h>
+
 #include <cstring>
 
 #include "runtime/device.h"
@@ -11,6 +13,10 @@ class CpuDevice : public Device {
  public:
   DeviceKind kind() const override { return DeviceKind::kCpu; }
   std::string description() const override { return "cpu"; }
+  uint64_t memory_bytes() const override {
+    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  }
   std::shared_ptr<Allocator> make_allocator() override { return make_cpu_caching_allocator(); }
 
   Status copy(const Tensor& src, const Tensor& dst) override {

@@ -23,6 +23,7 @@ class CudaDevice : public Device {
   std::string description() const override {
     return fmt::format("cuda:{} ({})", c_->device, device_description(c_->device));
   }
+  uint64_t memory_bytes() const override { return c_->props.totalGlobalMem; }
   void configure(const DeviceSettings& settings) override { (void)init_context(settings); }
   std::shared_ptr<Allocator> make_allocator() override { return c_->allocator; }
 

@@ -233,3 +233,23 @@ TEST_CASE("a real exported model survives save and load and gives the same outpu
   require_close(b, a, 0, 0);
   fs::remove_all(dir);
 }
+
+TEST_CASE("onnx_io: an initializer whose data disagrees with its dims is refused by name") {
+  onnx::TensorProto p;
+  p.set_name("w");
+  p.set_data_type(onnx::TensorProto::FLOAT);
+  p.add_dims(4);
+  p.set_raw_data(std::string(8, '\0'));  // two floats for four
+  auto short_data = tensor_from_proto(p, "");
+  REQUIRE_FALSE(short_data.ok());
+  CHECK(short_data.status().message() == "tensor 'w' holds 2 values but dims [4] need 4");
+  p.set_dims(0, -4);
+  auto negative = tensor_from_proto(p, "");
+  REQUIRE_FALSE(negative.ok());
+  CHECK(negative.status().message() == "tensor 'w' has a negative dimension");
+  p.set_dims(0, int64_t{1} << 40);
+  p.add_dims(1 << 20);
+  auto huge = tensor_from_proto(p, "");
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.status().message().find("tensor 'w' has implausible dims") == 0);
+}

@@ -1,0 +1,142 @@
+// Files from strangers: the three that crashed or leaked before (issue 15),
+// each one clear message and a non-zero exit through the real command line.
+//   - external data whose location leaves the model's folder (../, absolute,
+//     a symlink out) was read and used as weights;
+//   - ConstantOfShape of [2^30, 2^30] died with SIGSEGV;
+//   - an .npy header claiming shape (100000000000, 64) over 64 bytes died
+//     with SIGSEGV.
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_util.h"
+#include "training/npz.h"
+
+namespace ort_train::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+void save(const onnx::ModelProto& m, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  REQUIRE(m.SerializeToOstream(&out));
+}
+
+onnx::ModelProto one_node_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  m.mutable_graph()->set_name("hostile");
+  return m;
+}
+
+// y = x + w, w a float[4] initializer whose data lives at `location`.
+onnx::ModelProto external_weight_model(const std::string& location) {
+  onnx::ModelProto m = one_node_model();
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = w->add_external_data();
+  kv->set_key("location");
+  kv->set_value(location);
+  auto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+  onnx::NodeProto* n = g->add_node();
+  n->set_name("add");
+  n->set_op_type("Add");
+  n->add_input("x");
+  n->add_input("w");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("hostile.external_data_outside_the_model_folder_is_refused") {
+  Dir d("ort_train_hostile_external");
+  fs::create_directories(d.p / "model");
+  const std::string model = (d.p / "model" / "m.onnx").string();
+  struct Case {
+    std::string location, message;
+  };
+  fs::create_symlink("/etc/passwd", d.p / "model" / "weights.bin");
+  for (const Case& c : {Case{"../../../../etc/passwd", "initializer 'w': external data location '../../../../etc/passwd' "
+                                                       "leads out of the model's folder"},
+                        Case{"/etc/passwd", "initializer 'w': external data location '/etc/passwd' is an absolute "
+                                            "path; it must be a file in the model's folder"},
+                        Case{"weights.bin", "initializer 'w': external data location 'weights.bin' leads out of the "
+                                            "model's folder"}}) {
+    INFO(c.location);
+    save(external_weight_model(c.location), model);
+    CliOutcome o = run_cli("inspect --model " + model, d.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code == 1);
+    CHECK(o.stderr_text.find(c.message) != std::string::npos);
+  }
+  // Inside the folder it loads (the check does not refuse what is legitimate):
+  // inspect gets as far as asking for a loss.
+  std::ofstream(d.p / "model" / "inside.bin", std::ios::binary).write("\0\0\x80?\0\0\0@\0\0@@\0\0\x80@", 16);
+  save(external_weight_model("inside.bin"), model);
+  CliOutcome ok = run_cli("inspect --model " + model, d.p.string());
+  INFO(ok.stderr_text);
+  CHECK(ok.stderr_text.find("external data") == std::string::npos);
+  CHECK(ok.stderr_text.find("include no scalar loss") != std::string::npos);
+}
+
+TEST_CASE("hostile.constant_of_shape_beyond_memory_is_refused_by_name") {
+  Dir d("ort_train_hostile_constant_of_shape");
+  onnx::ModelProto m = one_node_model();
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::TensorProto* shape = g->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(2);
+  shape->add_int64_data(int64_t{1} << 30);
+  shape->add_int64_data(int64_t{1} << 30);
+  onnx::NodeProto* n = g->add_node();
+  n->set_name("huge");
+  n->set_op_type("ConstantOfShape");
+  n->add_input("shape");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  save(m, (d.p / "m.onnx").string());
+  fs::create_directories(d.p / "inputs");
+  CliOutcome o = run_cli("run --model " + (d.p / "m.onnx").string() + " --inputs " + (d.p / "inputs").string(),
+                         d.p.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK(o.stderr_text.find("node 'huge' (ConstantOfShape): output 0 of shape [1073741824,1073741824] (float32) needs "
+                           "4611686018427387904 bytes, more than this device's") != std::string::npos);
+}
+
+TEST_CASE("hostile.npy_header_claiming_more_than_its_data_is_refused") {
+  Dir d("ort_train_hostile_npz");
+  // A valid archive with x of shape (1, 16) (64 bytes), whose header then claims (100000000000, 64).
+  Tensor x = Tensor::from_vector<float>({1, 16}, std::vector<float>(16, 0.5f));
+  Tensor labels = Tensor::from_vector<float>({1, 10}, std::vector<float>(10, 0.f));
+  const std::string npz = (d.p / "data.npz").string();
+  REQUIRE(write_npz({{"x", x}, {"labels", labels}}, npz).ok());
+  std::string bytes = *read_file(npz);
+  const std::string honest = "'shape': (1,16), }", lying = "'shape': (100000000000, 64), }";
+  size_t at = bytes.find(honest);
+  REQUIRE(at != std::string::npos);
+  bytes.replace(at, honest.size() + (lying.size() - honest.size()), lying);  // eats header padding: same length
+  std::ofstream(npz, std::ios::binary) << bytes;
+  std::string m = source_dir() + "/tests/models/mlp";
+  CliOutcome o = run_cli("--model " + m + "/model.onnx --config " + m + "/training.yaml --data " + npz +
+                             " --steps 1 --batch-size 1 --device cpu",
+                         d.p.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK(o.stderr_text.find("x.npy: the .npy header's shape (100000000000, 64) of float32 needs 25600000000000 bytes of "
+                           "data, the file holds 64") != std::string::npos);
+}
+
+}  // namespace ort_train::testing
