@@ -21,6 +21,7 @@ void add_inspect_command(CLI::App& app, InspectArgs& args) {
   cmd->add_option("--model", args.setup.model, "forward ONNX model (REQUIRED, unless the description has model:)");
   cmd->add_option("--config", args.setup.config, "model description (YAML or JSON)");
   add_pass_options(cmd, args.setup);
+  add_dim_option(cmd, args.setup);
   cmd->add_option("--batch-size", args.setup.batch_size, "binds the dim 'batch' for the memory estimate")
       ->check(CLI::PositiveNumber);
 }

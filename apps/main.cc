@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
 
   CLI::App app{"ort_train: train and run ONNX models on CPUs and NVIDIA GPUs", "ort_train"};
   app.require_subcommand(0, 1);
+  // --log-level and --color are the app's, but read anywhere on the line: the
+  // subcommands (made below, inheriting this) pass options they lack up to it.
+  app.fallthrough();
   app.set_version_flag("--version", ort_train::app::version_text(), "print the version, commit and build options");
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")

@@ -64,6 +64,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
       ->check(CLI::NonNegativeNumber);
   train->add_option("--keep", args.keep, "keep the newest N checkpoints")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_flag("--resume", args.resume, "continue from the newest complete checkpoint in --checkpoint-dir");
+  add_dim_option(train, args.setup);
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
       ->check(CLI::PositiveNumber);
   add_pass_options(train, args.setup);

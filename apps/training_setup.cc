@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+
 #include "graph/onnx_io.h"
 
 namespace ort_train::app {
@@ -14,9 +16,24 @@ Result<Setup> load_setup(const SetupArgs& args) {
   s.model_path = !args.model.empty() ? args.model : s.desc.model;
   if (s.model_path.empty()) return invalid_argument("no model: give --model or `model:` in the description");
   if (args.batch_size > 0) s.desc.batch_size = args.batch_size;
+  for (const std::string& d : args.dims) {
+    size_t eq = d.find('=');
+    int64_t size = 0;
+    const char* end = d.data() + d.size();
+    auto parsed = eq == std::string::npos ? std::from_chars_result{d.data(), std::errc::invalid_argument}
+                                          : std::from_chars(d.data() + eq + 1, end, size);
+    if (eq == 0 || eq == std::string::npos || parsed.ec != std::errc() || parsed.ptr != end || size <= 0)
+      return invalid_argument("--dim '{}': expected NAME=SIZE with a positive size, e.g. --dim seq=128", d);
+    s.desc.dims[d.substr(0, eq)] = size;
+  }
   if (s.desc.batch_size && !s.desc.dims.count("batch")) s.desc.dims["batch"] = *s.desc.batch_size;
   ASSIGN_OR_RETURN(s.forward, load_model(s.model_path));
   return s;
+}
+
+void add_dim_option(CLI::App* cmd, SetupArgs& args) {
+  cmd->add_option("--dim", args.dims,
+                  "size of a symbolic dim, NAME=SIZE (repeatable; e.g. --dim seq=128), over the description's dims:");
 }
 
 void add_pass_options(CLI::App* cmd, SetupArgs& args) {

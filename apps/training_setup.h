@@ -16,10 +16,13 @@ struct SetupArgs {
   std::string model;
   std::string config;
   int64_t batch_size = 0;  // 0 = from the description
+  std::vector<std::string> dims;             // --dim NAME=SIZE (repeatable), over the description's dims:
   std::string passes;                        // --passes: comma-separated names, or "none"
   std::vector<std::string> disabled_passes;  // --disable-pass (repeatable)
 };
 
+// Adds --dim NAME=SIZE (repeatable) to a subcommand.
+void add_dim_option(CLI::App* cmd, SetupArgs& args);
 // Adds --passes and --disable-pass to a subcommand.
 void add_pass_options(CLI::App* cmd, SetupArgs& args);
 // The pass manager's settings from --passes and --disable-pass.

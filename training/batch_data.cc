@@ -43,8 +43,10 @@ Result<std::map<std::string, Tensor>> synthetic_batch(const std::vector<TensorDe
       }
       auto it = dims.find(dim.symbol);
       if (it == dims.end())
-        return invalid_argument("synthetic data: dim '{}' of '{}' has no size (set it under dims: or with --batch-size)",
-                                dim.symbol, d.name);
+        return invalid_argument("synthetic data: dim '{}' of '{}' has no size: give --dim {}=N (or {}: N under the "
+                                "description's dims:){}",
+                                dim.symbol, d.name, dim.symbol, dim.symbol,
+                                dim.symbol == "batch" ? ", or --batch-size N" : "");
       shape.push_back(it->second);
     }
     Tensor t = Tensor::host(d.dtype, shape);

@@ -1,5 +1,7 @@
 #include "training/batch_source.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -19,8 +21,10 @@ namespace {
 Result<BatchSource> npz_batch_source(const std::string& path, const std::vector<std::string>& names,
                                      const ModelDescription& desc, uint64_t seed) {
   ASSIGN_OR_RETURN(auto arrays, read_npz(path));
-  if (!desc.batch_size) return invalid_argument("{}: NPZ data needs a batch size (--batch-size or batch_size:)", path);
-  int64_t batch = *desc.batch_size, n = -1;
+  // Without --batch-size, Hugging Face Trainer's per-device default.
+  constexpr int64_t kDefaultBatch = 8;
+  if (!desc.batch_size) spdlog::info("{}: batch size {} (the default; --batch-size or batch_size: sets it)", path, kDefaultBatch);
+  int64_t batch = desc.batch_size.value_or(kDefaultBatch), n = -1;
   auto data = std::make_shared<std::map<std::string, Tensor>>();
   for (const std::string& name : names) {
     auto it = arrays.find(name);

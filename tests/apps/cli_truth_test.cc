@@ -89,3 +89,23 @@ TEST_CASE("cli.version_prints_the_commit_and_build_options") {
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+TEST_CASE("cli.synthetic_data_takes_every_symbolic_dim_from_dim_flags") {
+  Dir d("ort_train_cli_dims");
+  std::string m = source_dir() + "/tests/models/bert";
+  std::string args = "--model " + m + "/model.onnx --config " + m + "/training.yaml --data synthetic --batch-size 2 "
+                     "--steps 1 --device cpu";
+  CliOutcome without = run_cli(args, d.p.string());
+  CHECK(without.exit_code == 1);
+  CHECK(without.stderr_text.find("dim 'seq' of 'input_ids' has no size: give --dim seq=N") != std::string::npos);
+  CliOutcome with = run_cli(args + " --dim seq=8", d.p.string());
+  INFO(with.stderr_text);
+  CHECK(with.exit_code == 0);
+  CliOutcome bad = run_cli(args + " --dim seq", d.p.string());
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.stderr_text.find("--dim 'seq': expected NAME=SIZE") != std::string::npos);
+}
+
+}  // namespace ort_train::testing
