@@ -12,7 +12,6 @@
 
 #include <cmath>
 
-#include "graph/op_schema.h"
 #include "graph/passes/pattern_match.h"
 
 namespace ort_train {
@@ -94,20 +93,11 @@ class GeluFusion : public Pass {
       if (!pm.closed(nodes, pm.position(last))) continue;
       pm.claim(nodes);
 
-      Node fused;
-      fused.name = fused_node_name(index, *last, "Gelu");
-      fused.op_type = "Gelu";
-      fused.domain = kOrtTrainDomain;
-      fused.inputs = {x};
-      fused.outputs = {last->outputs[0]};
-      fused.attributes = {Attribute::make_string("approximate", exact ? "none" : "tanh")};
+      Node fused = fused_node(index, *last, "Gelu", {x}, {Attribute::make_string("approximate", exact ? "none" : "tanh")});
       ctx.note(fmt::format("{} ({}): {} nodes -> 1", fused.name, exact ? "Erf form" : "Tanh form", nodes.size()));
       matches.push_back(FusedMatch{pm.position(last), std::move(nodes), std::move(fused)});
     }
-    if (matches.empty()) return false;
-    if (model.opset(kOrtTrainDomain) == 0) model.opset_imports.push_back({kOrtTrainDomain, 1});
-    ctx.count(replace_matches(index, std::move(matches)));
-    return true;
+    return replace_matches(model, index, ctx, std::move(matches));
   }
 };
 

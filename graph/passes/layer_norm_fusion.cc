@@ -14,7 +14,6 @@
 // through the fused gradient.
 #include <fmt/format.h>
 
-#include "graph/op_schema.h"
 #include "graph/passes/pattern_match.h"
 
 namespace ort_train {
@@ -107,22 +106,14 @@ class LayerNormFusion : public Pass {
       if (!pm.closed(nodes, pm.position(last))) continue;
       pm.claim(nodes);
 
-      Node fused;
-      fused.name = fused_node_name(index, *last, "LayerNormalization");
-      fused.op_type = "LayerNormalization";
-      fused.domain = kOrtTrainDomain;
-      fused.inputs = {x, gamma};
-      if (add) fused.inputs.push_back(beta);
-      fused.outputs = {last->outputs[0]};
-      fused.attributes = {Attribute::make_int("axis", *axis),
-                          Attribute::make_float("epsilon", static_cast<float>(*eps))};
+      std::vector<std::string> inputs = {x, gamma};
+      if (add) inputs.push_back(beta);
+      Node fused = fused_node(index, *last, "LayerNormalization", std::move(inputs),
+                              {Attribute::make_int("axis", *axis), Attribute::make_float("epsilon", static_cast<float>(*eps))});
       ctx.note(fmt::format("{}: {} nodes -> 1", fused.name, nodes.size()));
       matches.push_back(FusedMatch{pm.position(last), std::move(nodes), std::move(fused)});
     }
-    if (matches.empty()) return false;
-    if (model.opset(kOrtTrainDomain) == 0) model.opset_imports.push_back({kOrtTrainDomain, 1});
-    ctx.count(replace_matches(index, std::move(matches)));
-    return true;
+    return replace_matches(model, index, ctx, std::move(matches));
   }
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/op_schema.h"
+
 namespace ort_train {
 
 PatternMatcher::PatternMatcher(GraphIndex& index, const PassContext& ctx)
@@ -77,13 +79,23 @@ std::optional<size_t> PatternMatcher::rank(const std::string& value) const {
   return v->shape->size();
 }
 
-std::string fused_node_name(const GraphIndex& index, const Node& last, const std::string& op_type) {
+Node fused_node(const GraphIndex& index, const Node& last, const std::string& op_type, std::vector<std::string> inputs,
+                std::vector<Attribute> attributes) {
   size_t slash = last.name.rfind('/');
   std::string scope = slash == std::string::npos ? "" : last.name.substr(0, slash + 1);
-  return index.fresh_node_name(scope + op_type);
+  Node n;
+  n.name = index.fresh_node_name(scope + op_type);
+  n.op_type = op_type;
+  n.domain = kOrtTrainDomain;
+  n.inputs = std::move(inputs);
+  n.outputs = {last.outputs[0]};
+  n.attributes = std::move(attributes);
+  return n;
 }
 
-int64_t replace_matches(GraphIndex& index, std::vector<FusedMatch> matches) {
+bool replace_matches(Model& model, GraphIndex& index, const PassContext& ctx, std::vector<FusedMatch> matches) {
+  if (matches.empty()) return false;
+  if (model.opset(kOrtTrainDomain) == 0) model.opset_imports.push_back({kOrtTrainDomain, 1});
   Graph& g = index.graph();
   std::vector<size_t> removed;
   std::set<std::string> names;  // fused_node_name is unique in the graph, not among the matches
@@ -96,7 +108,8 @@ int64_t replace_matches(GraphIndex& index, std::vector<FusedMatch> matches) {
   }
   index.rebuild();
   index.remove_nodes(removed);
-  return static_cast<int64_t>(removed.size());
+  ctx.count(static_cast<int64_t>(removed.size()));
+  return true;
 }
 
 }  // namespace ort_train

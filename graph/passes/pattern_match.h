@@ -56,19 +56,23 @@ class PatternMatcher {
   std::set<size_t> claimed_;
 };
 
-// A node name for the fused node: the scope of `last` (its name up to the
-// final '/') followed by `op_type`, made unique.
-std::string fused_node_name(const GraphIndex& index, const Node& last, const std::string& op_type);
+// The com.ort_train node `op_type` that replaces a pattern ending in `last`:
+// it writes last's output, and is named after last's scope (its name up to
+// the final '/') followed by `op_type`.
+Node fused_node(const GraphIndex& index, const Node& last, const std::string& op_type, std::vector<std::string> inputs,
+                std::vector<Attribute> attributes);
 
-// Replaces every match: node `last` becomes `fused` (keeping its output
-// name, so readers and graph outputs are untouched) and the other nodes of
-// the match are removed. `matches` pairs each fused node with the positions
-// of its pattern (including `last`). Returns the number of nodes removed.
+// A pattern to replace: the positions of its nodes (including `last`) and
+// the fused node that takes last's place.
 struct FusedMatch {
   size_t last = 0;
   std::set<size_t> nodes;
   Node fused;
 };
-int64_t replace_matches(GraphIndex& index, std::vector<FusedMatch> matches);
+// Replaces every match: node `last` becomes `fused` (keeping its output
+// name, so readers and graph outputs are untouched) and the other nodes of
+// the match are removed; the model imports com.ort_train. Counts the removed
+// nodes into ctx; true when anything was fused.
+bool replace_matches(Model& model, GraphIndex& index, const PassContext& ctx, std::vector<FusedMatch> matches);
 
 }  // namespace ort_train

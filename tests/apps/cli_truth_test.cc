@@ -109,3 +109,22 @@ TEST_CASE("cli.synthetic_data_takes_every_symbolic_dim_from_dim_flags") {
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+TEST_CASE("cli.without_a_driver_the_default_device_does_not_load_the_cuda_plugin") {
+  if (std::filesystem::exists("/proc/driver/nvidia/version") || std::filesystem::exists("/dev/nvidiactl"))
+    ORT_TRAIN_SKIP("an NVIDIA driver is loaded here");
+  Dir d("ort_train_cli_no_plugin");
+  std::string m = source_dir() + "/tests/models/mlp";
+  // The dynamic loader names every library it opens (LD_DEBUG=files, on stderr).
+  CliOutcome o = run_shell("LD_DEBUG=files " + ort_train_binary() + " --model " + m + "/model.onnx --config " + m +
+                               "/training.yaml --data " + m + "/train_batches --steps 1",
+                           d.p.string());
+  CHECK(o.exit_code == 0);
+  CHECK(o.stdout_text.find("device cpu") != std::string::npos);
+  CHECK(o.stderr_text.find("libort_train_cuda") == std::string::npos);
+  CHECK(o.stderr_text.find("libcublas") == std::string::npos);
+}
+
+}  // namespace ort_train::testing
