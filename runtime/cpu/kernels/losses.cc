@@ -4,7 +4,10 @@
 // `mean` divides by the summed weights of the targets that are not ignore_index.
 #include <cmath>
 
+#include <type_traits>
+
 #include "graph/dispatch.h"
+#include "runtime/cpu/fast_exp.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 
@@ -37,6 +40,18 @@ Status loss(KernelContext& ctx) {
           int64_t n = t / D, d = t % D;
           const T* row = s + n * C * D + d;
           T* lrow = l + n * C * D + d;
+          if constexpr (std::is_same_v<T, float>) {
+            if (D == 1) {  // contiguous classes: exps in a vectorizable loop, parked in the output row
+              float mx = -INFINITY;
+              for (int64_t c = 0; c < C; ++c) mx = std::max(mx, row[c]);
+              for (int64_t c = 0; c < C; ++c) lrow[c] = fast_exp(row[c] - mx);
+              double sum = 0;
+              for (int64_t c = 0; c < C; ++c) sum += lrow[c];
+              const float lse = static_cast<float>(mx + std::log(sum));
+              for (int64_t c = 0; c < C; ++c) lrow[c] = row[c] - lse;
+              continue;
+            }
+          }
           double mx = -INFINITY;
           for (int64_t c = 0; c < C; ++c) mx = std::max(mx, static_cast<double>(row[c * D]));
           double sum = 0;

@@ -7,7 +7,11 @@
 // with y = labels[n,d], g = dLoss (reduction sum), dLoss[n,d] (none), or
 // dLoss / (sum of w(y) over targets not ignored) (mean, as the forward), and 0
 // where y == ignore_index.
+#include <cmath>
+#include <type_traits>
+
 #include "graph/dispatch.h"
+#include "runtime/cpu/fast_exp.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 
@@ -51,6 +55,14 @@ Status loss_grad(KernelContext& ctx) {
           continue;
         }
         double gi = (reduction == "none" ? static_cast<double>(g[t]) : scale) * (w ? static_cast<double>(w[y]) : 1.0);
+        if constexpr (std::is_same_v<T, float>) {
+          if (kSoftmax && D == 1) {  // contiguous classes: one vectorizable loop, then the target's -1
+            const float gf = static_cast<float>(gi);
+            for (int64_t c = 0; c < C; ++c) orow[c] = gf * fast_exp(rrow[c]);
+            orow[y] = static_cast<float>(gi * (std::exp(static_cast<double>(rrow[y])) - 1.0));
+            continue;
+          }
+        }
         for (int64_t c = 0; c < C; ++c) {
           double v = kSoftmax ? std::exp(static_cast<double>(rrow[c * D])) : 0.0;
           if (c == y) v -= 1.0;
