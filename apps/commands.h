@@ -27,6 +27,9 @@ struct RunArgs {
 // `ort_train --version`: version, commit and build options (apps/version.cc).
 std::string version_text();
 
+// `ort_train --bash-completion`: a completion script from the command line's definition (apps/completion.cc).
+std::string bash_completion(const CLI::App& app);
+
 // The process's exit status for an error, one code per kind (README, "Exit codes").
 int exit_code_for(const Status& st);
 // The default logger: stdout, with coloured levels per --color (apps/logging.cc).

@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
                  "coloured log levels: auto (on a terminal, not under mpirun/srun, unless NO_COLOR is set), "
                  "always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.set_help_all_flag("--help-all", "print the help of every subcommand too (what the man page is made from)");
+  bool completion = false;
+  app.add_flag("--bash-completion", completion, "print a bash completion script and exit");
   app.footer("Exit codes: 0 success; 1 bad input or I/O error; 2 shape or dtype error; 3 unsupported op or "
              "feature; 4 device unavailable; 64 bad command line.");
 
@@ -53,7 +56,8 @@ int main(int argc, char** argv) {
   size_t first = 0;  // after global options
   while (first + 1 < args.size() && (args[first] == "--log-level" || args[first] == "--color")) first += 2;
   bool has_subcommand = first < args.size() && (args[first] == "run" || args[first] == "train" || args[first] == "inspect");
-  bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" || args[first] == "--version");
+  bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" || args[first] == "--version" ||
+                                           args[first] == "--help-all" || args[first] == "--bash-completion");
   if (first < args.size() && !has_subcommand && !wants_help) args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "train");
   std::reverse(args.begin(), args.end());  // CLI11 takes the vector reversed
   try {
@@ -61,6 +65,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help, the version, or the usage error
     return code == 0 ? 0 : ort_train::app::kExitUsage;
+  }
+  if (completion) {
+    std::printf("%s", ort_train::app::bash_completion(app).c_str());
+    return 0;
   }
   ort_train::app::set_up_logging(log_level, color);
 

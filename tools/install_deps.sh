@@ -6,7 +6,7 @@ pkgs=(build-essential cmake ccache pkg-config
       libonnx-dev libprotobuf-dev protobuf-compiler
       libcli11-dev libspdlog-dev libfmt-dev catch2
       libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
-      libopenblas-dev libopenmpi-dev openmpi-bin python3)
+      libopenblas-dev libopenmpi-dev openmpi-bin python3 help2man)
 if [[ "${1:-}" == "--python" ]]; then
   pkgs+=(python3-torch python3-onnx python3-numpy)
 fi

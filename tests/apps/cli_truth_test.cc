@@ -128,3 +128,41 @@ TEST_CASE("cli.without_a_driver_the_default_device_does_not_load_the_cuda_plugin
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+// Runs the generated completion function on a command line, as bash does at <TAB>.
+std::string complete(const std::string& line, const std::string& dir) {
+  std::string script = dir + "/completion.bash";
+  REQUIRE(run_cli("--bash-completion > " + script, dir).exit_code == 0);
+  std::string words = "(" + line + ")";
+  CliOutcome o = run_shell("bash -c 'source " + script + "; COMP_WORDS=" + words +
+                               "; COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _ort_train; echo \"${COMPREPLY[*]}\"'",
+                           dir);
+  return o.stdout_text;
+}
+
+TEST_CASE("cli.bash_completion_completes_subcommands_flags_and_values") {
+  Dir d("ort_train_cli_completion");
+  CHECK(complete("ort_train tr", d.p.string()).find("train") != std::string::npos);
+  std::string flags = complete("ort_train train --opt", d.p.string());
+  CHECK(flags.find("--optimizer") != std::string::npos);
+  CHECK(complete("ort_train inspect --di", d.p.string()).find("--dim") != std::string::npos);
+  CHECK(complete("ort_train inspect --opt", d.p.string()).find("--optimizer") == std::string::npos);
+  CHECK(complete("ort_train --optimizer La", d.p.string()).find("Lamb") != std::string::npos);
+  CHECK(complete("ort_train --device \"\"", d.p.string()).find("cuda") != std::string::npos);
+}
+
+TEST_CASE("cli.man_page_is_made_from_every_subcommand_help") {
+  // help2man writes it next to the binary (CMake target ort_train_man).
+  const std::string page = ort_train_binary().substr(0, ort_train_binary().rfind('/')) + "/ort_train.1";
+  if (!std::filesystem::exists(page)) ORT_TRAIN_SKIP("no " << page << " (help2man is not installed)");
+  std::string text = *read_file(page);
+  for (const char* want : {".SH NAME", "ort_train \\- train and run ONNX models", "Train a model", "\\-\\-optimizer",
+                           "\\-\\-dim", "Exit codes"}) {
+    INFO(want);
+    CHECK(text.find(want) != std::string::npos);
+  }
+}
+
+}  // namespace ort_train::testing
