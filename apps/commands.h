@@ -56,6 +56,8 @@ struct TrainArgs {
   double bucket_mb = 25;  // data parallelism: gradient bucket size (0: no overlap with the backward)
   bool no_tf32 = false;
   std::string metrics;
+  std::string tensorboard;   // --tensorboard DIR: event files with the metrics and the flags
+  std::string command_line;  // the whole command line, as typed (the flags TensorBoard shows)
   std::string export_path;
   int log_every = 0;      // 0: about ten lines per run
   std::string checkpoint_dir;

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   ort_train::app::RunArgs run_args;
   ort_train::app::add_run_command(app, run_args);
   ort_train::app::TrainArgs train_args;
+  for (int i = 0; i < argc; ++i) train_args.command_line += (i ? " " : "") + std::string(argv[i]);
   ort_train::app::add_train_command(app, train_args);
   ort_train::app::InspectArgs inspect_args;
   ort_train::app::add_inspect_command(app, inspect_args);

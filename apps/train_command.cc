@@ -21,6 +21,7 @@
 #include "runtime/executor.h"
 #include "training/checkpoint.h"
 #include "runtime/communicator.h"
+#include "training/tensorboard_writer.h"
 #include "training/trainer.h"
 
 namespace ort_train::app {
@@ -56,6 +57,9 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
   train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
+  train->add_option("--tensorboard", args.tensorboard,
+                    "write TensorBoard event files into this folder: loss, lr, grad norm, throughput, held-out loss "
+                    "and perplexity per step, and the command line as text");
   train->add_option("--export", args.export_path, "after training, write the forward model with trained weights");
   train->add_option("--log-every", args.log_every, "log every N steps (default: about ten lines)")
       ->check(CLI::NonNegativeNumber);
@@ -300,6 +304,12 @@ Status train_command(const TrainArgs& args) {
     metrics = std::make_unique<std::ofstream>(args.metrics, start > 0 ? std::ios::app : std::ios::trunc);
     if (!*metrics) return io_error("cannot write metrics to {}", args.metrics);
   }
+  std::unique_ptr<TensorBoardWriter> board;
+  if (!args.tensorboard.empty() && lead) {
+    ASSIGN_OR_RETURN(board, TensorBoardWriter::open(args.tensorboard));
+    RETURN_IF_ERROR(board->text("command_line", args.command_line, start));
+    spdlog::info("TensorBoard events: {}", board->path());
+  }
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
@@ -309,11 +319,19 @@ Status train_command(const TrainArgs& args) {
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
     if (metrics) {
-      *metrics << fmt::format(R"({{"step": {}, "loss": {}, "lr": {}, "grad_norm": {}, "samples_per_s": {:.6g}, "step_ms": {:.6g}{}}})",
+      *metrics << fmt::format(R"({{"step": {}, "loss": {}, "lr": {}, "grad_norm": {}, "samples_per_s": {}, "step_ms": {:.6g}{}}})",
                               r.step, r.loss, r.lr, r.grad_norm, samples_per_s, r.step_ms,
                               comm->size() > 1 ? fmt::format(R"(, "allreduce_ms": {:.6g})", r.allreduce_ms) : "")
                << "\n";
       metrics->flush();
+    }
+    if (board) {  // the same figures as --metrics, under the same names
+      RETURN_IF_ERROR(board->scalar("loss", r.loss, r.step));
+      RETURN_IF_ERROR(board->scalar("lr", r.lr, r.step));
+      RETURN_IF_ERROR(board->scalar("grad_norm", r.grad_norm, r.step));
+      RETURN_IF_ERROR(board->scalar("samples_per_s", samples_per_s, r.step));
+      if (r.tokens > 0) RETURN_IF_ERROR(board->scalar("tokens_per_s", r.tokens / (r.step_ms / 1000.0), r.step));
+      RETURN_IF_ERROR(board->flush());
     }
     bool logged = r.step % log_every == 0 || r.step == steps || r.step == 1;
     if (tty) {
@@ -357,6 +375,18 @@ Status train_command(const TrainArgs& args) {
     std::string acc = e.accuracy ? fmt::format(", accuracy {:.2f}%", 100 * *e.accuracy) : "";
     spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
                  std::exp(e.loss), acc);
+    int64_t at = trainer->optimizer().steps_taken();
+    if (metrics) {
+      *metrics << fmt::format(R"({{"step": {}, "eval_loss": {}, "eval_perplexity": {}}})", at, e.loss,
+                              std::exp(e.loss))
+               << "\n";
+      metrics->flush();
+    }
+    if (board) {
+      RETURN_IF_ERROR(board->scalar("eval_loss", e.loss, at));
+      RETURN_IF_ERROR(board->scalar("eval_perplexity", std::exp(e.loss), at));
+      RETURN_IF_ERROR(board->flush());
+    }
   }
   if (!args.export_path.empty() && lead) {
     RETURN_IF_ERROR(trainer->sync_to_host());

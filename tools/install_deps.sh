@@ -28,3 +28,9 @@ if [[ -x /usr/local/cuda/bin/nvcc && ! -f /usr/local/cuda/include/nccl.h ]] &&
   echo "installing NCCL from PyPI (nvidia-nccl-cu13)"
   python3 -m pip install --quiet nvidia-nccl-cu13 || echo "NCCL not installed: GPU ranks will reduce over MPI"
 fi
+# The tensorboard package (PyPI) reads back --tensorboard's event files in the
+# round-trip test; ort_train itself never needs it.
+if ! python3 -c "import tensorboard" 2>/dev/null; then
+  echo "installing tensorboard from PyPI (for the --tensorboard round-trip test)"
+  python3 -m pip install --quiet tensorboard || echo "tensorboard not installed: apps.tensorboard_roundtrip will be skipped"
+fi
