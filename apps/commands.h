@@ -82,4 +82,14 @@ struct InspectArgs {
 void add_inspect_command(CLI::App& app, InspectArgs& args);
 Status inspect_command(const InspectArgs& args);
 
+struct PlotArgs {
+  std::vector<std::string> metrics;
+  std::string output;
+};
+void add_plot_command(CLI::App& app, PlotArgs& args);
+Status plot_command(const PlotArgs& args);
+// The runs' --metrics files drawn as one SVG (apps/plot_svg.cc); train writes
+// one beside its --metrics file at the end of a run.
+Status write_metrics_plot(const std::vector<std::string>& metrics_files, const std::string& svg_path);
+
 }  // namespace ort_train::app

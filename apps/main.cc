@@ -51,12 +51,15 @@ int main(int argc, char** argv) {
   ort_train::app::add_train_command(app, train_args);
   ort_train::app::InspectArgs inspect_args;
   ort_train::app::add_inspect_command(app, inspect_args);
+  ort_train::app::PlotArgs plot_args;
+  ort_train::app::add_plot_command(app, plot_args);
 
   // `train` is the default subcommand: `ort_train --model m.onnx ...` means `ort_train train --model ...`.
   std::vector<std::string> args(argv + 1, argv + argc);
   size_t first = 0;  // after global options
   while (first + 1 < args.size() && (args[first] == "--log-level" || args[first] == "--color")) first += 2;
-  bool has_subcommand = first < args.size() && (args[first] == "run" || args[first] == "train" || args[first] == "inspect");
+  bool has_subcommand = first < args.size() && (args[first] == "run" || args[first] == "train" || args[first] == "inspect" ||
+                                             args[first] == "plot");
   bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" || args[first] == "--version" ||
                                            args[first] == "--help-all" || args[first] == "--bash-completion");
   if (first < args.size() && !has_subcommand && !wants_help) args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "train");
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
   if (app.got_subcommand("run")) st = ort_train::app::run_command(run_args);
   else if (app.got_subcommand("train")) st = ort_train::app::train_command(train_args);
   else if (app.got_subcommand("inspect")) st = ort_train::app::inspect_command(inspect_args);
+  else if (app.got_subcommand("plot")) st = ort_train::app::plot_command(plot_args);
   else {
     std::fprintf(stderr, "%s", app.help().c_str());
     return ort_train::app::kExitUsage;

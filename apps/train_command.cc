@@ -388,6 +388,12 @@ Status train_command(const TrainArgs& args) {
       RETURN_IF_ERROR(board->flush());
     }
   }
+  if (metrics) {  // the run as a picture, beside its metrics (ort_train plot draws several)
+    metrics.reset();
+    std::string svg = std::filesystem::path(args.metrics).replace_extension(".svg").string();
+    RETURN_IF_ERROR(write_metrics_plot({args.metrics}, svg));
+    spdlog::info("plotted the metrics: {}", svg);
+  }
   if (!args.export_path.empty() && lead) {
     RETURN_IF_ERROR(trainer->sync_to_host());
     RETURN_IF_ERROR(save_model(forward, args.export_path));

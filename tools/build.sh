@@ -3,7 +3,7 @@
 # Warnings are errors when CI=true. Uses ccache when present (installed by install_deps.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install_deps.sh
+bash tools/install_deps.sh --tests
 werror=OFF
 [[ "${CI:-}" == "true" ]] && werror=ON
 jobs=$(nproc)

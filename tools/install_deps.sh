@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ort_train builds and tests with, only when missing.
-# Usage: tools/install_deps.sh [--python]   (--python adds the reference-data tools' packages)
+# Usage: tools/install_deps.sh [--tests] [--python]
+#   --tests: what only the test suite needs (Chromium for the plot screenshot,
+#            the tensorboard package for the event-file round trip)
+#   --python: the reference-data tools' packages (PyTorch, onnx, numpy)
 set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config
       libonnx-dev libprotobuf-dev protobuf-compiler
       libcli11-dev libspdlog-dev libfmt-dev catch2
       libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
       libopenblas-dev libopenmpi-dev openmpi-bin python3 help2man)
-if [[ "${1:-}" == "--python" ]]; then
-  pkgs+=(python3-torch python3-onnx python3-numpy)
-fi
+tests=0
+for arg in "$@"; do
+  case $arg in
+    --tests) tests=1; pkgs+=(chromium) ;;  # the plot screenshot test renders the SVG in a real browser
+    --python) pkgs+=(python3-torch python3-onnx python3-numpy) ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,7 +37,7 @@ if [[ -x /usr/local/cuda/bin/nvcc && ! -f /usr/local/cuda/include/nccl.h ]] &&
 fi
 # The tensorboard package (PyPI) reads back --tensorboard's event files in the
 # round-trip test; ort_train itself never needs it.
-if ! python3 -c "import tensorboard" 2>/dev/null; then
+if ((tests)) && ! python3 -c "import tensorboard" 2>/dev/null; then
   echo "installing tensorboard from PyPI (for the --tensorboard round-trip test)"
   python3 -m pip install --quiet tensorboard || echo "tensorboard not installed: apps.tensorboard_roundtrip will be skipped"
 fi
