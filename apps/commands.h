@@ -60,6 +60,7 @@ struct TrainArgs {
   std::string command_line;  // the whole command line, as typed (the flags TensorBoard shows)
   std::string export_path;
   int log_every = 0;      // 0: about ten lines per run
+  int64_t eval_every = 0;  // held-out evaluation every N steps; 0: only at the end
   std::string checkpoint_dir;
   int64_t save_every = 0;  // 0: only at the end (when a checkpoint dir is given)
   int keep = 3;

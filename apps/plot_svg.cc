@@ -79,7 +79,11 @@ std::string panel(const std::vector<Run>& runs, Series Run::*line, Series Run::*
           hi = std::max(hi, y);
         }
   if (!std::isfinite(lo)) lo = 0, hi = 1;
-  if (hi - lo < 1e-12 * std::max(1.0, std::abs(hi))) lo -= 0.5 * std::max(1e-3, std::abs(lo)), hi += 0.5 * std::max(1e-3, std::abs(hi));
+  if (hi - lo < 1e-12 * std::max(1.0, std::abs(hi))) {  // a constant (the lr without a schedule): from 0 to twice it
+    double v = hi;
+    lo = v > 0 ? 0 : (v < 0 ? 2 * v : -1);
+    hi = v > 0 ? 2 * v : (v < 0 ? 0 : 1);
+  }
   double xspan = std::max(max_step - min_step, 1.0);
   auto X = [&](double s) { return left + (s - min_step) / xspan * width; };
   auto Y = [&](double v) { return top + height - (v - lo) / (hi - lo) * height; };

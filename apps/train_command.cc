@@ -74,6 +74,8 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   add_pass_options(train, args.setup);
   train->add_option("--data", args.data, "batch directory, .npz file, or 'synthetic'");
   train->add_option("--eval-data", args.eval_data, "held-out data (batch directory or .npz) evaluated after training");
+  train->add_option("--eval-every", args.eval_every, "also evaluate the held-out data every N steps (0: only at the end)")
+      ->check(CLI::NonNegativeNumber);
   train->add_option("--seed", args.seed, "seeds synthetic data and dropout");
   train->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
@@ -310,6 +312,34 @@ Status train_command(const TrainArgs& args) {
     RETURN_IF_ERROR(board->text("command_line", args.command_line, start));
     spdlog::info("TensorBoard events: {}", board->path());
   }
+  // Held-out evaluation: every --eval-every steps and after the last one,
+  // logged, and written to --metrics and --tensorboard at the step it follows.
+  std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
+  std::optional<BatchSource> held_out;
+  if (!eval_data.empty()) {
+    ModelDescription eval_desc = desc;
+    eval_desc.data.shuffle = false;
+    ASSIGN_OR_RETURN(held_out, make_batch_source(eval_data, trainer->graph(), eval_desc, seed));
+  }
+  auto evaluate_held_out = [&]() -> Status {
+    ASSIGN_OR_RETURN(EvalReport e, trainer->evaluate(*held_out, held_out->per_epoch));
+    std::string acc = e.accuracy ? fmt::format(", accuracy {:.2f}%", 100 * *e.accuracy) : "";
+    spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
+                 std::exp(e.loss), acc);
+    int64_t at = trainer->optimizer().steps_taken();
+    if (metrics) {
+      *metrics << fmt::format(R"({{"step": {}, "eval_loss": {}, "eval_perplexity": {}}})", at, e.loss,
+                              std::exp(e.loss))
+               << "\n";
+      metrics->flush();
+    }
+    if (board) {
+      RETURN_IF_ERROR(board->scalar("eval_loss", e.loss, at));
+      RETURN_IF_ERROR(board->scalar("eval_perplexity", std::exp(e.loss), at));
+      RETURN_IF_ERROR(board->flush());
+    }
+    return Status::Ok();
+  };
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
@@ -351,6 +381,7 @@ Status train_command(const TrainArgs& args) {
                    eta(per_step * static_cast<double>(steps - r.step)));
     }
     bool last = r.step == steps;
+    if (held_out && args.eval_every > 0 && r.step % args.eval_every == 0 && !last) RETURN_IF_ERROR(evaluate_held_out());
     // Rank 0 writes; with ZeRO-1 the other ranks take part in gathering the optimizer state.
     bool due = !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0));
     if (due && (lead || args.zero == 1))
@@ -366,28 +397,7 @@ Status train_command(const TrainArgs& args) {
                ex.arena_outputs() > 0 ? fmt::format(", {} outputs in a {:.1f} MiB arena", ex.arena_outputs(),
                                                     ex.arena_bytes() / 1048576.0)
                                       : std::string());
-  std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
-  if (!eval_data.empty()) {
-    ModelDescription eval_desc = desc;
-    eval_desc.data.shuffle = false;
-    ASSIGN_OR_RETURN(BatchSource held_out, make_batch_source(eval_data, trainer->graph(), eval_desc, seed));
-    ASSIGN_OR_RETURN(EvalReport e, trainer->evaluate(held_out, held_out.per_epoch));
-    std::string acc = e.accuracy ? fmt::format(", accuracy {:.2f}%", 100 * *e.accuracy) : "";
-    spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
-                 std::exp(e.loss), acc);
-    int64_t at = trainer->optimizer().steps_taken();
-    if (metrics) {
-      *metrics << fmt::format(R"({{"step": {}, "eval_loss": {}, "eval_perplexity": {}}})", at, e.loss,
-                              std::exp(e.loss))
-               << "\n";
-      metrics->flush();
-    }
-    if (board) {
-      RETURN_IF_ERROR(board->scalar("eval_loss", e.loss, at));
-      RETURN_IF_ERROR(board->scalar("eval_perplexity", std::exp(e.loss), at));
-      RETURN_IF_ERROR(board->flush());
-    }
-  }
+  if (held_out) RETURN_IF_ERROR(evaluate_held_out());
   if (metrics) {  // the run as a picture, beside its metrics (ort_train plot draws several)
     metrics.reset();
     std::string svg = std::filesystem::path(args.metrics).replace_extension(".svg").string();

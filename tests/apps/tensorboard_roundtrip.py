@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """--tensorboard round trip (CTest: apps.tensorboard_roundtrip): trains the
-bundled MLP a few steps with --tensorboard and --metrics, reads the event
+bundled MLP a few steps with --tensorboard, --metrics and --eval-every, reads the event
 file back with the real `tensorboard` package's reader (PyPI; installed by
 tools/install_deps.sh), and checks every scalar equals --metrics (as float32,
 TensorBoard's scalar type) at the same step, and that the command line is
@@ -38,7 +38,7 @@ def main():
     board, metrics = os.path.join(args.work, "tb"), os.path.join(args.work, "m.jsonl")
     m = args.model_dir
     cmd = [args.ort_train, "--model", f"{m}/model.onnx", "--config", f"{m}/training.yaml", "--data",
-           f"{m}/train_batches", "--eval-data", f"{m}/train_batches", "--steps", "7", "--device", "cpu",
+           f"{m}/train_batches", "--eval-data", f"{m}/train_batches", "--eval-every", "3", "--steps", "7", "--device", "cpu",
            "--tensorboard", board, "--metrics", metrics]
     subprocess.run(cmd, check=True, capture_output=True)
     files = glob.glob(os.path.join(board, "events.out.tfevents.*"))
@@ -67,7 +67,10 @@ def main():
         value = ea.Tensors(tag)[0].tensor_proto.string_val[0].decode()
         text_ok = "--tensorboard" in value and "--steps 7" in value
     print(f"{'ok  ' if text_ok else 'FAIL'} command line as text")
-    sys.exit(1 if failures or not text_ok or "eval_loss" not in want else 0)
+    # --eval-every 3 over 7 steps: held-out figures at steps 3, 6 and 7.
+    eval_steps = sorted(want.get("eval_loss", {}))
+    print(f"{'ok  ' if eval_steps == [3, 6, 7] else 'FAIL'} held-out evaluations at steps {eval_steps}")
+    sys.exit(1 if failures or not text_ok or eval_steps != [3, 6, 7] else 0)
 
 
 if __name__ == "__main__":
