@@ -6,20 +6,32 @@
 # when one is usable (else the CPU), and report the held-out perplexity. The
 # trained model is written to build/char_lm/. Times: README.
 #
-# Usage: tools/main.sh [--cuda]
+# Usage: tools/main.sh [--cuda] [--configure-only]
+#   --configure-only: stop after configuring (CTest tools.main_job_builds_what_it_runs
+#   checks the targets); ORT_TRAIN_BUILD_DIR picks another build folder than build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build=${ORT_TRAIN_BUILD_DIR:-build}
 cuda=OFF
-if [[ "${1:-}" == "--cuda" || -e /proc/driver/nvidia/version ]]; then cuda=ON; fi
+configure_only=0
+for arg in "$@"; do
+  case $arg in
+    --cuda) cuda=ON ;;
+    --configure-only) configure_only=1 ;;
+    *) echo "tools/main.sh: unknown argument $arg (--cuda, --configure-only)" >&2; exit 64 ;;
+  esac
+done
+if [[ -e /proc/driver/nvidia/version ]]; then cuda=ON; fi
 bash tools/install_deps.sh
 echo "configuring (CUDA plugin: $cuda; the test suite is not built: tools/test.sh builds it)"
 log=$(mktemp)
-if ! cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DORT_TRAIN_TESTS=OFF -DORT_TRAIN_CUDA=$cuda >"$log" 2>&1; then
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DORT_TRAIN_TESTS=OFF -DORT_TRAIN_CUDA=$cuda >"$log" 2>&1; then
   cat "$log"; rm -f "$log"; exit 1
 fi
 rm -f "$log"
-cmake --build build --target ort_train -j"$(nproc)"
-./build/ort_train --version
+if ((configure_only)); then exit 0; fi
+cmake --build "$build" --target ort_train -j"$(nproc)"
+"./$build/ort_train" --version
 python3 tools/make_text_dataset.py --out build/char_lm
 ./build/ort_train --config examples/char_lm/char_lm.yaml \
   --data build/char_lm/train.npz --eval-data build/char_lm/eval.npz \
