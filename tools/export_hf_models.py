@@ -74,6 +74,16 @@ def tiny_gpt2():
 MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2}
 
 
+def export_lm(model, example, path, opset):
+    """torch.onnx.export of a WithLoss language model as users export it: inputs
+    input_ids, attention_mask, labels with dynamic batch and seq, outputs loss
+    and logits, training mode (Dropout kept)."""
+    torch.onnx.export(model, example, path, input_names=["input_ids", "attention_mask", "labels"],
+                      output_names=["loss", "logits"],
+                      dynamic_axes={k: {0: "batch", 1: "seq"} for k in ("input_ids", "attention_mask", "labels")},
+                      opset_version=opset, do_constant_folding=True, training=torch.onnx.TrainingMode.TRAINING)
+
+
 def batches(name, gen):
     out = []
     for _ in range(BATCHES):
@@ -109,10 +119,7 @@ def export(name, opset, out_root):
     try:
         path = os.path.join(tmp, "model.onnx")
         first = data[0]
-        torch.onnx.export(model, (first["input_ids"], first["attention_mask"], first["labels"]), path,
-                          input_names=["input_ids", "attention_mask", "labels"], output_names=["loss", "logits"],
-                          dynamic_axes={k: {0: "batch", 1: "seq"} for k in ("input_ids", "attention_mask", "labels")},
-                          opset_version=opset, do_constant_folding=True, training=torch.onnx.TrainingMode.TRAINING)
+        export_lm(model, (first["input_ids"], first["attention_mask"], first["labels"]), path, opset)
         onnx.checker.check_model(onnx.load(path))
         with open(os.path.join(tmp, "training.yaml"), "w") as f:
             f.write(DESCRIPTION.format(model=name, opset=opset, batch=BATCH, seq=SEQ))

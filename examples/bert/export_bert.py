@@ -20,7 +20,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from export_hf_models import WithLoss  # noqa: E402  (the loss-first wrapper the tests' exports use)
+from export_hf_models import WithLoss, export_lm  # noqa: E402  (shared with the tests' exports)
 
 VOCAB, SEQ = 1024, 64
 
@@ -41,10 +41,7 @@ def main():
     labels = torch.full((2, SEQ), -100, dtype=torch.int64)
     labels[:, 1] = ids[:, 1]
     tmp = args.out + ".tmp"
-    torch.onnx.export(model, (ids, mask, labels), tmp, input_names=["input_ids", "attention_mask", "labels"],
-                      output_names=["loss", "logits"],
-                      dynamic_axes={k: {0: "batch", 1: "seq"} for k in ("input_ids", "attention_mask", "labels")},
-                      opset_version=14, do_constant_folding=True, training=torch.onnx.TrainingMode.TRAINING)
+    export_lm(model, (ids, mask, labels), tmp, 14)
     os.replace(tmp, args.out)
     params = sum(p.numel() for p in model.parameters())
     print(f"{args.out}: BertForMaskedLM ({args.size}), {params / 1e6:.2f}M parameters, "

@@ -17,7 +17,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
-from export_hf_models import WithLoss  # noqa: E402
+from export_hf_models import WithLoss, export_lm  # noqa: E402
 
 VOCAB, SEQ = 1024, 64
 
@@ -35,10 +35,7 @@ def main():
     ids = torch.randint(5, VOCAB, (2, SEQ))
     mask = torch.ones(2, SEQ, dtype=torch.int64)
     tmp = args.out + ".tmp"
-    torch.onnx.export(model, (ids, mask, ids), tmp, input_names=["input_ids", "attention_mask", "labels"],
-                      output_names=["loss", "logits"],
-                      dynamic_axes={k: {0: "batch", 1: "seq"} for k in ("input_ids", "attention_mask", "labels")},
-                      opset_version=14, do_constant_folding=True, training=torch.onnx.TrainingMode.TRAINING)
+    export_lm(model, (ids, mask, ids), tmp, 14)
     os.replace(tmp, args.out)
     params = sum(p.numel() for p in model.parameters())
     print(f"{args.out}: GPT2LMHeadModel ({args.size}), {params / 1e6:.2f}M parameters, "
