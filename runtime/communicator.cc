@@ -110,11 +110,9 @@ Result<std::shared_ptr<Communicator>> job_communicator() {
     made = std::make_shared<SingleProcess>();
     return made;
   }
-#ifdef ORT_TRAIN_MPI_PLUGIN
-  std::string why = load_plugin(ORT_TRAIN_MPI_PLUGIN, "ORT_TRAIN_MPI_PLUGIN");
-#else
-  std::string why = "this build of ort_train has no MPI support (MPI was not found when it was built)";
-#endif
+  constexpr const char* kPlugin = ORT_TRAIN_MPI_PLUGIN;  // "" when this build has none (CMakeLists.txt)
+  std::string why = *kPlugin ? load_plugin(kPlugin, "ORT_TRAIN_MPI_PLUGIN")
+                             : "this build of ort_train has no MPI support (MPI was not found when it was built)";
   auto it = backends().find("mpi");
   if (it == backends().end())
     return unsupported("{} started {} processes, but data-parallel training cannot start: {}", info.launcher,

@@ -32,12 +32,12 @@ const std::string& load_cuda_plugin() {
   static std::string why;
   static std::once_flag once;
   std::call_once(once, [] {
-#ifdef ORT_TRAIN_CUDA_PLUGIN
-    spdlog::debug("loading the CUDA plugin {}", ORT_TRAIN_CUDA_PLUGIN);
-    why = load_plugin(ORT_TRAIN_CUDA_PLUGIN, "ORT_TRAIN_CUDA_PLUGIN");
+    constexpr const char* kPlugin = ORT_TRAIN_CUDA_PLUGIN;  // "" when this build has none (CMakeLists.txt)
+    if (!*kPlugin) return;
+    spdlog::debug("loading the CUDA plugin {}", kPlugin);
+    why = load_plugin(kPlugin, "ORT_TRAIN_CUDA_PLUGIN");
     if (why.find("was not found") != std::string::npos)
-      why = std::string("the CUDA plugin ") + ORT_TRAIN_CUDA_PLUGIN + " was not found next to the executable";
-#endif
+      why = std::string("the CUDA plugin ") + kPlugin + " was not found next to the executable";
   });
   return why;
 }
