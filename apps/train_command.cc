@@ -312,6 +312,22 @@ Status train_command(const TrainArgs& args) {
     RETURN_IF_ERROR(board->text("command_line", args.command_line, start));
     spdlog::info("TensorBoard events: {}", board->path());
   }
+  // One row of figures at a step, to --metrics (a JSON line) and --tensorboard
+  // (a scalar each) alike, so the two always hold the same names and values.
+  using Figures = std::vector<std::pair<const char*, double>>;
+  auto record = [&](int64_t step, const Figures& figures) -> Status {
+    if (metrics) {
+      std::string line = fmt::format(R"({{"step": {})", step);
+      for (const auto& [name, v] : figures) line += fmt::format(R"(, "{}": {})", name, v);
+      *metrics << line << "}\n";
+      metrics->flush();
+    }
+    if (board) {
+      for (const auto& [name, v] : figures) RETURN_IF_ERROR(board->scalar(name, v, step));
+      RETURN_IF_ERROR(board->flush());
+    }
+    return Status::Ok();
+  };
   // Held-out evaluation: every --eval-every steps and after the last one,
   // logged, and written to --metrics and --tensorboard at the step it follows.
   std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
@@ -326,19 +342,7 @@ Status train_command(const TrainArgs& args) {
     std::string acc = e.accuracy ? fmt::format(", accuracy {:.2f}%", 100 * *e.accuracy) : "";
     spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
                  std::exp(e.loss), acc);
-    int64_t at = trainer->optimizer().steps_taken();
-    if (metrics) {
-      *metrics << fmt::format(R"({{"step": {}, "eval_loss": {}, "eval_perplexity": {}}})", at, e.loss,
-                              std::exp(e.loss))
-               << "\n";
-      metrics->flush();
-    }
-    if (board) {
-      RETURN_IF_ERROR(board->scalar("eval_loss", e.loss, at));
-      RETURN_IF_ERROR(board->scalar("eval_perplexity", std::exp(e.loss), at));
-      RETURN_IF_ERROR(board->flush());
-    }
-    return Status::Ok();
+    return record(trainer->optimizer().steps_taken(), {{"eval_loss", e.loss}, {"eval_perplexity", std::exp(e.loss)}});
   };
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
@@ -348,21 +352,14 @@ Status train_command(const TrainArgs& args) {
     elapsed_ms += r.step_ms;
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
-    if (metrics) {
-      *metrics << fmt::format(R"({{"step": {}, "loss": {}, "lr": {}, "grad_norm": {}, "samples_per_s": {}, "step_ms": {:.6g}{}}})",
-                              r.step, r.loss, r.lr, r.grad_norm, samples_per_s, r.step_ms,
-                              comm->size() > 1 ? fmt::format(R"(, "allreduce_ms": {:.6g})", r.allreduce_ms) : "")
-               << "\n";
-      metrics->flush();
-    }
-    if (board) {  // the same figures as --metrics, under the same names
-      RETURN_IF_ERROR(board->scalar("loss", r.loss, r.step));
-      RETURN_IF_ERROR(board->scalar("lr", r.lr, r.step));
-      RETURN_IF_ERROR(board->scalar("grad_norm", r.grad_norm, r.step));
-      RETURN_IF_ERROR(board->scalar("samples_per_s", samples_per_s, r.step));
-      if (r.tokens > 0) RETURN_IF_ERROR(board->scalar("tokens_per_s", r.tokens / (r.step_ms / 1000.0), r.step));
-      RETURN_IF_ERROR(board->flush());
-    }
+    Figures figures = {{"loss", r.loss},
+                       {"lr", r.lr},
+                       {"grad_norm", r.grad_norm},
+                       {"samples_per_s", samples_per_s},
+                       {"step_ms", r.step_ms}};
+    if (r.tokens > 0) figures.emplace_back("tokens_per_s", r.tokens / (r.step_ms / 1000.0));
+    if (comm->size() > 1) figures.emplace_back("allreduce_ms", r.allreduce_ms);
+    RETURN_IF_ERROR(record(r.step, figures));
     bool logged = r.step % log_every == 0 || r.step == steps || r.step == 1;
     if (tty) {
       // A progress bar on a terminal, cleared before each log line.

@@ -13,10 +13,8 @@ class CpuDevice : public Device {
  public:
   DeviceKind kind() const override { return DeviceKind::kCpu; }
   std::string description() const override { return "cpu"; }
-  uint64_t memory_bytes() const override {
-    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  }
+  // Read once: the executor asks before every node it plans.
+  uint64_t memory_bytes() const override { return memory_bytes_; }
   std::shared_ptr<Allocator> make_allocator() override { return make_cpu_caching_allocator(); }
 
   Status copy(const Tensor& src, const Tensor& dst) override {
@@ -28,6 +26,11 @@ class CpuDevice : public Device {
     return Status::Ok();
   }
   Status synchronize() override { return Status::Ok(); }
+ private:
+  const uint64_t memory_bytes_ = [] {
+    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : uint64_t{0};
+  }();
 };
 
 }  // namespace

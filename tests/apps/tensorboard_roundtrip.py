@@ -51,7 +51,7 @@ def main():
         for line in f:
             row = json.loads(line)
             for k, v in row.items():
-                if k != "step" and k != "step_ms":
+                if k != "step":
                     want.setdefault(k, {})[row["step"]] = v
     failures = 0
     for tag, by_step in sorted(want.items()):
