@@ -23,6 +23,7 @@ struct RunArgs {
   int threads = 0;
   bool profile = false;  // print time per op type
   int repeat = 1;  // forward runs to time; the median is reported
+  std::string max_memory;  // --max-memory
 };
 // `ort_train --version`: version, commit and build options (apps/version.cc).
 std::string version_text();
@@ -34,7 +35,12 @@ std::string bash_completion(const CLI::App& app);
 int exit_code_for(const Status& st);
 // The default logger: stdout, with coloured levels per --color (apps/logging.cc).
 void set_up_logging(const std::string& level, const std::string& color);
-inline constexpr int kExitUsage = 64;  // a bad command line (unknown flag, bad value)
+inline constexpr int kExitUsage = 64;
+
+// --max-memory (apps/memory_option.cc): the option, its parser, and setting the budget.
+void add_max_memory_option(CLI::App* cmd, std::string& value);
+Result<uint64_t> parse_byte_size(const std::string& text);
+Status apply_max_memory(const std::string& value);  // a bad command line (unknown flag, bad value)
 
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);

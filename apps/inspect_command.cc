@@ -22,6 +22,7 @@ void add_inspect_command(CLI::App& app, InspectArgs& args) {
   cmd->add_option("--config", args.setup.config, "model description (YAML or JSON)");
   add_pass_options(cmd, args.setup);
   add_dim_option(cmd, args.setup);
+  add_max_memory_option(cmd, args.setup.max_memory);
   cmd->add_option("--batch-size", args.setup.batch_size, "binds the dim 'batch' for the memory estimate")
       ->check(CLI::PositiveNumber);
 }
@@ -44,6 +45,7 @@ double mib(size_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 }  // namespace
 
 Status inspect_command(const InspectArgs& args) {
+  RETURN_IF_ERROR(apply_max_memory(args.setup.max_memory));
   ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
   const Model& fwd = setup.forward;
   std::map<std::string, int> ops;
@@ -107,6 +109,11 @@ Status inspect_command(const InspectArgs& args) {
               mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),
               mib(est.peak_activation_bytes),
               est.complete ? "" : " (lower bound: some shapes depend on unbound dims; give --batch-size or dims:)");
+  ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
+  Status fits = check_plan_fits(tg->model, est, *cpu);
+  std::printf("memory budget on the CPU: %.1f MiB%s: %s\n", mib(cpu->memory_budget()),
+              memory_limit() ? " (--max-memory)" : "", !est.complete ? "not judged (incomplete estimate)"
+                                                       : fits.ok() ? "the plan fits" : fits.message().c_str());
   if (missing > 0) return unsupported("{} node(s) lack a CPU kernel (listed above)", missing);
   return Status::Ok();
 }

@@ -27,6 +27,7 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--model", args.model, "ONNX model")->required();
   run->add_option("--inputs", args.inputs, "folder of TensorProto files, one per input")->required();
   run->add_option("--outputs", args.outputs, "folder to write <output name>.pb files into");
+  add_max_memory_option(run, args.max_memory);
   run->add_option("--expected", args.expected, "folder of expected outputs (default: the inputs folder)");
   run->add_option("--rtol", args.rtol, "relative tolerance against expected outputs")->capture_default_str();
   run->add_option("--atol", args.atol, "absolute tolerance against expected outputs")->capture_default_str();
@@ -84,6 +85,7 @@ Mismatch compare(const Tensor& got, const Tensor& want, double rtol, double atol
 
 Status run_command(const RunArgs& args) {
   set_cpu_threads(args.threads);
+  RETURN_IF_ERROR(apply_max_memory(args.max_memory));
   ASSIGN_OR_RETURN(Model model, load_model(args.model));
   RETURN_IF_ERROR(expand_gradient_ops(model));  // ONNX's Gradient op, built by autodiff
   RETURN_IF_ERROR(check_ops_known(model));
@@ -99,11 +101,13 @@ Status run_command(const RunArgs& args) {
       if (!(*v->shape)[k].symbol.empty()) shape_options.dim_values[(*v->shape)[k].symbol] = it->second.dims()[k];
   }
   RETURN_IF_ERROR(infer_shapes(model, shape_options));
-  ASSIGN_OR_RETURN(auto executor, Executor::create(model));
   MemoryEstimate estimate = estimate_memory(model);
   spdlog::info("{} nodes; weights {:.2f} MiB; planned peak activations {:.2f} MiB{}", model.graph.nodes.size(),
                estimate.initializer_bytes / 1048576.0, estimate.peak_activation_bytes / 1048576.0,
                estimate.complete ? "" : " (some shapes known only at run time)");
+  ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
+  RETURN_IF_ERROR(check_plan_fits(model, estimate, *cpu));
+  ASSIGN_OR_RETURN(auto executor, Executor::create(model, cpu));
   std::map<std::string, Tensor> outputs;
   std::vector<double> times;
   std::map<std::string, double> op_ms;

@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "apps/commands.h"
+#include "apps/metrics_file.h"
 #include "apps/training_setup.h"
 #include "graph/onnx_io.h"
 #include "training/batch_data.h"
@@ -72,6 +73,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
       ->check(CLI::PositiveNumber);
   add_pass_options(train, args.setup);
+  add_max_memory_option(train, args.setup.max_memory);
   train->add_option("--data", args.data, "batch directory, .npz file, or 'synthetic'");
   train->add_option("--eval-data", args.eval_data, "held-out data (batch directory or .npz) evaluated after training");
   train->add_option("--eval-every", args.eval_every, "also evaluate the held-out data every N steps (0: only at the end)")
@@ -229,6 +231,12 @@ Status train_command(const TrainArgs& args) {
     spdlog::set_level(std::max(spdlog::get_level(), spdlog::level::warn));
     spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", comm->rank()));
   }
+  RETURN_IF_ERROR(apply_max_memory(args.setup.max_memory));
+  // Before anything else: a second run on the same folder stops here.
+  std::unique_ptr<CheckpointDirLock> checkpoint_lock;  // held to the end of the run
+  if (!args.checkpoint_dir.empty() && lead) {
+    ASSIGN_OR_RETURN(checkpoint_lock, CheckpointDirLock::acquire(args.checkpoint_dir));
+  }
   ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
   ModelDescription& desc = setup.desc;
   if (!args.optimizer.empty()) {
@@ -268,6 +276,12 @@ Status train_command(const TrainArgs& args) {
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
+  MemoryEstimate plan = estimate_memory(tg.model);
+  if (plan.complete)
+    spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB; memory budget {:.1f} MiB",
+                 plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,
+                 device->memory_budget() / 1048576.0);
+  RETURN_IF_ERROR(check_plan_fits(tg.model, plan, *device));
   if (!training || !args.dump_gradients.empty() || args.repeat > 1 || args.profile)
     RETURN_IF_ERROR(first_pass(args, tg, source, seed, device));
   if (!training) return Status::Ok();
@@ -301,10 +315,9 @@ Status train_command(const TrainArgs& args) {
                args.zero == 1 && comm->size() > 1 ? fmt::format(" (ZeRO-1: 1/{} of it)", comm->size()) : "");
   if (args.resume) RETURN_IF_ERROR(resume(*trainer, args.checkpoint_dir, fingerprint));
   int64_t start = trainer->optimizer().steps_taken();
-  std::unique_ptr<std::ofstream> metrics;
+  std::unique_ptr<MetricsFile> metrics;
   if (!args.metrics.empty() && lead) {
-    metrics = std::make_unique<std::ofstream>(args.metrics, start > 0 ? std::ios::app : std::ios::trunc);
-    if (!*metrics) return io_error("cannot write metrics to {}", args.metrics);
+    ASSIGN_OR_RETURN(metrics, MetricsFile::open(args.metrics, start));
   }
   std::unique_ptr<TensorBoardWriter> board;
   if (!args.tensorboard.empty() && lead) {
@@ -319,8 +332,7 @@ Status train_command(const TrainArgs& args) {
     if (metrics) {
       std::string line = fmt::format(R"({{"step": {})", step);
       for (const auto& [name, v] : figures) line += fmt::format(R"(, "{}": {})", name, v);
-      *metrics << line << "}\n";
-      metrics->flush();
+      RETURN_IF_ERROR(metrics->write_line(line + "}"));
     }
     if (board) {
       for (const auto& [name, v] : figures) RETURN_IF_ERROR(board->scalar(name, v, step));
@@ -396,7 +408,7 @@ Status train_command(const TrainArgs& args) {
                                       : std::string());
   if (held_out) RETURN_IF_ERROR(evaluate_held_out());
   if (metrics) {  // the run as a picture, beside its metrics (ort_train plot draws several)
-    metrics.reset();
+    RETURN_IF_ERROR(metrics->finish());
     std::string svg = std::filesystem::path(args.metrics).replace_extension(".svg").string();
     RETURN_IF_ERROR(write_metrics_plot({args.metrics}, svg));
     spdlog::info("plotted the metrics: {}", svg);

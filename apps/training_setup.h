@@ -19,6 +19,7 @@ struct SetupArgs {
   std::vector<std::string> dims;             // --dim NAME=SIZE (repeatable), over the description's dims:
   std::string passes;                        // --passes: comma-separated names, or "none"
   std::vector<std::string> disabled_passes;  // --disable-pass (repeatable)
+  std::string max_memory;                    // --max-memory: the memory budget (apps/memory_option.cc)
 };
 
 // Adds --dim NAME=SIZE (repeatable) to a subcommand.

@@ -1,4 +1,5 @@
 #include "configs/model_description.h"
+#include "graph/confined_path.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -27,7 +28,9 @@ struct Parser {
   Status check_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
     if (!map.IsMap()) return error(map, where.empty() ? "top level" : where, "expected a mapping");
     for (const auto& kv : map) {
-      std::string k = kv.first.as<std::string>();
+      // A null or collection key (`? [a, b]: 1`) is no key name.
+      if (!kv.first.IsScalar()) return error(kv.first, where.empty() ? "top level" : where, "expected a key name");
+      std::string k = kv.first.Scalar();
       if (!allowed.count(k)) {
         std::string list;
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
@@ -57,6 +60,24 @@ struct Parser {
   }
   Result<std::string> string(const YAML::Node& n, const std::string& key) const {
     return scalar<std::string>(n, key, "a string");
+  }
+  // A file or folder the description names: relative to the description's
+  // folder and inside it (graph/confined_path.h), so a description from
+  // elsewhere cannot point at /etc or ../../secrets. Files elsewhere are given
+  // on the command line (--model, --data), which is the user's own choice.
+  Result<std::string> path(const YAML::Node& n, const std::string& key, const std::string& base_dir) const {
+    ASSIGN_OR_RETURN(std::string p, string(n, key));
+    if (p == "synthetic" && key.rfind("data", 0) == 0) return p;
+    if (p.empty()) return error(n, key, "expected a path");
+    ConfinedPath c = confine_path(base_dir, p);
+    if (c.absolute)
+      return error(n, key, fmt::format("'{}' is an absolute path; a description names files relative to its own "
+                                       "folder (give a file elsewhere on the command line)", p));
+    if (!c.error.empty()) return error(n, key, fmt::format("'{}': {}", p, c.error));
+    if (!c.inside)
+      return error(n, key, fmt::format("'{}' leads out of the description's folder {} (to {})", p, c.folder.string(),
+                                       c.resolved.string()));
+    return base_dir.empty() ? p : (fs::path(base_dir) / p).lexically_normal().string();
   }
   Result<bool> boolean(const YAML::Node& n, const std::string& key) const {
     return scalar<bool>(n, key, "true or false");
@@ -214,11 +235,6 @@ struct Parser {
   }
 };
 
-std::string resolve(const std::string& base_dir, const std::string& p) {
-  if (p.empty() || p == "synthetic" || fs::path(p).is_absolute() || base_dir.empty()) return p;
-  return (fs::path(base_dir) / p).lexically_normal().string();
-}
-
 }  // namespace
 
 Result<DType> parse_dtype_name(const std::string& s) {
@@ -243,12 +259,11 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
   Parser p{source_name};
   ModelDescription d;
   if (root.IsNull()) return d;
-  RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "optimizer",
-                                          "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data"}));
   try {
+    RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "optimizer",
+                                            "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data"}));
     if (root["model"]) {
-      ASSIGN_OR_RETURN(std::string m, p.string(root["model"], "model"));
-      d.model = resolve(base_dir, m);
+      ASSIGN_OR_RETURN(d.model, p.path(root["model"], "model", base_dir));
     }
     if (root["inputs"]) { ASSIGN_OR_RETURN(d.inputs, p.tensors(root["inputs"], "inputs")); }
     if (root["labels"]) { ASSIGN_OR_RETURN(d.labels, p.tensors(root["labels"], "labels")); }
@@ -256,7 +271,8 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
       const YAML::Node& dims = root["dims"];
       if (!dims.IsMap()) return p.error(dims, "dims", "expected a mapping of dim name to size");
       for (const auto& kv : dims) {
-        std::string k = kv.first.as<std::string>();
+        if (!kv.first.IsScalar()) return p.error(kv.first, "dims", "expected a dim name");
+        std::string k = kv.first.Scalar();
         ASSIGN_OR_RETURN(int64_t v, p.positive(kv.second, "dims." + k));
         d.dims[k] = v;
       }
@@ -278,16 +294,14 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
     if (root["data"]) {
       const YAML::Node& data = root["data"];
       if (data.IsScalar()) {
-        d.data.train = resolve(base_dir, data.Scalar());
+        ASSIGN_OR_RETURN(d.data.train, p.path(data, "data", base_dir));
       } else {
         RETURN_IF_ERROR(p.check_keys(data, "data", {"train", "eval", "shuffle"}));
         if (data["eval"]) {
-          ASSIGN_OR_RETURN(std::string e, p.string(data["eval"], "data.eval"));
-          d.data.eval = resolve(base_dir, e);
+          ASSIGN_OR_RETURN(d.data.eval, p.path(data["eval"], "data.eval", base_dir));
         }
         if (data["train"]) {
-          ASSIGN_OR_RETURN(std::string t, p.string(data["train"], "data.train"));
-          d.data.train = resolve(base_dir, t);
+          ASSIGN_OR_RETURN(d.data.train, p.path(data["train"], "data.train", base_dir));
         }
         if (data["shuffle"]) { ASSIGN_OR_RETURN(d.data.shuffle, p.boolean(data["shuffle"], "data.shuffle")); }
       }

@@ -1,5 +1,6 @@
 #include <cctype>
 #include "graph/onnx_io.h"
+#include "graph/confined_path.h"
 
 #include <algorithm>
 #include <climits>
@@ -77,19 +78,16 @@ void copy_cast(const Src& src, Dst* dst, size_t n) {
 // folder and symlinks that point out of it are refused.
 Result<fs::path> external_file(const onnx::TensorProto& p, const std::string& location, const std::string& base_dir) {
   if (location.empty()) return io_error("initializer '{}' has external data without a location", p.name());
-  if (fs::path(location).is_absolute())
+  ConfinedPath c = confine_path(base_dir, location);
+  if (c.absolute)
     return invalid_argument("initializer '{}': external data location '{}' is an absolute path; it must be a file in "
                             "the model's folder",
                             p.name(), location);
-  std::error_code ec;
-  fs::path base = fs::weakly_canonical(fs::absolute(base_dir.empty() ? "." : base_dir), ec);
-  fs::path file = fs::weakly_canonical(base / location, ec);  // symlinks resolved
-  if (ec) return io_error("initializer '{}': external data location '{}': {}", p.name(), location, ec.message());
-  auto [b, f] = std::mismatch(base.begin(), base.end(), file.begin(), file.end());
-  if (b != base.end())
+  if (!c.error.empty()) return io_error("initializer '{}': external data location '{}': {}", p.name(), location, c.error);
+  if (!c.inside)
     return invalid_argument("initializer '{}': external data location '{}' leads out of the model's folder {} (to {})",
-                            p.name(), location, base.string(), file.string());
-  return file;
+                            p.name(), location, c.folder.string(), c.resolved.string());
+  return c.resolved;
 }
 
 // Reads `expected` bytes of `p`'s external data, after checking the
@@ -203,9 +201,13 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
 
 Result<NamedTensor> read_tensor_file(const std::string& path) {
   ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  return parse_tensor_file(bytes, fs::path(path).parent_path().string(), path);
+}
+
+Result<NamedTensor> parse_tensor_file(const std::string& bytes, const std::string& base_dir, const std::string& path) {
   onnx::TensorProto p;
   if (!parse_limited(&p, bytes)) return io_error("{} is not a valid ONNX TensorProto file", path);
-  ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(p, fs::path(path).parent_path().string()));
+  ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(p, base_dir));
   return NamedTensor{p.name(), std::move(t)};
 }
 

@@ -32,6 +32,9 @@ struct NamedTensor {
   Tensor tensor;
 };
 Result<NamedTensor> read_tensor_file(const std::string& path);
+// The same from the file's bytes; external data resolves against `base_dir`,
+// `path` names the file in errors.
+Result<NamedTensor> parse_tensor_file(const std::string& bytes, const std::string& base_dir, const std::string& path);
 Status write_tensor_file(const Tensor& t, const std::string& name, const std::string& path);
 // File name for a tensor name ("<escaped>.pb"): every byte outside [A-Za-z0-9._-]
 // becomes %XX (uppercase hex), '%' included, and a leading '.' becomes %2E, so

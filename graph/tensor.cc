@@ -29,6 +29,14 @@ void Storage::move_into(const std::shared_ptr<Storage>& parent, size_t offset, s
   deleter_ = [keep = parent](void*) {};
 }
 
+std::optional<uint64_t> checked_nbytes(DType dtype, const Dims& dims) {
+  uint64_t bytes = dtype_size(dtype);
+  if (bytes == 0) return std::nullopt;
+  for (int64_t d : dims)
+    if (d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes)) return std::nullopt;
+  return bytes;
+}
+
 int64_t num_elements(const Dims& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ class Storage {
 using Dims = std::vector<int64_t>;
 
 int64_t num_elements(const Dims& dims);
+// The bytes a tensor of `dtype` and `dims` needs, in 64 bits; nullopt when a
+// dim is negative, the dtype is not stored (dtype_size 0) or the product
+// overflows. For sizes read from files, checked before anything is allocated.
+std::optional<uint64_t> checked_nbytes(DType dtype, const Dims& dims);
 std::string dims_to_string(const Dims& dims);
 
 class Tensor {

@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -113,6 +115,19 @@ Result<Tensor> to_host(Device& device, const Tensor& t) {
   RETURN_IF_ERROR(device.copy(t, out));
   RETURN_IF_ERROR(device.synchronize());
   return out;
+}
+
+namespace {
+std::atomic<uint64_t> g_memory_limit{0};
+}  // namespace
+
+void set_memory_limit(uint64_t bytes) { g_memory_limit = bytes; }
+uint64_t memory_limit() { return g_memory_limit; }
+
+uint64_t Device::memory_budget() const {
+  uint64_t own = memory_bytes(), limit = g_memory_limit;
+  if (limit == 0) return own;
+  return own == 0 ? limit : std::min(own, limit);
 }
 
 }  // namespace ort_train

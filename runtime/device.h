@@ -35,6 +35,9 @@ class Device {
   // or the GPU's. The executor refuses larger outputs by name before a kernel
   // runs, since a shape can come from a stranger's file (0: no limit known).
   virtual uint64_t memory_bytes() const { return 0; }
+  // What a plan and any one tensor may take here: memory_bytes(), or less when
+  // set_memory_limit (--max-memory) asked for less (0: no limit known).
+  uint64_t memory_budget() const;
   // The allocator an executor on this device takes its buffers from.
   virtual std::shared_ptr<Allocator> make_allocator() = 0;
   // Copies src into dst (same byte size); either may be on the host or this device.
@@ -55,6 +58,11 @@ class Device {
 // The device for `kind` (created once per process and kind). CUDA fails with a
 // message when this build lacks it or no GPU is visible.
 Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings& settings = {});
+// --max-memory: a budget in bytes every device's memory_budget() keeps under
+// (0, the default: the device's own memory).
+void set_memory_limit(uint64_t bytes);
+uint64_t memory_limit();
+
 // Whether get_device(kCuda) can succeed, without an error when it cannot.
 bool cuda_available();
 // The GPUs visible to this process (0 without the CUDA plugin or a driver).

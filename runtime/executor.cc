@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 
@@ -50,18 +51,20 @@ constexpr int64_t kMaxHostOutputElements = 4096;
 // device's memory: shapes come from files (a ConstantOfShape of [2^30, 2^30],
 // an Expand to a huge shape), and a kernel must never be handed an
 // allocation that could not be made.
-Status check_output_sizes(const InferContext& ictx, const Node& node, uint64_t memory) {
+Status check_output_bytes(const Node& node, size_t i, DType dtype, const Shape& shape, uint64_t budget) {
+  if (!shape_fully_known(shape) || dtype_size(dtype) == 0) return Status::Ok();
+  auto bytes = checked_nbytes(dtype, dims_from_shape(shape));
+  if (!bytes || (budget > 0 && *bytes > budget))
+    return invalid_argument("{}: output {} of shape {} ({}) needs {} bytes, more than the memory budget of {} bytes",
+                            node.describe(), i, shape_to_string(shape), dtype_name(dtype),
+                            bytes ? std::to_string(*bytes) : std::string("over 2^64"), budget);
+  return Status::Ok();
+}
+
+Status check_output_sizes(const InferContext& ictx, const Node& node, uint64_t budget) {
   for (size_t i = 0; i < ictx.num_outputs(); ++i) {
     const auto& o = ictx.output(i);
-    if (!o.shape || !shape_fully_known(*o.shape)) continue;
-    uint64_t bytes = dtype_size(o.dtype);
-    bool overflow = false;
-    for (const Dim& d : *o.shape) overflow = overflow || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d.value), &bytes);
-    if (overflow || (memory > 0 && bytes > memory))
-      return invalid_argument("{}: output {} of shape {} ({}) needs {} bytes, more than this device's {} bytes of "
-                              "memory",
-                              node.describe(), i, shape_to_string(*o.shape), dtype_name(o.dtype),
-                              overflow ? std::string("over 2^64") : std::to_string(bytes), memory);
+    if (o.shape) RETURN_IF_ERROR(check_output_bytes(node, i, o.dtype, *o.shape, budget));
   }
   return Status::Ok();
 }
@@ -451,7 +454,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
       if (!st.ok()) return with_node(step, st);
     }
     const InferContext& ictx = replay_step ? *record.shapes : *ictx_store;
-    if (!replay_step) RETURN_IF_ERROR(with_node(step, check_output_sizes(ictx, *step.node, device_->memory_bytes())));
+    if (!replay_step) RETURN_IF_ERROR(with_node(step, check_output_sizes(ictx, *step.node, device_->memory_budget())));
 
     // Where the node runs: the device, or, on a GPU executor, the host for
     // small integer results whose inputs are all host values.
@@ -707,6 +710,24 @@ void Executor::plan_arena(Replay& r, size_t steps) {
   for (size_t a = 0; a < r.arena.size(); ++a) r.arena_at_step[r.arena[a].step].push_back(a);
 }
 
+Status check_plan_fits(const Model& model, const MemoryEstimate& est, const Device& device) {
+  uint64_t budget = device.memory_budget();
+  // First each output on its own, so a refusal names the node that asks too much.
+  for (const Node& n : model.graph.nodes)
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const ValueInfo* v = n.outputs[i].empty() ? nullptr : model.graph.value(n.outputs[i]);
+      if (v && v->shape) RETURN_IF_ERROR(check_output_bytes(n, i, v->dtype, *v->shape, budget));
+    }
+  if (budget == 0 || !est.complete) return Status::Ok();
+  uint64_t need = est.initializer_bytes + est.peak_activation_bytes;
+  if (need <= budget) return Status::Ok();
+  return invalid_argument("the plan needs {:.1f} MiB on {} (weights {:.1f} MiB, peak activations {:.1f} MiB), more "
+                          "than the memory budget of {:.1f} MiB{}",
+                          need / 1048576.0, device.description(), est.initializer_bytes / 1048576.0,
+                          est.peak_activation_bytes / 1048576.0, budget / 1048576.0,
+                          memory_limit() ? " set by --max-memory" : " (the device's memory)");
+}
+
 MemoryEstimate estimate_memory(const Model& model) {
   MemoryEstimate est;
   const Graph& g = model.graph;
@@ -722,17 +743,20 @@ MemoryEstimate estimate_memory(const Model& model) {
       est.complete = false;
       return 0;
     }
-    return allocator_bin_size(static_cast<size_t>(num_elements(dims_from_shape(*v->shape))) * dtype_size(v->dtype));
+    // A shape from a file may overflow 64 bits: it counts as all the memory there is.
+    auto bytes = checked_nbytes(v->dtype, dims_from_shape(*v->shape));
+    return bytes && *bytes <= (uint64_t{1} << 62) ? allocator_bin_size(*bytes) : std::numeric_limits<size_t>::max() / 4;
   };
   size_t live = 0;
   std::vector<std::vector<std::string>> dies(g.nodes.size());
   for (const auto& [name, idx] : last_use)
     if (!g.is_initializer(name) && !is_output.count(name)) dies[idx].push_back(name);
-  for (const ValueInfo* v : g.required_inputs()) live += bytes_of(v->name);
+  for (const ValueInfo* v : g.required_inputs())
+    live = std::min(live + bytes_of(v->name), std::numeric_limits<size_t>::max() / 2);
   est.peak_activation_bytes = live;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const std::string& o : g.nodes[i].outputs)
-      if (!o.empty()) live += bytes_of(o);
+      if (!o.empty()) live = std::min(live + bytes_of(o), std::numeric_limits<size_t>::max() / 2);
     est.peak_activation_bytes = std::max(est.peak_activation_bytes, live);
     for (const std::string& d : dies[i]) {
       bool is_feed = false;

@@ -46,6 +46,12 @@ struct MemoryEstimate {
   bool complete = true;              // false when some intermediate's shape is unknown
 };
 MemoryEstimate estimate_memory(const Model& model);
+// Whether every node's inferred outputs, and weights plus peak activations,
+// fit the device's memory budget (Device::memory_budget: its memory, or
+// --max-memory), before anything runs. An error names the node, the shape and
+// the bytes, or says by how much the plan is over. An incomplete estimate's
+// total is not judged (its outputs are, again, as each node runs).
+Status check_plan_fits(const Model& model, const MemoryEstimate& est, const Device& device);
 
 // Sequences, optionals and maps are outside the runtime's tensor-only world:
 // an error naming the first graph input or output of such a type.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ort_train builds and tests with, only when missing.
-# Usage: tools/install_deps.sh [--tests] [--python]
+# Usage: tools/install_deps.sh [--tests] [--fuzz] [--python]
 #   --tests: what only the test suite needs (Chromium for the plot screenshot,
 #            the tensorboard package for the event-file round trip)
+#   --fuzz: clang with libFuzzer and its OpenMP runtime (tools/fuzz.sh, the sanitizer build)
 #   --python: the reference-data tools' packages (PyTorch, onnx, numpy)
 set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config
@@ -14,6 +15,7 @@ tests=0
 for arg in "$@"; do
   case $arg in
     --tests) tests=1; pkgs+=(chromium) ;;  # the plot screenshot test renders the SVG in a real browser
+    --fuzz) pkgs+=(clang libclang-rt-14-dev libomp-dev) ;;
     --python) pkgs+=(python3-torch python3-onnx python3-numpy) ;;
   esac
 done

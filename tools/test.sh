@@ -15,3 +15,12 @@ grep -E '(tests passed|Skipped|Passed|Failed)' conformance.log | tail -2
 # Everything else; tests that cannot run here (no GPU, no ../shared) are
 # reported as skipped, by name, in the summary.
 ctest -E "$conformance" --output-on-failure -j"$(nproc)"
+
+# The sanitizer build (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
+# docs/security.md): the whole suite again, the fuzz targets' kept
+# regressions among it, then every fuzz target for a short time.
+bash tools/build_sanitized.sh
+# Leaks are not checked here: Open MPI's mpirun tests leak by design; the
+# fuzz targets below check leaks on everything a file reaches.
+(cd build-sanitize && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$(nproc)")
+bash tools/fuzz.sh "${ORT_TRAIN_CI_FUZZ_SECONDS:-30}"

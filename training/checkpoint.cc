@@ -4,6 +4,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "graph/onnx_io.h"
@@ -13,16 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'O', 'R', 'T', 'C', 'K', 'P', 'T', '\0'};
-
-// FNV-1a 64 over the bytes: detects truncation and corruption (not tampering).
-uint64_t fnv1a(const char* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(p[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 template <typename T>
 void put(std::string& out, T v) {
@@ -37,6 +31,42 @@ T get(const std::string& in, size_t at) {
 }
 
 }  // namespace
+
+uint64_t checkpoint_hash(const char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(p[i]);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+Result<std::unique_ptr<CheckpointDirLock>> CheckpointDirLock::acquire(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return io_error("cannot create {}: {}", dir, ec.message());
+  std::string path = (fs::path(dir) / ".lock").string();
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot open {}: {}", path, std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char owner[32] = {};
+    ssize_t n = ::pread(fd, owner, sizeof(owner) - 1, 0);
+    ::close(fd);
+    std::string pid = n > 0 ? std::string(owner, static_cast<size_t>(n)) : "unknown";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    return io_error("checkpoint folder {} is in use by another ort_train (pid {}); give each run its own "
+                       "--checkpoint-dir",
+                       dir, pid);
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    ::close(fd);
+    return io_error("cannot write {}: {}", path, std::strerror(errno));
+  }
+  return std::unique_ptr<CheckpointDirLock>(new CheckpointDirLock(fd));
+}
+
+CheckpointDirLock::~CheckpointDirLock() { ::close(fd_); }
 
 std::string checkpoint_path(const std::string& dir, int64_t step) {
   return (fs::path(dir) / fmt::format("ckpt-{:08}.ortc", step)).string();
@@ -72,40 +102,54 @@ Status write_checkpoint(const Checkpoint& c, const std::string& path) {
   out += h;
   put<uint64_t>(out, offset);
   for (const auto& [name, t] : c.tensors) out.append(static_cast<const char*>(t.raw()), t.nbytes());
-  put<uint64_t>(out, fnv1a(out.data(), out.size()));
+  put<uint64_t>(out, checkpoint_hash(out.data(), out.size()));
   return write_file_atomic(path, out);
 }
 
 Result<Checkpoint> read_checkpoint(const std::string& path) {
   ASSIGN_OR_RETURN(std::string in, read_file(path));
-  size_t fixed = sizeof(kMagic) + 4 + 8;
+  return parse_checkpoint(in, path);
+}
+
+Result<Checkpoint> parse_checkpoint(const std::string& in, const std::string& path) {
+  const size_t fixed = sizeof(kMagic) + 4 + 8;
   if (in.size() < fixed + 16 || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0)
     return io_error("{}: not an ort_train checkpoint (or truncated)", path);
   uint32_t version = get<uint32_t>(in, sizeof(kMagic));
   if (version != Checkpoint::kVersion)
     return io_error("{}: checkpoint format version {} (this build reads {})", path, version, Checkpoint::kVersion);
+  // Every length is compared with what is left of the file before it is
+  // added to anything, so no sum can wrap.
   uint64_t header_len = get<uint64_t>(in, sizeof(kMagic) + 4);
-  if (fixed + header_len + 8 > in.size()) return io_error("{}: truncated checkpoint", path);
+  if (header_len > in.size() - fixed - 16) return io_error("{}: truncated checkpoint", path);
   uint64_t data_len = get<uint64_t>(in, fixed + header_len);
   size_t data_at = fixed + header_len + 8;
-  if (data_at + data_len + 8 != in.size())
-    return io_error("{}: truncated checkpoint ({} bytes, expected {})", path, in.size(), data_at + data_len + 8);
-  if (fnv1a(in.data(), in.size() - 8) != get<uint64_t>(in, in.size() - 8))
+  if (data_len != in.size() - data_at - 8)
+    return io_error("{}: truncated checkpoint ({} bytes, the header says {} bytes of tensor data)", path, in.size(),
+                    data_len);
+  if (checkpoint_hash(in.data(), in.size() - 8) != get<uint64_t>(in, in.size() - 8))
     return io_error("{}: corrupt checkpoint (hash mismatch)", path);
   Checkpoint c;
   try {
     nlohmann::json h = nlohmann::json::parse(in.substr(fixed, header_len));
-    c.step = h["step"];
-    c.micro_batch = h["micro_batch"];
-    c.seed = h["seed"];
-    c.fingerprint = h["fingerprint"].get<std::map<std::string, std::string>>();
-    for (const auto& e : h["tensors"]) {
-      Dims dims = e["dims"].get<Dims>();
-      Tensor t = Tensor::host(static_cast<DType>(e["dtype"].get<int>()), dims);
-      uint64_t off = e["offset"], bytes = e["bytes"];
-      if (bytes != t.nbytes() || off + bytes > data_len) return io_error("{}: inconsistent tensor table", path);
+    c.step = h.at("step").get<int64_t>();
+    c.micro_batch = h.at("micro_batch").get<int64_t>();
+    c.seed = h.at("seed").get<uint64_t>();
+    if (c.step < 0 || c.micro_batch < 0) return io_error("{}: negative step or data position", path);
+    c.fingerprint = h.at("fingerprint").get<std::map<std::string, std::string>>();
+    for (const auto& e : h.at("tensors")) {
+      std::string name = e.at("name").get<std::string>();
+      Dims dims = e.at("dims").get<Dims>();
+      int dtype = e.at("dtype").get<int>();
+      uint64_t off = e.at("offset").get<uint64_t>(), bytes = e.at("bytes").get<uint64_t>();
+      // The table is checked against the data before anything is allocated.
+      auto expected = checked_nbytes(static_cast<DType>(dtype), dims);
+      if (!expected || *expected != bytes || off > data_len ||
+          bytes > data_len - off)
+        return io_error("{}: inconsistent tensor table at '{}'", path, name);
+      Tensor t = Tensor::host(static_cast<DType>(dtype), dims);
       std::memcpy(t.raw(), in.data() + data_at + off, bytes);
-      c.tensors.emplace_back(e["name"].get<std::string>(), t);
+      c.tensors.emplace_back(std::move(name), t);
     }
   } catch (const nlohmann::json::exception& e) {
     return io_error("{}: unreadable checkpoint header: {}", path, e.what());

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,27 @@ struct Checkpoint {
 Status write_checkpoint(const Checkpoint& c, const std::string& path);
 // Reads and verifies one file (magic, version, length, hash); errors name the problem.
 Result<Checkpoint> read_checkpoint(const std::string& path);
+// The same from a file's bytes; `path` only names it in errors. Every length
+// and tensor-table entry is checked before use.
+Result<Checkpoint> parse_checkpoint(const std::string& bytes, const std::string& path);
+// FNV-1a 64, the hash in a checkpoint's last 8 bytes (over every byte before them).
+uint64_t checkpoint_hash(const char* p, size_t n);
+
+// An exclusive lock on a checkpoint folder (flock on "<dir>/.lock", which
+// holds the owner's pid), held until destroyed or the process ends, however
+// it ends: two runs writing one folder would interleave their checkpoints and
+// delete each other's. Creates the folder.
+class CheckpointDirLock {
+ public:
+  static Result<std::unique_ptr<CheckpointDirLock>> acquire(const std::string& dir);
+  ~CheckpointDirLock();
+  CheckpointDirLock(const CheckpointDirLock&) = delete;
+  CheckpointDirLock& operator=(const CheckpointDirLock&) = delete;
+
+ private:
+  explicit CheckpointDirLock(int fd) : fd_(fd) {}
+  int fd_;
+};
 
 // "<dir>/ckpt-<step, 8 digits>.ortc"
 std::string checkpoint_path(const std::string& dir, int64_t step);

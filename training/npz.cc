@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -10,10 +11,12 @@
 namespace ort_train {
 namespace {
 
+// A little-endian field at `at`; 0 when it would run past the end (every
+// caller then fails a range check, so a short file reads nothing out of bounds).
 template <typename T>
 T le(const std::string& s, size_t at) {
-  T v;
-  std::memcpy(&v, s.data() + at, sizeof(T));
+  T v{};
+  if (at <= s.size() && sizeof(T) <= s.size() - at) std::memcpy(&v, s.data() + at, sizeof(T));
   return v;
 }
 
@@ -45,7 +48,9 @@ std::string header_field(const std::string& h, const std::string& key) {
   size_t k = h.find("'" + key + "'");
   if (k == std::string::npos) return "";
   size_t colon = h.find(':', k);
+  if (colon == std::string::npos) return "";
   size_t start = h.find_first_not_of(' ', colon + 1);
+  if (start == std::string::npos) return "";
   if (h[start] == '(') return h.substr(start, h.find(')', start) - start + 1);
   if (h[start] == '\'') return h.substr(start + 1, h.find('\'', start + 1) - start - 1);
   return h.substr(start, h.find_first_of(",}", start) - start);
@@ -54,6 +59,7 @@ std::string header_field(const std::string& h, const std::string& key) {
 Result<Tensor> parse_npy(const std::string& b, const std::string& where) {
   if (b.size() < 10 || b.compare(0, 6, "\x93NUMPY") != 0) return io_error("{}: not a .npy array", where);
   uint8_t major = static_cast<uint8_t>(b[6]);
+  if (major != 1 && b.size() < 12) return io_error("{}: truncated .npy header", where);
   size_t len_at = 8, hlen = major == 1 ? le<uint16_t>(b, len_at) : le<uint32_t>(b, len_at);
   size_t data_at = len_at + (major == 1 ? 2 : 4) + hlen;
   if (data_at > b.size()) return io_error("{}: truncated .npy header", where);
@@ -80,13 +86,11 @@ Result<Tensor> parse_npy(const std::string& b, const std::string& where) {
   }
   // The bytes the header's shape asks for, checked against the bytes present
   // before anything is allocated: a header may claim any shape.
-  uint64_t bytes = dtype_size(dt);
-  for (int64_t d : dims)
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes))
-      return io_error("{}: the .npy header's shape {} overflows 64 bits", where, shape);
-  if (bytes > b.size() - data_at)
+  auto bytes = checked_nbytes(dt, dims);
+  if (!bytes) return io_error("{}: the .npy header's shape {} overflows 64 bits", where, shape);
+  if (*bytes > b.size() - data_at)
     return io_error("{}: the .npy header's shape {} of {} needs {} bytes of data, the file holds {}", where, shape,
-                    dtype_name(dt), bytes, b.size() - data_at);
+                    dtype_name(dt), *bytes, b.size() - data_at);
   Tensor t = Tensor::host(dt, dims);
   std::memcpy(t.raw(), b.data() + data_at, t.nbytes());
   return t;
@@ -106,8 +110,11 @@ Result<std::string> inflate_raw(const std::string& in, size_t out_size, const st
   z.next_out = reinterpret_cast<Bytef*>(out.data());
   z.avail_out = static_cast<uInt>(out.size());
   int rc = inflate(&z, Z_FINISH);
+  uint64_t produced = z.total_out;
   inflateEnd(&z);
   if (rc != Z_STREAM_END) return io_error("{}: corrupt compressed member", where);
+  if (produced != out_size)
+    return io_error("{}: inflates to {} bytes, its zip entry says {}", where, produced, out_size);
   return out;
 }
 
@@ -115,6 +122,10 @@ Result<std::string> inflate_raw(const std::string& in, size_t out_size, const st
 
 Result<std::map<std::string, Tensor>> read_npz(const std::string& path) {
   ASSIGN_OR_RETURN(std::string zip, read_file(path));
+  return parse_npz(zip, path);
+}
+
+Result<std::map<std::string, Tensor>> parse_npz(const std::string& zip, const std::string& path) {
   // The end-of-central-directory record: the last "PK\5\6" in the file.
   size_t eocd = zip.rfind(std::string("PK\x05\x06", 4));
   if (eocd == std::string::npos || eocd + 22 > zip.size()) return io_error("{}: not a zip/npz archive", path);
@@ -122,12 +133,16 @@ Result<std::map<std::string, Tensor>> read_npz(const std::string& path) {
   uint32_t cd = le<uint32_t>(zip, eocd + 16);
   std::map<std::string, Tensor> out;
   size_t at = cd;
+  // Offsets and sizes come from the file: each is compared with the bytes left
+  // after the position it is added to, so no sum wraps and no read runs past the end.
+  auto fits = [&](uint64_t from, uint64_t n) { return from <= zip.size() && n <= zip.size() - from; };
   for (uint16_t e = 0; e < entries; ++e) {
-    if (at + 46 > zip.size() || le<uint32_t>(zip, at) != 0x02014b50) return io_error("{}: corrupt zip directory", path);
+    if (!fits(at, 46) || le<uint32_t>(zip, at) != 0x02014b50) return io_error("{}: corrupt zip directory", path);
     uint16_t method = le<uint16_t>(zip, at + 10);
     uint64_t csize = le<uint32_t>(zip, at + 20), usize = le<uint32_t>(zip, at + 24);
     uint16_t nlen = le<uint16_t>(zip, at + 28), xlen = le<uint16_t>(zip, at + 30), clen = le<uint16_t>(zip, at + 32);
     uint64_t local = le<uint32_t>(zip, at + 42);
+    if (!fits(at + 46, uint64_t{nlen} + xlen + clen)) return io_error("{}: corrupt zip directory", path);
     std::string name = zip.substr(at + 46, nlen);
     // ZIP64 sizes/offset (arrays over 4 GiB) live in the extra field.
     if (csize == 0xffffffffu || usize == 0xffffffffu || local == 0xffffffffu) {
@@ -135,18 +150,23 @@ Result<std::map<std::string, Tensor>> read_npz(const std::string& path) {
       while (x + 4 <= end) {
         uint16_t id = le<uint16_t>(zip, x), sz = le<uint16_t>(zip, x + 2);
         if (id == 1) {
-          size_t f = x + 4;
-          if (usize == 0xffffffffu) { usize = le<uint64_t>(zip, f); f += 8; }
-          if (csize == 0xffffffffu) { csize = le<uint64_t>(zip, f); f += 8; }
-          if (local == 0xffffffffu) local = le<uint64_t>(zip, f);
+          size_t f = x + 4, field_end = std::min(end, x + 4 + sz);
+          auto next = [&]() {
+            uint64_t v = f + 8 <= field_end ? le<uint64_t>(zip, f) : 0;
+            f += 8;
+            return v;
+          };
+          if (usize == 0xffffffffu) usize = next();
+          if (csize == 0xffffffffu) csize = next();
+          if (local == 0xffffffffu) local = next();
         }
         x += 4 + sz;
       }
     }
     at += 46 + nlen + xlen + clen;
-    if (local + 30 > zip.size()) return io_error("{}: corrupt zip entry {}", path, name);
-    size_t data = local + 30 + le<uint16_t>(zip, local + 26) + le<uint16_t>(zip, local + 28);
-    if (data + csize > zip.size()) return io_error("{}: truncated member {}", path, name);
+    if (!fits(local, 30)) return io_error("{}: corrupt zip entry {}", path, name);
+    uint64_t data = local + 30 + le<uint16_t>(zip, local + 26) + le<uint16_t>(zip, local + 28);
+    if (!fits(data, csize)) return io_error("{}: truncated member {}", path, name);
     std::string member = zip.substr(data, csize);
     if (method == 8) {
       ASSIGN_OR_RETURN(member, inflate_raw(member, usize, path + ":" + name));

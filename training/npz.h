@@ -12,6 +12,8 @@ namespace ort_train {
 
 // Arrays by name (the member name without ".npy").
 Result<std::map<std::string, Tensor>> read_npz(const std::string& path);
+// The same from the archive's bytes; `path` only names it in errors.
+Result<std::map<std::string, Tensor>> parse_npz(const std::string& bytes, const std::string& path);
 
 // Writes arrays as an uncompressed .npz (what np.savez writes), atomically.
 Status write_npz(const std::map<std::string, Tensor>& arrays, const std::string& path);

@@ -30,9 +30,11 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
       if (n.outputs.size() > k && !n.outputs[k].empty() && n.inputs.size() > k + 2 && g.is_initializer(n.inputs[k + 2]))
         t->stat_writebacks_.emplace_back(n.outputs[k], n.inputs[k + 2]);
   }
-  for (const auto& [out, init] : t->stat_writebacks_)
+  for (const auto& writeback : t->stat_writebacks_) {
+    const std::string& out = writeback.first;
     if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == out; }))
       g.outputs.push_back(*g.value(out));
+  }
   t->device_ = t->options_.device;
   if (!t->device_) {
     ASSIGN_OR_RETURN(t->device_, get_device(DeviceKind::kCpu));

@@ -57,7 +57,123 @@ onnx::ModelProto external_weight_model(const std::string& location) {
   return m;
 }
 
+// One node `op` named "big" whose inputs are initializers, output y.
+struct Init {
+  std::string name;
+  int type;  // onnx::TensorProto::FLOAT or INT64
+  std::vector<int64_t> dims;
+  std::vector<double> values;
+};
+onnx::ModelProto constant_input_model(const std::string& op, const std::vector<Init>& inits, int opset = 17) {
+  onnx::ModelProto m = one_node_model();
+  m.mutable_opset_import(0)->set_version(opset);
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::NodeProto* n = g->add_node();
+  n->set_name("big");
+  n->set_op_type(op);
+  for (const Init& i : inits) {
+    n->add_input(i.name);
+    if (i.name.empty()) continue;  // an omitted optional input
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(i.name);
+    t->set_data_type(i.type);
+    for (int64_t d : i.dims) t->add_dims(d);
+    for (double v : i.values) {
+      if (i.type == onnx::TensorProto::INT64) t->add_int64_data(static_cast<int64_t>(v));
+      else t->add_float_data(static_cast<float>(v));
+    }
+  }
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  return m;
+}
+
 }  // namespace
+
+TEST_CASE("hostile.huge_outputs_of_shape_ops_are_refused_by_name_within_max_memory") {
+  // Each makes a float tensor of 8192 x 8192 (256 MiB) from a few bytes of
+  // file; under --max-memory 64M each is refused before anything runs,
+  // naming the node, the shape and the bytes.
+  Dir d("ort_train_hostile_shape_ops");
+  const int F = onnx::TensorProto::FLOAT, I = onnx::TensorProto::INT64;
+  struct Case {
+    std::string op;
+    std::vector<Init> inits;
+    std::string shape;
+  };
+  const std::string square = "[8192,8192]";
+  for (const Case& c : {Case{"Expand", {{"x", F, {1}, {1}}, {"shape", I, {2}, {8192, 8192}}}, square},
+                        Case{"Tile", {{"x", F, {1, 1}, {1}}, {"repeats", I, {2}, {8192, 8192}}}, square},
+                        Case{"Pad", {{"x", F, {1, 1}, {1}}, {"pads", I, {4}, {0, 0, 8191, 8191}}}, square},
+                        Case{"Resize", {{"x", F, {1, 1, 1, 1}, {1}}, {"", F, {}, {}}, {"scales", F, {4}, {1, 1, 8192, 8192}}},
+                             "[1,1,8192,8192]"},
+                        Case{"Range", {{"start", F, {}, {0}}, {"limit", F, {}, {67108864}}, {"delta", F, {}, {1}}},
+                             "[67108864]"},
+                        Case{"ConstantOfShape", {{"shape", I, {2}, {8192, 8192}}}, square}}) {
+    INFO(c.op);
+    const std::string model = (d.p / (c.op + ".onnx")).string();
+    save(constant_input_model(c.op, c.inits), model);
+    fs::create_directories(d.p / "inputs");
+    CliOutcome o = run_cli("run --max-memory 64M --model " + model + " --inputs " + (d.p / "inputs").string(),
+                           d.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code == 1);
+    CHECK(o.stderr_text.find("node 'big' (" + c.op + "): output 0 of shape " + c.shape +
+                             " (float32) needs 268435456 bytes, more than the memory budget of 67108864 bytes") !=
+          std::string::npos);
+  }
+  // A Reshape to a product the data does not have is a shape error, not an allocation.
+  save(constant_input_model("Reshape", {{"x", F, {1}, {1}}, {"shape", I, {2}, {1 << 30, 1 << 30}}}),
+       (d.p / "reshape.onnx").string());
+  CliOutcome r = run_cli("run --model " + (d.p / "reshape.onnx").string() + " --inputs " + (d.p / "inputs").string(),
+                         d.p.string());
+  INFO(r.stderr_text);
+  CHECK(r.exit_code == 2);
+  CHECK(r.stderr_text.find("node 'big' (Reshape)") != std::string::npos);
+}
+
+TEST_CASE("hostile.max_memory_refuses_a_plan_that_does_not_fit") {
+  Dir d("ort_train_hostile_max_memory");
+  std::string m = source_dir() + "/tests/models/mlp";
+  std::string cmd = "--model " + m + "/model.onnx --config " + m + "/training.yaml --steps 1 --batch-size 64 --device cpu";
+  CliOutcome o = run_cli(cmd + " --max-memory 100K", d.p.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK(o.stderr_text.find("the plan needs ") != std::string::npos);
+  CHECK(o.stderr_text.find("more than the memory budget of 0.1 MiB set by --max-memory") != std::string::npos);
+  CliOutcome bad = run_cli(cmd + " --max-memory lots", d.p.string());
+  CHECK(bad.exit_code == 1);
+  CHECK(bad.stderr_text.find("--max-memory 'lots': expected a size such as 2G, 512M or 1073741824 (bytes)") !=
+        std::string::npos);
+  CliOutcome fits = run_cli(cmd + " --max-memory 1G", d.p.string());
+  INFO(fits.stderr_text);
+  CHECK(fits.exit_code == 0);
+}
+
+TEST_CASE("hostile.description_paths_outside_its_folder_are_refused") {
+  Dir d("ort_train_hostile_description");
+  fs::create_directories(d.p / "conf");
+  fs::create_symlink("/etc", d.p / "conf" / "link");
+  struct Case {
+    std::string yaml, message;
+  };
+  const std::string conf = (d.p / "conf").string();
+  for (const Case& c : {Case{"model: /etc/passwd\n", "desc.yaml:1:8: model: '/etc/passwd' is an absolute path"},
+                        Case{"model: ../../m.onnx\n", "desc.yaml:1:8: model: '../../m.onnx' leads out of the "
+                                                      "description's folder"},
+                        Case{"data: {train: link/passwd}\n", "desc.yaml:1:15: data.train: 'link/passwd' leads out "
+                                                              "of the description's folder"},
+                        Case{"data: /etc\n", "desc.yaml:1:7: data: '/etc' is an absolute path"}}) {
+    INFO(c.yaml);
+    std::ofstream(d.p / "conf" / "desc.yaml") << c.yaml;
+    CliOutcome o = run_cli("inspect --model " + source_dir() + "/tests/models/mlp/model.onnx --config " + conf +
+                               "/desc.yaml",
+                           d.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code == 1);
+    CHECK(o.stderr_text.find(c.message) != std::string::npos);
+  }
+}
 
 TEST_CASE("hostile.external_data_outside_the_model_folder_is_refused") {
   Dir d("ort_train_hostile_external");
@@ -113,7 +229,7 @@ TEST_CASE("hostile.constant_of_shape_beyond_memory_is_refused_by_name") {
   INFO(o.stderr_text);
   CHECK(o.exit_code == 1);
   CHECK(o.stderr_text.find("node 'huge' (ConstantOfShape): output 0 of shape [1073741824,1073741824] (float32) needs "
-                           "4611686018427387904 bytes, more than this device's") != std::string::npos);
+                           "4611686018427387904 bytes, more than the memory budget of") != std::string::npos);
 }
 
 TEST_CASE("hostile.npy_header_claiming_more_than_its_data_is_refused") {

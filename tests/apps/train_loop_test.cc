@@ -3,6 +3,7 @@
 // same losses bit for bit, a truncated checkpoint is skipped for the previous
 // one, and a checkpoint of another run is refused with what differs.
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -71,9 +72,13 @@ TEST_CASE("train.metrics_and_export") {
 
 TEST_CASE("train.resume_after_sigkill_is_bit_exact") {
   Dir d("ort_train_resume");
+  // The metrics of an earlier, complete run: the killed run must not replace
+  // them with its partial lines (it writes run.jsonl.partial until it ends).
+  const std::string earlier = "{\"step\": 1, \"loss\": 0.5}\n";
+  std::ofstream(d / "run.jsonl") << earlier;
   // A long run killed once it has written a checkpoint.
   std::string cmd = ort_train_binary() + " " + mlp_args() + " --steps 1000000 --save-every 20 --keep 2 --checkpoint-dir " +
-                    (d / "ck") + " > /dev/null 2>&1 & echo $! > " + (d / "pid");
+                    (d / "ck") + " --metrics " + (d / "run.jsonl") + " > /dev/null 2>&1 & echo $! > " + (d / "pid");
   REQUIRE(std::system(cmd.c_str()) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::ifstream pid_in(d / "pid");
@@ -84,6 +89,8 @@ TEST_CASE("train.resume_after_sigkill_is_bit_exact") {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ::kill(pid, SIGKILL);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(*read_file(d / "run.jsonl") == earlier);
+  CHECK(loss_fields(d / "run.jsonl.partial").size() >= 20);
   auto kept = list_checkpoints(d / "ck");
   REQUIRE_FALSE(kept.empty());
   auto newest = read_checkpoint(kept[0]);
@@ -91,21 +98,40 @@ TEST_CASE("train.resume_after_sigkill_is_bit_exact") {
   REQUIRE(newest.ok());
   int64_t k = newest->step, total = k + 8;
 
+  // The resumed run keeps the killed run's lines up to its checkpoint (the
+  // ones after it are replayed) and writes run.jsonl when it ends.
   CliOutcome resumed = run_cli(mlp_args() + " --steps " + std::to_string(total) + " --checkpoint-dir " + (d / "ck") +
-                                   " --resume --metrics " + (d / "resumed.jsonl"), d.p.string());
+                                   " --resume --metrics " + (d / "run.jsonl"), d.p.string());
   INFO(resumed.stderr_text);
   REQUIRE(resumed.exit_code == 0);
+  CHECK_FALSE(fs::exists(d / "run.jsonl.partial"));
   CliOutcome straight = run_cli(mlp_args() + " --steps " + std::to_string(total) + " --metrics " + (d / "straight.jsonl"),
                                 d.p.string());
   REQUIRE(straight.exit_code == 0);
   auto a = loss_fields(d / "straight.jsonl");
-  auto b = loss_fields(d / "resumed.jsonl");
+  auto b = loss_fields(d / "run.jsonl");
   REQUIRE(a.size() == static_cast<size_t>(total));
-  REQUIRE(b.size() == 8);
-  for (size_t i = 0; i < 8; ++i) {
-    INFO("step " << k + 1 + static_cast<int64_t>(i));
-    CHECK(b[i] == a[static_cast<size_t>(k) + i]);  // the shortest exact decimal of each double
+  REQUIRE(b.size() == static_cast<size_t>(total));
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("step " << i + 1 << (static_cast<int64_t>(i) < k ? " (killed run)" : " (resumed run)"));
+    CHECK(b[i] == a[i]);  // the shortest exact decimal of each double
   }
+}
+
+TEST_CASE("train.a_second_run_on_a_checkpoint_folder_is_refused") {
+  Dir d("ort_train_checkpoint_lock");
+  auto held = CheckpointDirLock::acquire(d / "ck");  // as a running ort_train holds it
+  REQUIRE(held.ok());
+  CliOutcome o = run_cli(mlp_args() + " --steps 2 --checkpoint-dir " + (d / "ck"), d.p.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK(o.stderr_text.find("checkpoint folder " + (d / "ck") + " is in use by another ort_train (pid " +
+                           std::to_string(::getpid()) + ")") != std::string::npos);
+  held->reset();  // released: the run goes ahead
+  CliOutcome after = run_cli(mlp_args() + " --steps 2 --checkpoint-dir " + (d / "ck"), d.p.string());
+  INFO(after.stderr_text);
+  CHECK(after.exit_code == 0);
+  CHECK(list_checkpoints(d / "ck").size() == 1);
 }
 
 TEST_CASE("train.damaged_checkpoint_is_skipped_and_foreign_one_refused") {

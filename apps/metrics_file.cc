@@ -1,0 +1,48 @@
+#include "apps/metrics_file.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace ort_train::app {
+
+Result<std::unique_ptr<MetricsFile>> MetricsFile::open(const std::string& path, int64_t resumed_step) {
+  auto m = std::make_unique<MetricsFile>();
+  m->path_ = path;
+  m->partial_ = path + ".partial";
+  std::string kept;
+  if (resumed_step > 0) {
+    // The interrupted run's stream if it left one, else the last complete file.
+    std::error_code ec;
+    std::ifstream prior(std::filesystem::exists(m->partial_, ec) ? m->partial_ : path);
+    for (std::string line; std::getline(prior, line);) {
+      auto row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (row.is_object() && row.contains("step") && row["step"].is_number_integer() &&
+          row["step"].get<int64_t>() <= resumed_step)
+        kept += line + "\n";
+    }
+  }
+  m->out_.open(m->partial_, std::ios::trunc);
+  if (!m->out_) return io_error("cannot write metrics to {}", m->partial_);
+  m->out_ << kept;
+  return m;
+}
+
+Status MetricsFile::write_line(const std::string& json_object) {
+  out_ << json_object << "\n";
+  out_.flush();
+  if (!out_) return io_error("failed writing metrics to {}", partial_);
+  return Status::Ok();
+}
+
+Status MetricsFile::finish() {
+  out_.close();
+  if (!out_) return io_error("failed writing metrics to {}", partial_);
+  std::error_code ec;
+  std::filesystem::rename(partial_, path_, ec);
+  if (ec) return io_error("cannot rename {} to {}: {}", partial_, path_, ec.message());
+  return Status::Ok();
+}
+
+}  // namespace ort_train::app
