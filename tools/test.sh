@@ -19,6 +19,7 @@ ctest -E "$conformance" --output-on-failure -j"$(nproc)"
 # The sanitizer build (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
 # docs/security.md): the whole suite again, the fuzz targets' kept
 # regressions among it, then every fuzz target for a short time.
+cd ..
 bash tools/build_sanitized.sh
 # Leaks are not checked here: Open MPI's mpirun tests leak by design; the
 # fuzz targets below check leaks on everything a file reaches.
