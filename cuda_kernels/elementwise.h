@@ -26,7 +26,7 @@ cudaError_t launch_where(const bool* cond, const void* x, const void* y, void* o
 
 enum class UnaryOp : int {
   kNeg, kAbs, kExp, kLog, kSqrt, kReciprocal, kRelu, kSigmoid, kTanh, kErf, kGelu, kGeluTanh, kSoftplus,
-  kSin, kCos, kAtan, kFloor, kCeil, kRound, kSign, kNot, kLeakyRelu
+  kSin, kCos, kAtan, kFloor, kCeil, kRound, kSign, kNot, kLeakyRelu, kSilu
 };
 cudaError_t launch_unary(UnaryOp op, ElemType t, const void* in, void* out, int64_t n, float alpha,
                          cudaStream_t stream);
@@ -55,6 +55,8 @@ ORT_HOST_DEVICE T unary_value(UnaryOp op, T v, float alpha) {
     case UnaryOp::kGelu: return static_cast<T>(F(0.5) * x * (F(1) + erf(x * F(0.7071067811865476))));
     case UnaryOp::kGeluTanh:
       return static_cast<T>(F(0.5) * x * (F(1) + tanh(F(0.7978845608028654) * (x + F(0.044715) * x * x * x))));
+    case UnaryOp::kSilu:  // x * sigmoid(x), split by sign so exp never overflows
+      return static_cast<T>(x >= F(0) ? x / (F(1) + exp(-x)) : x * exp(x) / (F(1) + exp(x)));
     case UnaryOp::kSoftplus: return static_cast<T>(x > F(0) ? x + log1p(exp(-x)) : log1p(exp(x)));
     case UnaryOp::kSin: return static_cast<T>(sin(x));
     case UnaryOp::kCos: return static_cast<T>(cos(x));
@@ -72,8 +74,8 @@ cudaError_t launch_clip(ElemType t, const void* in, void* out, int64_t n, const 
                         cudaStream_t stream);
 cudaError_t launch_cast(ElemType from, ElemType to, const void* in, void* out, int64_t n, cudaStream_t stream);
 
-enum class ActivationGrad : int { kRelu, kSigmoid, kTanh, kGelu, kGeluTanh, kLeakyRelu };
-// dX from dY and the forward's Y (Relu, Sigmoid, Tanh) or X (Gelu, LeakyRelu).
+enum class ActivationGrad : int { kRelu, kSigmoid, kTanh, kGelu, kGeluTanh, kLeakyRelu, kSilu };
+// dX from dY and the forward's Y (Relu, Sigmoid, Tanh) or X (Gelu, LeakyRelu, Silu).
 cudaError_t launch_activation_grad(ActivationGrad op, ElemType t, const void* dy, const void* saved, void* dx,
                                    int64_t n, float alpha, cudaStream_t stream);
 
@@ -88,6 +90,10 @@ ORT_HOST_DEVICE T activation_grad_value(ActivationGrad op, T g, T s, float alpha
     case ActivationGrad::kSigmoid: return g * s * (T(1) - s);
     case ActivationGrad::kTanh: return g * (T(1) - s * s);
     case ActivationGrad::kLeakyRelu: return s > T(0) ? g : g * static_cast<T>(alpha);
+    case ActivationGrad::kSilu: {  // σ(x) (1 + x (1 - σ(x)))
+      T sig = s >= T(0) ? T(1) / (T(1) + exp(-s)) : exp(s) / (T(1) + exp(s));
+      return g * sig * (T(1) + s * (T(1) - sig));
+    }
     case ActivationGrad::kGelu: {  // Φ(x) + x φ(x)
       T cdf = T(0.5) * (T(1) + erf(s * T(0.7071067811865476)));
       T pdf = exp(T(-0.5) * s * s) * T(0.3989422804014327);

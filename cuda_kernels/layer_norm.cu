@@ -7,6 +7,7 @@ namespace {
 
 
 __device__ __forceinline__ double load_stat(ElemType t, const void* p, int64_t r) {
+  if (!p) return 0.0;  // RMSNorm's mean
   return t == ElemType::kF64 ? static_cast<const double*>(p)[r] : static_cast<double>(static_cast<const float*>(p)[r]);
 }
 __device__ __forceinline__ void store_stat(ElemType t, void* p, int64_t r, double v) {
@@ -17,14 +18,14 @@ __device__ __forceinline__ void store_stat(ElemType t, void* p, int64_t r, doubl
 
 template <typename T>
 __global__ void layer_norm_kernel(const T* x, const T* g, bool g1, const T* b, bool b1, T* y, ElemType st, void* mean_out,
-                                  void* inv_out, int64_t n, double eps) {
+                                  void* inv_out, int64_t n, double eps, bool simplified) {
   __shared__ double buf[kThreads];
   int64_t r = blockIdx.x;
   const T* xr = x + r * n;
   T* yr = y + r * n;
   double s = 0;
   for (int64_t i = threadIdx.x; i < n; i += kThreads) s += static_cast<double>(xr[i]);
-  double mean = block_sum(s, buf) / static_cast<double>(n);
+  double mean = simplified ? 0.0 : block_sum(s, buf) / static_cast<double>(n);
   double v = 0;
   for (int64_t i = threadIdx.x; i < n; i += kThreads) {
     double d = static_cast<double>(xr[i]) - mean;
@@ -45,7 +46,7 @@ __global__ void layer_norm_kernel(const T* x, const T* g, bool g1, const T* b, b
 
 template <typename T>
 __global__ void layer_norm_dx_kernel(const T* dy, const T* x, const T* g, bool g1, ElemType st, const void* mean_in,
-                                     const void* inv_in, T* dx, int64_t n) {
+                                     const void* inv_in, T* dx, int64_t n, bool simplified) {
   __shared__ double buf[kThreads];
   int64_t r = blockIdx.x;
   double m = load_stat(st, mean_in, r), inv = load_stat(st, inv_in, r);
@@ -58,6 +59,7 @@ __global__ void layer_norm_dx_kernel(const T* dy, const T* x, const T* g, bool g
     sgx += gi * (static_cast<double>(xr[i]) - m) * inv;
   }
   sg = block_sum(sg, buf) / static_cast<double>(n);
+  if (simplified) sg = 0;
   sgx = block_sum(sgx, buf) / static_cast<double>(n);
   for (int64_t i = threadIdx.x; i < n; i += kThreads) {
     double gi = static_cast<double>(gr[i]) * static_cast<double>(g[g1 ? 0 : i]);
@@ -84,20 +86,22 @@ __global__ void layer_norm_params_kernel(const T* dy, const T* x, ElemType st, c
 
 template <typename T>
 cudaError_t layer_norm_typed(const void* x, const void* g, bool g1, const void* b, bool b1, void* y, ElemType st,
-                             void* mean, void* inv, int64_t rows, int64_t n, double eps, cudaStream_t s) {
+                             void* mean, void* inv, int64_t rows, int64_t n, double eps, bool simplified,
+                             cudaStream_t s) {
   layer_norm_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
       static_cast<const T*>(x), static_cast<const T*>(g), g1, static_cast<const T*>(b), b1, static_cast<T*>(y), st, mean,
-      inv, n, eps);
+      inv, n, eps, simplified);
   return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t layer_norm_grad_typed(const void* dy, const void* x, const void* g, bool g1, ElemType st, const void* mean,
-                                  const void* inv, void* dx, void* ds, void* db, int64_t rows, int64_t n, cudaStream_t s) {
+                                  const void* inv, void* dx, void* ds, void* db, int64_t rows, int64_t n,
+                                  bool simplified, cudaStream_t s) {
   if (dx)
     layer_norm_dx_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
         static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(g), g1, st, mean, inv,
-        static_cast<T*>(dx), n);
+        static_cast<T*>(dx), n, simplified);
   if (ds || db) {
     int64_t blocks = (n + kThreads - 1) / kThreads;
     layer_norm_params_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(
@@ -111,21 +115,21 @@ cudaError_t layer_norm_grad_typed(const void* dy, const void* x, const void* g, 
 
 cudaError_t launch_layer_norm(ElemType t, const void* x, const void* scale, bool scale_scalar, const void* bias,
                               bool bias_scalar, void* y, ElemType stats, void* mean, void* inv_std, int64_t rows,
-                              int64_t n, double eps, cudaStream_t s) {
+                              int64_t n, double eps, bool simplified, cudaStream_t s) {
   if (rows == 0 || n == 0) return cudaSuccess;
   if (rows > 2147483647) return cudaErrorInvalidValue;
-  if (t == ElemType::kF32) return layer_norm_typed<float>(x, scale, scale_scalar, bias, bias_scalar, y, stats, mean, inv_std, rows, n, eps, s);
-  if (t == ElemType::kF64) return layer_norm_typed<double>(x, scale, scale_scalar, bias, bias_scalar, y, stats, mean, inv_std, rows, n, eps, s);
+  if (t == ElemType::kF32) return layer_norm_typed<float>(x, scale, scale_scalar, bias, bias_scalar, y, stats, mean, inv_std, rows, n, eps, simplified, s);
+  if (t == ElemType::kF64) return layer_norm_typed<double>(x, scale, scale_scalar, bias, bias_scalar, y, stats, mean, inv_std, rows, n, eps, simplified, s);
   return cudaErrorInvalidValue;
 }
 
 cudaError_t launch_layer_norm_grad(ElemType t, const void* dy, const void* x, const void* scale, bool scale_scalar,
                                    ElemType stats, const void* mean, const void* inv_std, void* dx, void* dscale,
-                                   void* dbias, int64_t rows, int64_t n, cudaStream_t s) {
+                                   void* dbias, int64_t rows, int64_t n, bool simplified, cudaStream_t s) {
   if (rows == 0 || n == 0) return cudaSuccess;
   if (rows > 2147483647) return cudaErrorInvalidValue;
-  if (t == ElemType::kF32) return layer_norm_grad_typed<float>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, rows, n, s);
-  if (t == ElemType::kF64) return layer_norm_grad_typed<double>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, rows, n, s);
+  if (t == ElemType::kF32) return layer_norm_grad_typed<float>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, rows, n, simplified, s);
+  if (t == ElemType::kF64) return layer_norm_grad_typed<double>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, rows, n, simplified, s);
   return cudaErrorInvalidValue;
 }
 

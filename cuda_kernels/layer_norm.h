@@ -11,13 +11,15 @@
 namespace ort_train::cuda {
 
 // scale/bias hold n elements, or 1 (broadcast); bias may be null; mean/inv_std
-// (stash type `stats`, float or double) may be null.
+// (stash type `stats`, float or double) may be null. `simplified`: RMSNorm
+// (SimplifiedLayerNormalization), the mean taken as 0.
 cudaError_t launch_layer_norm(ElemType t, const void* x, const void* scale, bool scale_scalar, const void* bias,
                               bool bias_scalar, void* y, ElemType stats, void* mean, void* inv_std, int64_t rows,
-                              int64_t n, double eps, cudaStream_t stream);
-// dx may be null; dscale/dbias (n elements each) may be null.
+                              int64_t n, double eps, bool simplified, cudaStream_t stream);
+// dx may be null; dscale/dbias (n elements each) may be null; mean is null
+// when `simplified` (RMSNorm's gradient: no mean(g) term).
 cudaError_t launch_layer_norm_grad(ElemType t, const void* dy, const void* x, const void* scale, bool scale_scalar,
                                    ElemType stats, const void* mean, const void* inv_std, void* dx, void* dscale,
-                                   void* dbias, int64_t rows, int64_t n, cudaStream_t stream);
+                                   void* dbias, int64_t rows, int64_t n, bool simplified, cudaStream_t stream);
 
 }  // namespace ort_train::cuda

@@ -3,8 +3,9 @@
 
 The graph passes (graph/passes/) are tested on the patterns real exports
 contain: torch.onnx.export of Hugging Face's BertForMaskedLM and
-GPT2LMHeadModel, at opsets 12, 14 and 17 (LayerNorm is decomposed before
-opset 17; BERT's GELU is the Erf form, GPT-2's the Tanh form). The models are
+GPT2LMHeadModel and LlamaForCausalLM, at opsets 12, 14 and 17 (LayerNorm is
+decomposed before opset 17; BERT's GELU is the Erf form, GPT-2's the Tanh
+form; Llama has RMSNorm, SiLU and grouped-query attention). The models are
 randomly initialised from a seed, with tiny configs, so each file is a few
 hundred KB. Needs transformers 4.x over Debian's torch:
 
@@ -71,7 +72,18 @@ def tiny_gpt2():
     return GPT2LMHeadModel(cfg)
 
 
-MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2}
+def tiny_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    if SIZE == "base":  # a 12-layer, d768 Llama (no public checkpoint has this shape; for timing)
+        cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
+                          num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=SEQ)
+    else:  # two query heads share one key/value head (GQA)
+        cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                          num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=SEQ)
+    return LlamaForCausalLM(cfg)
+
+
+MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2, "llama": tiny_llama}
 
 
 def export_lm(model, example, path, opset):
@@ -146,7 +158,7 @@ def export(name, opset, out_root):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models", "hf"))
-    ap.add_argument("--only", default="", help="comma-separated model names (bert, gpt2)")
+    ap.add_argument("--only", default="", help="comma-separated model names (bert, gpt2, llama)")
     ap.add_argument("--size", choices=["tiny", "base"], default="tiny")
     ap.add_argument("--opsets", default=",".join(map(str, OPSETS)))
     args = ap.parse_args()
@@ -158,7 +170,7 @@ def main():
     for name in names:
         for opset in map(int, args.opsets.split(",")):
             if SIZE == "base":
-                VOCAB = 30522 if name == "bert" else 50257
+                VOCAB = {"bert": 30522, "gpt2": 50257, "llama": 32000}[name]
             export(name, opset, args.out)
 
 

@@ -138,6 +138,7 @@ ORT_GRADIENT("Sigmoid").rule(fused("SigmoidGrad", true));
 ORT_GRADIENT("Tanh").rule(fused("TanhGrad", true));
 ORT_GRADIENT("Gelu").rule(fused("GeluGrad", false));
 ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "Gelu").rule(fused("GeluGrad", false));  // gelu_fusion's
+ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "Silu").rule(fused("SiluGrad", false));  // silu_fusion's
 ORT_GRADIENT("LeakyRelu").rule(fused("LeakyReluGrad", false));
 
 // Piecewise constant: the derivative is 0 wherever it exists.

@@ -61,6 +61,7 @@ ORT_REGISTER_OP("", "Round", 11, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Sign", 9, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Gelu", 20, 1000, same_as_input0);
 ORT_REGISTER_OP(kOrtTrainDomain, "Gelu", 1, 1000, same_as_input0);  // gelu_fusion's, at any opset
+ORT_REGISTER_OP(kOrtTrainDomain, "Silu", 1, 1000, same_as_input0);  // silu_fusion's: x * sigmoid(x)
 ORT_REGISTER_OP("", "Clip", 6, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Softmax", 1, 1000, softmax_rule);
 ORT_REGISTER_OP("", "LogSoftmax", 1, 1000, softmax_rule);

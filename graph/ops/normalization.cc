@@ -1,5 +1,5 @@
 // Shape rules: LayerNormalization (Y, optional Mean and InvStdDev with the
-// normalized dims set to 1) and BatchNormalization (Y, and in training mode the
+// normalized dims set to 1), SimplifiedLayerNormalization (Y, optional InvStdDev) and BatchNormalization (Y, and in training mode the
 // updated running mean and variance).
 #include "graph/op_schema.h"
 
@@ -37,6 +37,8 @@ Status batch_norm_rule(InferContext& ctx) {
 ORT_REGISTER_OP("", "LayerNormalization", 17, 1000, layer_norm_rule);
 // The same op at any opset: what layer_norm_fusion writes (graph/passes/).
 ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalization", 1, 1000, layer_norm_rule);
+// RMSNorm (rms_norm_fusion's; ONNX Runtime's contrib op): Y, and optionally InvStdDev.
+ORT_REGISTER_OP(kOrtTrainDomain, "SimplifiedLayerNormalization", 1, 1000, layer_norm_rule);
 ORT_REGISTER_OP("", "BatchNormalization", 7, 1000, batch_norm_rule);
 
 }  // namespace ort_train

@@ -15,6 +15,7 @@ Status norm_grad_rule(InferContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalizationGrad", 1, 1000, norm_grad_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "SimplifiedLayerNormalizationGrad", 1, 1000, norm_grad_rule);  // (dX, dScale)
 ORT_REGISTER_OP(kOrtTrainDomain, "BatchNormalizationGrad", 1, 1000, norm_grad_rule);
 
 }  // namespace ort_train

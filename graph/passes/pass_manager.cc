@@ -18,7 +18,8 @@ std::vector<std::string> default_pass_names() {
   // Fusions come after folding and merging, which turn exporters' Constant
   // nodes into initializers and merge the duplicate subexpressions they emit.
   return {"constant_folding",  "dead_code_elimination", "common_subexpression_elimination",
-          "layer_norm_fusion", "gelu_fusion"};
+          "layer_norm_fusion", "rms_norm_fusion",       "gelu_fusion",
+          "silu_fusion"};
 }
 
 std::string PassReport::summary() const {

@@ -112,4 +112,30 @@ bool replace_matches(Model& model, GraphIndex& index, const PassContext& ctx, st
   return true;
 }
 
+std::optional<std::vector<int64_t>> reduce_mean_axes(const Graph& g, const Node& n) {
+  if (n.attr_int("keepdims", 1) != 1) return std::nullopt;
+  if (n.attr("axes")) return n.attr_ints("axes");
+  if (!n.has_input(1)) return std::nullopt;
+  auto it = g.initializers.find(n.inputs[1]);
+  if (it == g.initializers.end() || it->second.dtype() != DType::kInt64) return std::nullopt;
+  const int64_t* p = it->second.data<int64_t>();
+  return std::vector<int64_t>(p, p + it->second.numel());
+}
+
+std::optional<int64_t> suffix_axis(std::vector<int64_t> axes, std::optional<size_t> rank) {
+  if (axes.empty()) return std::nullopt;
+  bool negative = std::all_of(axes.begin(), axes.end(), [](int64_t a) { return a < 0; });
+  if (!negative) {
+    if (!rank) return std::nullopt;
+    for (int64_t& a : axes) {
+      if (a < 0) a += static_cast<int64_t>(*rank);
+      a -= static_cast<int64_t>(*rank);  // as negative axes
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (axes[i] != -static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return std::nullopt;
+  return axes.front();
+}
+
 }  // namespace ort_train

@@ -56,6 +56,12 @@ class PatternMatcher {
   std::set<size_t> claimed_;
 };
 
+// ReduceMean's axes (attribute before opset 18, constant input after), when keepdims.
+std::optional<std::vector<int64_t>> reduce_mean_axes(const Graph& g, const Node& n);
+// The first normalized axis (negative) when `axes` are the last axes of a
+// rank-`rank` tensor (the LayerNorm and RMSNorm case); none otherwise.
+std::optional<int64_t> suffix_axis(std::vector<int64_t> axes, std::optional<size_t> rank);
+
 // The com.ort_train node `op_type` that replaces a pattern ending in `last`:
 // it writes last's output, and is named after last's scope (its name up to
 // the final '/') followed by `op_type`.

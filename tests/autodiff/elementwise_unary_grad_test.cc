@@ -47,6 +47,11 @@ GRAD_CASE("Gelu", {"Gelu (com.ort_train, fused) tanh", [](Rng& r) {
   s.domain = kOrtTrainDomain;
   return s;
 }});
+GRAD_CASE("Silu", {"Silu (com.ort_train, fused)", [](Rng& r) {
+  NodeSpec s = unary("Silu", -6, 6, {}, 12)(r);
+  s.domain = kOrtTrainDomain;
+  return s;
+}});
 GRAD_CASE("Cast", {"Cast double to float", [](Rng& r) {
   return NodeSpec{.op = "Cast", .inputs = {r.uniform(r.shape(1, 3))},
                   .attributes = {Attribute::make_int("to", static_cast<int64_t>(DType::kFloat))}};
@@ -79,7 +84,7 @@ GRAD_CASE("Clip", {"Clip opset 10 attributes", [](Rng& r) {
 
 TEST_CASE("gradcheck.elementwise_unary") {
   check_registered({"Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Sin", "Cos", "Atan", "Erf", "Tanh",
-                    "Sigmoid", "Softplus", "Relu", "LeakyRelu", "Gelu", "Cast", "CastLike", "Clip"});
+                    "Sigmoid", "Softplus", "Relu", "LeakyRelu", "Gelu", "Silu", "Cast", "CastLike", "Clip"});
 }
 
 }  // namespace ort_train::testing

@@ -1,4 +1,5 @@
-// Finite-difference checks of LayerNormalization (random axis, broadcast scale)
+// Finite-difference checks of LayerNormalization (random axis, broadcast scale),
+// RMSNorm (com.ort_train SimplifiedLayerNormalization)
 // and BatchNormalization (training mode through batch statistics, inference mode).
 #include "autodiff/gradient_check.h"
 
@@ -24,6 +25,17 @@ GRAD_CASE("LayerNormalization", {"LayerNormalization (com.ort_train, fused) last
                   .attributes = {Attribute::make_int("axis", 1), Attribute::make_float("epsilon", 1e-3f)},
                   .opset = 12, .domain = kOrtTrainDomain};
 }});
+// rms_norm_fusion's op: RMSNorm over the last axes (both gradients, and the
+// InvStdDev output the gradient reuses).
+GRAD_CASE("SimplifiedLayerNormalization", {"SimplifiedLayerNormalization (com.ort_train, fused) last axes", [](Rng& r) {
+  Dims d = r.shape(2, 4);
+  int64_t axis = r.integer(1, static_cast<int64_t>(d.size()) - 1);
+  Dims norm(d.begin() + axis, d.end());
+  return NodeSpec{.op = "SimplifiedLayerNormalization", .inputs = {r.uniform(d, -2, 2), r.uniform(norm, 0.5, 1.5)},
+                  .attributes = {Attribute::make_int("axis", axis - static_cast<int64_t>(d.size())),
+                                 Attribute::make_float("epsilon", 1e-3f)},
+                  .opset = 12, .domain = kOrtTrainDomain};
+}});
 GRAD_CASE("BatchNormalization", {"BatchNormalization training mode", [](Rng& r) {
   int64_t n = r.integer(2, 3), c = r.integer(1, 3);
   return NodeSpec{.op = "BatchNormalization",
@@ -42,6 +54,6 @@ GRAD_CASE("BatchNormalization", {"BatchNormalization inference (opset 9)", [](Rn
 
 }  // namespace
 
-TEST_CASE("gradcheck.normalization") { check_registered({"LayerNormalization", "BatchNormalization"}); }
+TEST_CASE("gradcheck.normalization") { check_registered({"LayerNormalization", "SimplifiedLayerNormalization", "BatchNormalization"}); }
 
 }  // namespace ort_train::testing

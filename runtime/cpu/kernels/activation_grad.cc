@@ -4,6 +4,7 @@
 //   TanhGrad(dY, Y)            dY * (1 - Y^2)
 //   GeluGrad(dY, X)            dY * d/dx gelu(x), attribute approximate = none | tanh
 //   LeakyReluGrad(dY, X)       dY * (X > 0 ? 1 : alpha)
+//   SiluGrad(dY, X)            dY * sigmoid(X) * (1 + X * (1 - sigmoid(X)))
 #include <cmath>
 
 #include "graph/dispatch.h"
@@ -47,6 +48,13 @@ struct LeakyReluGrad {
   }
 };
 
+struct SiluGrad {
+  template <typename T> T operator()(T g, T x, const Node&) const {
+    T sig = x >= T(0) ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+    return g * sig * (T(1) + x * (T(1) - sig));
+  }
+};
+
 Status gelu_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   const Tensor& x = ctx.input(1);
@@ -79,5 +87,6 @@ ORT_REGISTER_KERNEL(kOrtTrainDomain, "SigmoidGrad", 1, 1000, DeviceKind::kCpu, b
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "TanhGrad", 1, 1000, DeviceKind::kCpu, binary_grad(TanhGrad{}));
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(LeakyReluGrad{}));
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "GeluGrad", 1, 1000, DeviceKind::kCpu, gelu_grad);
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "SiluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(SiluGrad{}));
 
 }  // namespace ort_train

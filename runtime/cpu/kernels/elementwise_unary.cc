@@ -56,6 +56,10 @@ struct Sigmoid {
     return e / (T(1) + e);
   }
 };
+// SiLU (Swish), x * sigmoid(x): silu_fusion's com.ort_train op.
+struct Silu {
+  template <typename T> T operator()(T v) const { return v * Sigmoid{}(v); }
+};
 struct Tanh { template <typename T> T operator()(T v) const { return std::tanh(v); } };
 struct Erf { template <typename T> T operator()(T v) const { return std::erf(v); } };
 // log(1 + e^x) without overflow for large x or underflow for very negative x.
@@ -205,6 +209,7 @@ ORT_REGISTER_CPU_KERNEL_INPLACE("Relu", 6, 1000, numeric_unary(Relu{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("LeakyRelu", 6, 1000, leaky_relu);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Gelu", 20, 1000, gelu);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Gelu", 1, 1000, DeviceKind::kCpu, gelu);
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Silu", 1, 1000, DeviceKind::kCpu, float_unary(Silu{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Not", 1, 1000, logical_not);
 // Cast is the one kernel that computes on float16 and bfloat16 so far: it converts.

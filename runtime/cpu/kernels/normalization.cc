@@ -1,4 +1,6 @@
-// CPU kernels: LayerNormalization (one pass per row, statistics in double) and
+// CPU kernels: LayerNormalization (one pass per row, statistics in double),
+// its simplified form (RMSNorm: com.ort_train SimplifiedLayerNormalization, no
+// mean subtracted, no bias, outputs Y and InvStdDev) and
 // BatchNormalization (inference with running statistics; training mode with
 // batch statistics and updated running statistics).
 #include <cmath>
@@ -10,7 +12,8 @@
 namespace ort_train {
 namespace {
 
-Status layer_norm(KernelContext& ctx) {
+// `simplified`: RMSNorm, x * scale / sqrt(mean(x^2) + eps).
+Status layer_norm_impl(KernelContext& ctx, bool simplified) {
   const Tensor& X = ctx.input(0);
   const Tensor& scale = ctx.input(1);
   Tensor& Y = ctx.output(0);
@@ -21,7 +24,7 @@ Status layer_norm(KernelContext& ctx) {
   int64_t rows = 1, n = 1;
   for (int64_t d = 0; d < axis; ++d) rows *= X.dims()[d];
   for (int64_t d = axis; d < rank; ++d) n *= X.dims()[d];
-  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const Tensor* bias = !simplified && ctx.has_input(2) ? &ctx.input(2) : nullptr;
   // Scale and bias broadcast to the normalized shape; the usual case is exactly that shape.
   if (scale.numel() != n && scale.numel() != 1)
     return shape_error("{}: scale has {} elements, the normalized shape has {}", ctx.node().describe(), scale.numel(), n);
@@ -36,9 +39,10 @@ Status layer_norm(KernelContext& ctx) {
     // Mean / InvStdDev outputs are in the stash type (float unless the input is double).
     // Allocated here, before the threads start: KernelContext::output allocates lazily
     // and is not safe to call from several threads at once.
+    // Outputs: Y, Mean, InvStdDev; the simplified op has Y, InvStdDev.
     Tensor* stats[3] = {nullptr, nullptr, nullptr};
     for (size_t out = 1; out <= 2; ++out)
-      if (ctx.num_outputs() > out && ctx.has_output(out)) stats[out] = &ctx.output(out);
+      if (ctx.num_outputs() > out && ctx.has_output(out)) stats[simplified ? 2 : out] = &ctx.output(out);
     auto write_stat = [&](size_t out, int64_t r, double v) {
       Tensor* t = stats[out];
       if (!t) return;
@@ -50,8 +54,10 @@ Status layer_norm(KernelContext& ctx) {
         const T* xr = x + r * n;
         T* yr = y + r * n;
         double mean = 0;
-        for (int64_t i = 0; i < n; ++i) mean += xr[i];
-        mean /= static_cast<double>(n);
+        if (!simplified) {
+          for (int64_t i = 0; i < n; ++i) mean += xr[i];
+          mean /= static_cast<double>(n);
+        }
         double var = 0;
         for (int64_t i = 0; i < n; ++i) {
           double d = xr[i] - mean;
@@ -71,6 +77,9 @@ Status layer_norm(KernelContext& ctx) {
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, X.dtype());
 }
+
+Status layer_norm(KernelContext& ctx) { return layer_norm_impl(ctx, false); }
+Status rms_norm(KernelContext& ctx) { return layer_norm_impl(ctx, true); }
 
 Status batch_norm(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
@@ -145,6 +154,7 @@ Status batch_norm(KernelContext& ctx) {
 
 ORT_REGISTER_CPU_KERNEL_INPLACE("LayerNormalization", 17, 1000, layer_norm);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "LayerNormalization", 1, 1000, DeviceKind::kCpu, layer_norm);
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "SimplifiedLayerNormalization", 1, 1000, DeviceKind::kCpu, rms_norm);
 ORT_REGISTER_CPU_KERNEL("BatchNormalization", 7, 1000, batch_norm);
 
 }  // namespace ort_train

@@ -2,6 +2,8 @@
 // g = dY * scale:
 //   LayerNormalizationGrad(dY, X, Scale, Mean, InvStdDev) -> dX, dScale, dBias
 //     per row: dX = inv * (g - mean(g) - x̂ * mean(g * x̂)); dScale = Σ_rows dY x̂; dBias = Σ_rows dY
+//   SimplifiedLayerNormalizationGrad(dY, X, Scale, InvStdDev) -> dX, dScale   (RMSNorm: x̂ = x * inv)
+//     per row: dX = inv * (g - x̂ * mean(g * x̂)); dScale = Σ_rows dY x̂
 //   BatchNormalizationGrad(dY, X, Scale, Mean, Var) -> dX, dScale, dBias   (attrs epsilon, training_mode)
 //     training_mode=1: batch statistics of X (Mean/Var inputs unused), per channel over N and spatial:
 //       dX = inv * (g - mean(g) - x̂ * mean(g * x̂))
@@ -21,12 +23,14 @@ double stat(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kDouble ? t.data<double>()[i] : static_cast<double>(t.data<float>()[i]);
 }
 
-Status layer_norm_grad(KernelContext& ctx) {
+// `simplified`: RMSNorm's, whose statistics are only InvStdDev (the mean is 0).
+Status layer_norm_grad_impl(KernelContext& ctx, bool simplified) {
   const Tensor& dY = ctx.input(0);
   const Tensor& X = ctx.input(1);
   const Tensor& scale = ctx.input(2);
-  const Tensor& mean_t = ctx.input(3);
-  const Tensor& inv_t = ctx.input(4);
+  const Tensor* mean_t = simplified ? nullptr : &ctx.input(3);
+  const Tensor& inv_t = ctx.input(simplified ? 3 : 4);
+  auto mean_of = [&](int64_t r) { return mean_t ? stat(*mean_t, r) : 0.0; };
   int64_t rank = X.rank();
   int64_t axis = ctx.node().attr_int("axis", -1);
   if (axis < 0) axis += rank;
@@ -41,7 +45,7 @@ Status layer_norm_grad(KernelContext& ctx) {
     T* dx = ctx.output(0).data<T>();
     parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {
-        double m = stat(mean_t, r), inv = stat(inv_t, r);
+        double m = mean_of(r), inv = stat(inv_t, r);
         const T* xr = x + r * n;
         const T* gr = dy + r * n;
         double sg = 0, sgx = 0;
@@ -50,7 +54,7 @@ Status layer_norm_grad(KernelContext& ctx) {
           sg += g;
           sgx += g * (static_cast<double>(xr[i]) - m) * inv;
         }
-        sg /= static_cast<double>(n);
+        sg = simplified ? 0.0 : sg / static_cast<double>(n);
         sgx /= static_cast<double>(n);
         for (int64_t i = 0; i < n; ++i) {
           double g = static_cast<double>(gr[i]) * static_cast<double>(s[g1 ? 0 : i]);
@@ -65,7 +69,7 @@ Status layer_norm_grad(KernelContext& ctx) {
     std::vector<double> ds(static_cast<size_t>(n), 0.0), db(static_cast<size_t>(n), 0.0);
     parallel_for(n, 64, [&](int64_t b, int64_t e) {
       for (int64_t r = 0; r < rows; ++r) {
-        double m = stat(mean_t, r), inv = stat(inv_t, r);
+        double m = mean_of(r), inv = stat(inv_t, r);
         for (int64_t i = b; i < e; ++i) {
           double g = static_cast<double>(dy[r * n + i]);
           ds[static_cast<size_t>(i)] += g * (static_cast<double>(x[r * n + i]) - m) * inv;
@@ -89,6 +93,9 @@ Status layer_norm_grad(KernelContext& ctx) {
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, X.dtype());
 }
+
+Status layer_norm_grad(KernelContext& ctx) { return layer_norm_grad_impl(ctx, false); }
+Status rms_norm_grad(KernelContext& ctx) { return layer_norm_grad_impl(ctx, true); }
 
 Status batch_norm_grad(KernelContext& ctx) {
   const Tensor& dY = ctx.input(0);
@@ -151,6 +158,7 @@ Status batch_norm_grad(KernelContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "LayerNormalizationGrad", 1, 1000, DeviceKind::kCpu, layer_norm_grad);
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "SimplifiedLayerNormalizationGrad", 1, 1000, DeviceKind::kCpu, rms_norm_grad);
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "BatchNormalizationGrad", 1, 1000, DeviceKind::kCpu, batch_norm_grad);
 
 }  // namespace ort_train

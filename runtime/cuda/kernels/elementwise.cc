@@ -206,6 +206,7 @@ ORT_REGISTER_CUDA_KERNEL_INPLACE("Relu", 6, 1000, unary(UnaryOp::kRelu, false));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("LeakyRelu", 6, 1000, unary(UnaryOp::kLeakyRelu, true));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Gelu", 20, 1000, unary(UnaryOp::kGelu, true));
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Gelu", 1, 1000, DeviceKind::kCuda, unary(UnaryOp::kGelu, true));
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Silu", 1, 1000, DeviceKind::kCuda, unary(UnaryOp::kSilu, true));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Not", 1, 1000, unary(UnaryOp::kNot, false));
 ORT_REGISTER_KERNEL_FOR_DTYPES("", "Cast", 6, 1000, DeviceKind::kCuda, cast, all_stored_dtypes());
@@ -216,5 +217,6 @@ ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SigmoidGrad", 1, 1000, acti
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "TanhGrad", 1, 1000, activation_grad(ActivationGrad::kTanh));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, activation_grad(ActivationGrad::kLeakyRelu));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "GeluGrad", 1, 1000, activation_grad(ActivationGrad::kGelu));
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SiluGrad", 1, 1000, activation_grad(ActivationGrad::kSilu));
 
 }  // namespace ort_train::cuda

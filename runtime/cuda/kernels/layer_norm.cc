@@ -1,4 +1,5 @@
-// CUDA registrations: LayerNormalization and LayerNormalizationGrad.
+// CUDA registrations: LayerNormalization, its simplified form (RMSNorm,
+// com.ort_train SimplifiedLayerNormalization) and their gradients.
 // Kernels: cuda_kernels/layer_norm.cu.
 #include "cuda_kernels/layer_norm.h"
 #include "cuda_kernels/reduce.h"
@@ -14,10 +15,10 @@ void rows_and_width(const Tensor& x, int64_t axis, int64_t& rows, int64_t& n) {
   for (int64_t d = axis; d < x.rank(); ++d) n *= x.dims()[d];
 }
 
-Status layer_norm(KernelContext& ctx) {
+Status layer_norm_impl(KernelContext& ctx, bool simplified) {
   const Tensor& X = ctx.input(0);
   const Tensor& scale = ctx.input(1);
-  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const Tensor* bias = !simplified && ctx.has_input(2) ? &ctx.input(2) : nullptr;
   if (!dtype_is_float(X.dtype()) || !elem_type(X.dtype()) || scale.dtype() != X.dtype())
     return unsupported_cuda_dtype(ctx, X.dtype());
   int64_t rows, n;
@@ -32,27 +33,30 @@ Status layer_norm(KernelContext& ctx) {
   for (size_t o = 1; o <= 2; ++o)
     if (ctx.num_outputs() > o && ctx.has_output(o)) {
       CUDA_OUTPUT(t, ctx, o);
-      stats[o] = t.raw();
+      stats[simplified ? 2 : o] = t.raw();  // the simplified op's outputs: Y, InvStdDev
       st = t.dtype() == DType::kDouble ? ElemType::kF64 : ElemType::kF32;
     }
   double eps = ctx.node().attr_float("epsilon", 1e-5f);
   CUDA_RETURN_IF_ERROR(launch_layer_norm(*elem_type(X.dtype()), X.raw(), scale.raw(), scale.numel() == 1,
                                          bias ? bias->raw() : nullptr, bias && bias->numel() == 1, Y.raw(), st,
-                                         stats[1], stats[2], rows, n, eps, stream()));
+                                         stats[1], stats[2], rows, n, eps, simplified, stream()));
   return Status::Ok();
 }
 
-Status layer_norm_grad(KernelContext& ctx) {
+Status layer_norm(KernelContext& ctx) { return layer_norm_impl(ctx, false); }
+Status rms_norm(KernelContext& ctx) { return layer_norm_impl(ctx, true); }
+
+Status layer_norm_grad_impl(KernelContext& ctx, bool simplified) {
   const Tensor& dY = ctx.input(0);
   const Tensor& X = ctx.input(1);
   const Tensor& scale = ctx.input(2);
-  const Tensor& mean = ctx.input(3);
-  const Tensor& inv = ctx.input(4);
+  const Tensor& inv = ctx.input(simplified ? 3 : 4);
+  const void* mean = simplified ? nullptr : ctx.input(3).raw();
   if (!dtype_is_float(X.dtype()) || !elem_type(X.dtype())) return unsupported_cuda_dtype(ctx, X.dtype());
   int64_t rows, n;
   rows_and_width(X, ctx.node().attr_int("axis", -1), rows, n);
   ElemType t = *elem_type(X.dtype());
-  ElemType st = mean.dtype() == DType::kDouble ? ElemType::kF64 : ElemType::kF32;
+  ElemType st = inv.dtype() == DType::kDouble ? ElemType::kF64 : ElemType::kF32;
   void* dx = nullptr;
   if (ctx.has_output(0)) {
     CUDA_OUTPUT(o, ctx, 0);
@@ -71,9 +75,10 @@ Status layer_norm_grad(KernelContext& ctx) {
       ASSIGN_OR_RETURN(columns[k], temp(ctx, X.dtype(), {n}));
     }
   }
-  CUDA_RETURN_IF_ERROR(launch_layer_norm_grad(t, dY.raw(), X.raw(), scale.raw(), scale.numel() == 1, st, mean.raw(),
+  CUDA_RETURN_IF_ERROR(launch_layer_norm_grad(t, dY.raw(), X.raw(), scale.raw(), scale.numel() == 1, st, mean,
                                               inv.raw(), dx, columns[1].defined() ? columns[1].raw() : nullptr,
-                                              columns[2].defined() ? columns[2].raw() : nullptr, rows, n, stream()));
+                                              columns[2].defined() ? columns[2].raw() : nullptr, rows, n, simplified,
+                                              stream()));
   for (size_t k = 1; k <= 2; ++k) {
     if (!param_out[k] || param_out[k]->numel() == n) continue;
     IndexMap kept, red;
@@ -85,10 +90,15 @@ Status layer_norm_grad(KernelContext& ctx) {
   return Status::Ok();
 }
 
+Status layer_norm_grad(KernelContext& ctx) { return layer_norm_grad_impl(ctx, false); }
+Status rms_norm_grad(KernelContext& ctx) { return layer_norm_grad_impl(ctx, true); }
+
 }  // namespace
 
 ORT_REGISTER_CUDA_KERNEL_INPLACE("LayerNormalization", 17, 1000, layer_norm);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "LayerNormalization", 1, 1000, DeviceKind::kCuda, layer_norm);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "LayerNormalizationGrad", 1, 1000, layer_norm_grad);
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "SimplifiedLayerNormalization", 1, 1000, DeviceKind::kCuda, rms_norm);
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SimplifiedLayerNormalizationGrad", 1, 1000, rms_norm_grad);
 
 }  // namespace ort_train::cuda

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A fusion pass on real Hugging Face exports (tests/models/hf/, made by
-tools/export_hf_models.py): BertForMaskedLM and GPT2LMHeadModel at opsets 12,
-14 and 17, each trained with its own loss.
+tools/export_hf_models.py): BertForMaskedLM, GPT2LMHeadModel and
+LlamaForCausalLM at opsets 12, 14 and 17, each trained with its own loss.
 
 For each export it checks that the pass fires as often as the export holds
 its pattern (`ort_train inspect` lists each match), and that 10 AdamW steps
@@ -21,8 +21,11 @@ import tempfile
 # Matches per export: LayerNorm is decomposed before opset 17 and exported as
 # LayerNormalization from 17 on; GELU is spelled out at every opset below 20.
 EXPECTED = {
-    "layer_norm_fusion": lambda model, opset: 0 if opset >= 17 else {"bert": 6, "gpt2": 5}[model],
-    "gelu_fusion": lambda model, opset: {"bert": 3, "gpt2": 2}[model],
+    "layer_norm_fusion": lambda model, opset: 0 if opset >= 17 else {"bert": 6, "gpt2": 5, "llama": 0}[model],
+    "gelu_fusion": lambda model, opset: {"bert": 3, "gpt2": 2, "llama": 0}[model],
+    # Llama: two RMSNorms per layer and the final one; SiLU in each layer's MLP.
+    "rms_norm_fusion": lambda model, opset: {"bert": 0, "gpt2": 0, "llama": 5}[model],
+    "silu_fusion": lambda model, opset: {"bert": 0, "gpt2": 0, "llama": 2}[model],
 }
 STEPS, TOLERANCE = 10, 1e-5
 

@@ -165,6 +165,16 @@ TEST_CASE("cuda_math.unary_ops_and_activation_gradients_equal_the_cpu_kernels") 
     for (int64_t i = 0; i < x.numel(); ++i) got.data<float>()[i] = cuda::unary_value<float>(u, x.data<float>()[i], 0);
     require_close(got, want, 2e-6, 1e-6);
   }
+  {
+    INFO("Silu (com.ort_train)");
+    NodeSpec spec{"Silu", {x}, {}};
+    spec.domain = kOrtTrainDomain;
+    Tensor want = run_node(spec)[0];
+    Tensor got = Tensor::host(DType::kFloat, x.dims());
+    for (int64_t i = 0; i < x.numel(); ++i)
+      got.data<float>()[i] = cuda::unary_value<float>(UnaryOp::kSilu, x.data<float>()[i], 0);
+    require_close(got, want, 2e-6, 1e-6);
+  }
   // Gradient ops: dY and the saved Y (Relu, Sigmoid, Tanh) or X (Gelu, LeakyRelu).
   Tensor dy = random_tensor({301}, 7);
   Tensor y01 = random_tensor({301}, 8, 0.05f, 0.95f);
@@ -181,6 +191,7 @@ TEST_CASE("cuda_math.unary_ops_and_activation_gradients_equal_the_cpu_kernels") 
       {"LeakyReluGrad", ActivationGrad::kLeakyRelu, &x, {Attribute::make_float("alpha", 0.2f)}},
       {"GeluGrad", ActivationGrad::kGelu, &x, {}},
       {"GeluGrad", ActivationGrad::kGeluTanh, &x, {Attribute::make_string("approximate", "tanh")}},
+      {"SiluGrad", ActivationGrad::kSilu, &x, {}},
   };
   for (const GradCase& c : grads) {
     INFO("op " << c.op);
