@@ -138,13 +138,16 @@ def main():
                 t = json.loads(tout.strip().splitlines()[-1])
                 return t["ms"], rss, t["version"]
 
-            # Round by round, each framework once per round, so drift on a shared machine hits all alike.
+            # Round by round, each framework once per round, so drift on a shared machine hits all alike;
+            # the order rotates every round, since a run just after PyTorch's (1.3 GB) measured slower.
             runs = {"ort": [], "base": [], "torch": []}
-            for _ in range(args.rounds):
-                runs["ort"].append(run_binary(args.ort_train))
-                if args.baseline:
-                    runs["base"].append(run_binary(args.baseline))
-                runs["torch"].append(run_torch())
+            jobs = [("ort", lambda: run_binary(args.ort_train))]
+            if args.baseline:
+                jobs.append(("base", lambda: run_binary(args.baseline)))
+            jobs.append(("torch", run_torch))
+            for r in range(args.rounds):
+                for key, job in jobs[r % len(jobs):] + jobs[:r % len(jobs)]:
+                    runs[key].append(job())
         rows.append((name, batch, runs))
 
     def summary(results):  # median of the per-round medians, their range, and the largest peak RSS

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -117,8 +118,15 @@ struct Parser {
         if (!s[i].IsScalar()) return error(s[i], k, "expected a size or a dim name");
         const std::string& text = s[i].Scalar();
         bool numeric = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(c); });
-        if (numeric) t.shape.emplace_back(std::stoll(text));
-        else t.shape.emplace_back(text);
+        if (numeric) {
+          int64_t size = 0;
+          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
+          if (ec != std::errc() || end != text.data() + text.size())
+            return error(s[i], k, "size " + text + " is out of range");
+          t.shape.emplace_back(size);
+        } else {
+          t.shape.emplace_back(text);
+        }
       }
     }
     if (n["range"]) {

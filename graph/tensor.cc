@@ -39,7 +39,7 @@ std::optional<uint64_t> checked_nbytes(DType dtype, const Dims& dims) {
 
 int64_t num_elements(const Dims& dims) {
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) n = mul_saturating(n, d);
   return n;
 }
 

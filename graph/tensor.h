@@ -53,7 +53,14 @@ class Storage {
 
 using Dims = std::vector<int64_t>;
 
+// The product of the dims, saturating at INT64_MAX: dims come from files, and
+// a count that large is refused later against the memory budget, never wrapped.
 int64_t num_elements(const Dims& dims);
+// a * b with the same saturation, for the shape rules' size arithmetic.
+inline int64_t mul_saturating(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
 // The bytes a tensor of `dtype` and `dims` needs, in 64 bits; nullopt when a
 // dim is negative, the dtype is not stored (dtype_size 0) or the product
 // overflows. For sizes read from files, checked before anything is allocated.

@@ -36,7 +36,7 @@ Status conv_rule(InferContext& ctx) {
     return shape_error("{}: X {} and W {} must both be [N, C, spatial...]", ctx.node().describe(), shape_to_string(x),
                        shape_to_string(w));
   int64_t group = ctx.attr_int("group", 1);
-  if ((*x)[1].known() && (*w)[1].known() && (*x)[1].value != (*w)[1].value * group)
+  if ((*x)[1].known() && (*w)[1].known() && (*x)[1].value != mul_saturating((*w)[1].value, group))
     return shape_error("{}: input has {} channels but W expects {} x group {}", ctx.node().describe(), (*x)[1].value,
                        (*w)[1].value, group);
   std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");

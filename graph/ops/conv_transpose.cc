@@ -58,7 +58,7 @@ Status conv_transpose_rule(InferContext& ctx) {
     return Status::Ok();
   }
   int64_t group = ctx.attr_int("group", 1);
-  Shape out{(*x)[0], (*w)[1].known() ? Dim((*w)[1].value * group) : Dim()};
+  Shape out{(*x)[0], (*w)[1].known() ? Dim(mul_saturating((*w)[1].value, group)) : Dim()};
   std::vector<int64_t> spatial, kernel = ctx.attr_ints("kernel_shape");
   bool known = true;
   for (size_t d = 2; d < x->size(); ++d) {

@@ -64,7 +64,7 @@ Status tile_rule(InferContext& ctx) {
   Shape out;
   for (size_t d = 0; d < r.size(); ++d) {
     if (r[d] < 0) return shape_error("{}: negative repeat {}", ctx.node().describe(), r[d]);
-    out.push_back((*in)[d].known() ? Dim((*in)[d].value * r[d]) : Dim());
+    out.push_back((*in)[d].known() ? Dim(mul_saturating((*in)[d].value, r[d])) : Dim());
   }
   ctx.set_output(0, ctx.input_dtype(0), std::move(out));
   return Status::Ok();

@@ -15,14 +15,14 @@ Result<Dim> inferred_dim(const Shape& in, const Shape& out, size_t infer_at, con
   int64_t in_known = 1, out_known = 1;
   std::vector<std::string> symbols;  // the input's, less those matched in the output
   for (const Dim& d : in) {
-    if (d.known()) in_known *= d.value;
+    if (d.known()) in_known = mul_saturating(in_known, d.value);
     else if (d.symbol.empty()) return Dim();
     else symbols.push_back(d.symbol);
   }
   for (size_t i = 0; i < out.size(); ++i) {
     if (i == infer_at) continue;
     if (out[i].known()) {
-      out_known *= out[i].value;
+      out_known = mul_saturating(out_known, out[i].value);
       continue;
     }
     auto it = std::find(symbols.begin(), symbols.end(), out[i].symbol);
@@ -84,7 +84,7 @@ Dim product(const Shape& s, size_t b, size_t e) {
   int64_t p = 1;
   for (size_t i = b; i < e; ++i) {
     if (!s[i].known()) return Dim();
-    p *= s[i].value;
+    p = mul_saturating(p, s[i].value);
   }
   return Dim(p);
 }

@@ -17,87 +17,71 @@
 namespace ort_train {
 namespace {
 
-class GeluFusion : public Pass {
+class GeluFusion : public FusionPass {
  public:
   std::string name() const override { return "gelu_fusion"; }
-  bool settles_in_one_run() const override { return true; }
 
-  Result<bool> apply(Model& model, const PassContext& ctx) override {
-    Graph& g = model.graph;
-    GraphIndex index(g);
-    PatternMatcher pm(index, ctx);
-    std::vector<FusedMatch> matches;
-    // The single default-domain reader `op` of `value`, or nullptr.
-    auto only_reader = [&](const std::string& value, const std::string& op) -> const Node* {
-      const auto& uses = index.consumers(value);
-      if (uses.size() != 1 || pm.claimed().count(uses[0].node)) return nullptr;
-      const Node& n = g.nodes[uses[0].node];
-      return n.op_type == op && n.domain.empty() && n.inputs.size() == 2 ? &n : nullptr;
-    };
-    for (const Node& core : g.nodes) {
-      const bool exact = core.op_type == "Erf", tanh = core.op_type == "Tanh";
-      if ((!exact && !tanh) || !core.domain.empty()) continue;
-      std::set<size_t> nodes = {pm.position(&core)};
-      std::string x;
-      if (exact) {  // x / sqrt(2) or x * (1 / sqrt(2))
-        if (const Node* div = pm.producer(core.inputs[0], "Div"); div && pm.is_scalar(div->inputs[1], std::sqrt(2.0))) {
-          x = div->inputs[0];
-          nodes.insert(pm.position(div));
-        } else if (const Node* mul = pm.producer(core.inputs[0], "Mul")) {
-          auto other = pm.other_than_scalar(*mul, 1.0 / std::sqrt(2.0));
-          if (!other) continue;
-          x = *other;
-          nodes.insert(pm.position(mul));
-        } else {
-          continue;
-        }
-      } else {  // 0.7978845608 * (x + 0.044715 * x^3)
-        const Node* scale = pm.producer(core.inputs[0], "Mul");
-        auto inner = scale ? pm.other_than_scalar(*scale, std::sqrt(2.0 / M_PI)) : std::nullopt;
-        const Node* add = inner ? pm.producer(*inner, "Add") : nullptr;
-        if (!add || add->inputs.size() != 2) continue;
-        const Node* cubic = nullptr;
-        for (size_t k = 0; k < 2 && !cubic; ++k) {
-          const Node* m = pm.producer(add->inputs[k], "Mul");
-          auto p = m ? pm.other_than_scalar(*m, 0.044715) : std::nullopt;
-          const Node* pow = p ? pm.producer(*p, "Pow") : nullptr;
-          if (pow && pow->inputs[0] == add->inputs[1 - k] && pm.is_scalar(pow->inputs[1], 3.0)) {
-            cubic = m;
-            x = add->inputs[1 - k];
-            nodes.insert({pm.position(m), pm.position(pow)});
-          }
-        }
-        if (!cubic) continue;
-        nodes.insert({pm.position(scale), pm.position(add)});
+  std::optional<FusedMatch> match(const Node& core, PatternMatcher& pm) override {
+    const bool exact = core.op_type == "Erf", tanh = core.op_type == "Tanh";
+    if ((!exact && !tanh) || !core.domain.empty() || core.inputs.empty()) return std::nullopt;
+    std::set<size_t> nodes = {pm.position(&core)};
+    std::string x;
+    if (exact) {  // x / sqrt(2) or x * (1 / sqrt(2))
+      if (const Node* div = pm.producer(core.inputs[0], "Div", 2); div && pm.is_scalar(div->inputs[1], std::sqrt(2.0))) {
+        x = div->inputs[0];
+        nodes.insert(pm.position(div));
+      } else if (const Node* mul = pm.producer(core.inputs[0], "Mul", 2)) {
+        auto other = pm.other_than_scalar(*mul, 1.0 / std::sqrt(2.0));
+        if (!other) return std::nullopt;
+        x = *other;
+        nodes.insert(pm.position(mul));
+      } else {
+        return std::nullopt;
       }
-      // 1 + core
-      const Node* one = only_reader(core.outputs[0], "Add");
-      if (!one || !pm.other_than_scalar(*one, 1.0)) continue;
-      nodes.insert(pm.position(one));
-      // (x * (1 + core)) * 0.5, or (x * 0.5) * (1 + core)
-      const Node* prod = only_reader(one->outputs[0], "Mul");
-      if (!prod) continue;
-      nodes.insert(pm.position(prod));
-      const std::string& other = prod->inputs[prod->inputs[0] == one->outputs[0] ? 1 : 0];
-      const Node* last = nullptr;
-      if (other == x) {
-        const Node* half = only_reader(prod->outputs[0], "Mul");
-        if (half && pm.other_than_scalar(*half, 0.5)) last = half;
-      } else if (const Node* half = pm.producer(other, "Mul"); half && pm.other_than_scalar(*half, 0.5) == x) {
-        nodes.insert(pm.position(half));
-        last = prod;
+    } else {  // 0.7978845608 * (x + 0.044715 * x^3)
+      const Node* scale = pm.producer(core.inputs[0], "Mul", 2);
+      auto inner = scale ? pm.other_than_scalar(*scale, std::sqrt(2.0 / M_PI)) : std::nullopt;
+      const Node* add = inner ? pm.producer(*inner, "Add", 2) : nullptr;
+      if (!add || add->inputs.size() != 2) return std::nullopt;
+      const Node* cubic = nullptr;
+      for (size_t k = 0; k < 2 && !cubic; ++k) {
+        const Node* m = pm.producer(add->inputs[k], "Mul", 2);
+        auto p = m ? pm.other_than_scalar(*m, 0.044715) : std::nullopt;
+        const Node* pow = p ? pm.producer(*p, "Pow", 2) : nullptr;
+        if (pow && pow->inputs[0] == add->inputs[1 - k] && pm.is_scalar(pow->inputs[1], 3.0)) {
+          cubic = m;
+          x = add->inputs[1 - k];
+          nodes.insert({pm.position(m), pm.position(pow)});
+        }
       }
-      auto type = pm.dtype(x);
-      if (!last || (type && *type != DType::kFloat && *type != DType::kDouble)) continue;
-      nodes.insert(pm.position(last));
-      if (!pm.closed(nodes, pm.position(last))) continue;
-      pm.claim(nodes);
-
-      Node fused = fused_node(index, *last, "Gelu", {x}, {Attribute::make_string("approximate", exact ? "none" : "tanh")});
-      ctx.note(fmt::format("{} ({}): {} nodes -> 1", fused.name, exact ? "Erf form" : "Tanh form", nodes.size()));
-      matches.push_back(FusedMatch{pm.position(last), std::move(nodes), std::move(fused)});
+      if (!cubic) return std::nullopt;
+      nodes.insert({pm.position(scale), pm.position(add)});
     }
-    return replace_matches(model, index, ctx, std::move(matches));
+    // 1 + core
+    const Node* one = pm.sole_reader(core.outputs[0], "Add", 2);
+    if (!one || !pm.other_than_scalar(*one, 1.0)) return std::nullopt;
+    nodes.insert(pm.position(one));
+    // (x * (1 + core)) * 0.5, or (x * 0.5) * (1 + core)
+    const Node* prod = pm.sole_reader(one->outputs[0], "Mul", 2);
+    if (!prod) return std::nullopt;
+    nodes.insert(pm.position(prod));
+    const std::string& other = prod->inputs[prod->inputs[0] == one->outputs[0] ? 1 : 0];
+    const Node* last = nullptr;
+    if (other == x) {
+      const Node* half = pm.sole_reader(prod->outputs[0], "Mul", 2);
+      if (half && pm.other_than_scalar(*half, 0.5)) last = half;
+    } else if (const Node* half = pm.producer(other, "Mul", 2); half && pm.other_than_scalar(*half, 0.5) == x) {
+      nodes.insert(pm.position(half));
+      last = prod;
+    }
+    auto type = pm.dtype(x);
+    if (!last || (type && *type != DType::kFloat && *type != DType::kDouble)) return std::nullopt;
+    nodes.insert(pm.position(last));
+    if (!pm.closed(nodes, pm.position(last))) return std::nullopt;
+
+    Node fused = fused_node(pm.index(), *last, "Gelu", {x}, {Attribute::make_string("approximate", exact ? "none" : "tanh")});
+    pm.context().note(fmt::format("{} ({}): {} nodes -> 1", fused.name, exact ? "Erf form" : "Tanh form", nodes.size()));
+    return FusedMatch{pm.position(last), std::move(nodes), std::move(fused)};
   }
 };
 

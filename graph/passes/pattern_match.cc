@@ -10,11 +10,18 @@ namespace ort_train {
 PatternMatcher::PatternMatcher(GraphIndex& index, const PassContext& ctx)
     : index_(index), ctx_(ctx), protected_(protected_values(index.graph(), ctx)) {}
 
-const Node* PatternMatcher::producer(const std::string& value, const std::string& op_type) const {
+const Node* PatternMatcher::producer(const std::string& value, const std::string& op_type, size_t min_inputs) const {
   auto p = index_.producer(value);
   if (!p || claimed_.count(*p)) return nullptr;
   const Node& n = index_.graph().nodes[*p];
-  return n.op_type == op_type && n.domain.empty() ? &n : nullptr;
+  return n.op_type == op_type && n.domain.empty() && n.inputs.size() >= min_inputs ? &n : nullptr;
+}
+
+const Node* PatternMatcher::sole_reader(const std::string& value, const std::string& op_type, size_t min_inputs) const {
+  const auto& uses = index_.consumers(value);
+  if (uses.size() != 1 || claimed_.count(uses[0].node) || index_.is_graph_output(value)) return nullptr;
+  const Node& n = index_.graph().nodes[uses[0].node];
+  return n.op_type == op_type && n.domain.empty() && n.inputs.size() >= min_inputs && !n.outputs.empty() ? &n : nullptr;
 }
 
 std::optional<double> PatternMatcher::scalar(const std::string& value) const {
@@ -136,6 +143,18 @@ std::optional<int64_t> suffix_axis(std::vector<int64_t> axes, std::optional<size
   for (size_t i = 0; i < axes.size(); ++i)
     if (axes[i] != -static_cast<int64_t>(axes.size()) + static_cast<int64_t>(i)) return std::nullopt;
   return axes.front();
+}
+
+Result<bool> FusionPass::apply(Model& model, const PassContext& ctx) {
+  GraphIndex index(model.graph);
+  PatternMatcher pm(index, ctx);
+  std::vector<FusedMatch> matches;
+  for (const Node& n : model.graph.nodes)
+    if (auto m = n.outputs.empty() ? std::nullopt : match(n, pm)) {
+      pm.claim(m->nodes);
+      matches.push_back(std::move(*m));
+    }
+  return replace_matches(model, index, ctx, std::move(matches));
 }
 
 }  // namespace ort_train

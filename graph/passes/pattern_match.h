@@ -21,9 +21,15 @@ class PatternMatcher {
  public:
   PatternMatcher(GraphIndex& index, const PassContext& ctx);
 
-  // The node producing `value` when it is a default-domain `op_type` node not
-  // yet claimed by another match; else nullptr.
-  const Node* producer(const std::string& value, const std::string& op_type) const;
+  // The node producing `value` when it is a default-domain `op_type` node
+  // with at least `min_inputs` inputs (the passes run before any check of a
+  // file's nodes, so a Pow may have one) not yet claimed by another match;
+  // else nullptr.
+  const Node* producer(const std::string& value, const std::string& op_type, size_t min_inputs) const;
+  // The node reading `value` when it is the only reader, a default-domain
+  // `op_type` node with at least `min_inputs` inputs, not yet claimed, and
+  // `value` is no graph output; else nullptr.
+  const Node* sole_reader(const std::string& value, const std::string& op_type, size_t min_inputs) const;
   size_t position(const Node* n) const { return static_cast<size_t>(n - index_.graph().nodes.data()); }
 
   // The value of a one-element numeric constant (an unprotected initializer or
@@ -48,6 +54,10 @@ class PatternMatcher {
   // Marks nodes as taken by a match: producer() no longer returns them.
   void claim(const std::set<size_t>& nodes) { claimed_.insert(nodes.begin(), nodes.end()); }
   const std::set<size_t>& claimed() const { return claimed_; }
+
+  const Graph& graph() const { return index_.graph(); }
+  GraphIndex& index() const { return index_; }
+  const PassContext& context() const { return ctx_; }
 
  private:
   GraphIndex& index_;
@@ -80,5 +90,19 @@ struct FusedMatch {
 // the match are removed; the model imports com.ort_train. Counts the removed
 // nodes into ctx; true when anything was fused.
 bool replace_matches(Model& model, GraphIndex& index, const PassContext& ctx, std::vector<FusedMatch> matches);
+
+// A fusion pass: match() looks for its pattern ending (or anchored) at one
+// node and returns it; apply() offers every node in order, then replaces
+// every match at once. Fusions never create what another fusion matches,
+// so one run settles.
+// Nodes without outputs are never offered (a file may hold one).
+class FusionPass : public Pass {
+ public:
+  bool settles_in_one_run() const override { return true; }
+  Result<bool> apply(Model& model, const PassContext& ctx) final;
+
+ protected:
+  virtual std::optional<FusedMatch> match(const Node& anchor, PatternMatcher& pm) = 0;
+};
 
 }  // namespace ort_train

@@ -10,34 +10,22 @@
 namespace ort_train {
 namespace {
 
-class SiluFusion : public Pass {
+class SiluFusion : public FusionPass {
  public:
   std::string name() const override { return "silu_fusion"; }
-  bool settles_in_one_run() const override { return true; }
 
-  Result<bool> apply(Model& model, const PassContext& ctx) override {
-    Graph& g = model.graph;
-    GraphIndex index(g);
-    PatternMatcher pm(index, ctx);
-    std::vector<FusedMatch> matches;
-    for (const Node& sig : g.nodes) {
-      if (sig.op_type != "Sigmoid" || !sig.domain.empty() || sig.inputs.size() != 1) continue;
-      const std::string& x = sig.inputs[0];
-      const auto& uses = index.consumers(sig.outputs[0]);
-      if (uses.size() != 1 || pm.claimed().count(uses[0].node)) continue;
-      const Node& mul = g.nodes[uses[0].node];
-      if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2) continue;
-      if (mul.inputs[mul.inputs[0] == sig.outputs[0] ? 1 : 0] != x) continue;
-      auto type = pm.dtype(x);
-      if (type && *type != DType::kFloat && *type != DType::kDouble) continue;
-      std::set<size_t> nodes = {pm.position(&sig), pm.position(&mul)};
-      if (!pm.closed(nodes, pm.position(&mul))) continue;
-      pm.claim(nodes);
-      Node fused = fused_node(index, mul, "Silu", {x}, {});
-      ctx.note(fmt::format("{}: Sigmoid, Mul -> 1", fused.name));
-      matches.push_back(FusedMatch{pm.position(&mul), std::move(nodes), std::move(fused)});
-    }
-    return replace_matches(model, index, ctx, std::move(matches));
+  std::optional<FusedMatch> match(const Node& sig, PatternMatcher& pm) override {
+    if (sig.op_type != "Sigmoid" || !sig.domain.empty() || sig.inputs.size() != 1) return std::nullopt;
+    const std::string& x = sig.inputs[0];
+    const Node* mul = pm.sole_reader(sig.outputs[0], "Mul", 2);
+    if (!mul || mul->inputs[mul->inputs[0] == sig.outputs[0] ? 1 : 0] != x) return std::nullopt;
+    auto type = pm.dtype(x);
+    if (type && *type != DType::kFloat && *type != DType::kDouble) return std::nullopt;
+    std::set<size_t> nodes = {pm.position(&sig), pm.position(mul)};
+    if (!pm.closed(nodes, pm.position(mul))) return std::nullopt;
+    Node fused = fused_node(pm.index(), *mul, "Silu", {x}, {});
+    pm.context().note(fmt::format("{}: Sigmoid, Mul -> 1", fused.name));
+    return FusedMatch{pm.position(mul), std::move(nodes), std::move(fused)};
   }
 };
 

@@ -85,6 +85,9 @@ TEST_CASE("description.errors_name_the_key") {
            Bad{"trainable: {include: [a]}", "trainable.include: unknown key"},
            Bad{"data: {train: x.npz, shuffle: maybe}", "data.shuffle: expected true or false"},
            Bad{"inputs: [unclosed", "not valid YAML/JSON"},
+           // Found by fuzz_description: std::stoll threw and the process aborted.
+           Bad{"inputs: [{name: x, shape: [99999999999999999999]}]", "inputs[0].shape[0]: size 99999999999999999999 is out of range"},
+           Bad{"? [a]: 1", "top level: expected a key name"},
        }) {
     auto d = parse_description(b.text, "", "desc.yaml");
     INFO(b.text);
