@@ -4,7 +4,9 @@
   python3 bench/bench_gpu.py [--ort-train build/ort_train] [--models bert,gpt2] [--steps 20]
 
 Models (tools/export_models.py's Bert and Gpt, the same modules in both
-frameworks; ort_train trains their ONNX export):
+frameworks; ort_train trains their training-mode ONNX export, so BERT's
+Dropout runs in both). Before timing, each model's first loss with dropout off
+must agree between the two (an eval-mode export against PyTorch's eval forward).
   bert  BERT-base MLM: 12 layers, hidden 768, 12 heads, intermediate 3072,
         vocab 30522, seq 128, batch 32, Adam lr 1e-4; cross-entropy over the
         vocabulary at every position.
@@ -82,6 +84,14 @@ def worker_torch(args):
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
     model, inputs, labels = build(args.model, c)
+    if args.check:  # the agreement check: the first loss without dropout, nothing timed
+        model.to(dev).eval()
+        with torch.no_grad():
+            out = model(*[v.to(dev) for v in inputs.values()])
+            loss = out[0] if labels is None else torch.nn.functional.cross_entropy(
+                out.reshape(-1, out.shape[-1]), labels.to(dev).reshape(-1))
+        print(json.dumps({"first_loss": float(loss)}))
+        return
     model.to(dev).train()
     inputs = {k: v.to(dev) for k, v in inputs.items()}
     if labels is not None:
@@ -107,19 +117,24 @@ def worker_torch(args):
     peak = torch.cuda.max_memory_allocated() / 2**20 if dev.type == "cuda" else float("nan")
     name = torch.cuda.get_device_name() if dev.type == "cuda" else "cpu"
     print(json.dumps({"ms": statistics.median(times), "peak_mib": peak, "version": torch.__version__,
-                      "device": name, "params": params_of(model), "loss": float(loss)}))
+                      "device": name, "params": params_of(model)}))
 
 
-def export(name, c, folder):
+def export(name, c, folder, training):
+    """training: Dropout stays in the graph (PyTorch's train mode), as both frameworks train;
+    otherwise an eval-mode export for the first-loss agreement check."""
     import torch
     from export_models import write_tensor
     model, inputs, labels = build(name, c)
-    model.eval()
+    model.train(training)
     outputs = ["logits"] if name == "bert" else ["loss", "logits"]
     # The TorchScript exporter (newer PyTorch defaults to the dynamo one), as tools/export_models.py uses.
+    # No constant folding: it would fold GPT-2's Transpose of the tied embedding into a second, untied
+    # copy of the 38.6 M-element matrix (ort_train's own folding leaves trainable weights alone).
     extra = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     torch.onnx.export(model, tuple(inputs.values()), os.path.join(folder, "model.onnx"), input_names=list(inputs),
-                      output_names=outputs, opset_version=17, do_constant_folding=True, **extra)
+                      output_names=outputs, opset_version=17, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL, **extra)
     batch = os.path.join(folder, "data", "0")
     os.makedirs(batch)
     feeds = list(inputs.items()) + ([("labels", labels)] if labels is not None else [])
@@ -139,6 +154,27 @@ def export(name, c, folder):
     return params_of(model)
 
 
+def run_ort_train(args, name, c, folder, steps):
+    """Trains the export in `folder`; returns its --metrics lines and the peak memory it logged."""
+    metrics = os.path.join(folder, "m.jsonl")
+    cmd = [args.ort_train, "train", "--model", os.path.join(folder, "model.onnx"), "--config",
+           os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"), "--optimizer", c["opt"],
+           "--lr", "1e-4", "--steps", str(steps), "--device", args.device, "--metrics", metrics,
+           "--log-every", str(steps)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"ort_train failed ({name}):\n{r.stderr[-4000:]}")
+    m = re.search(r"peak memory: ([0-9.]+) MiB", r.stdout + r.stderr)
+    return [json.loads(line) for line in open(metrics)], float(m.group(1)) if m else float("nan")
+
+
+def run_torch(cmd, name):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"PyTorch failed ({name}):\n{r.stderr[-4000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def peak_of(name):
     for key, flops in PEAKS:
         if key in name:
@@ -155,32 +191,31 @@ def main():
     ap.add_argument("--tiny", action="store_true")
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--check", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         return worker_torch(args)
     rows = []
     for name in args.models.split(","):
         c = (TINY if args.tiny else CONFIGS)[name]
+        torch_cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--steps", str(args.steps),
+                     "--device", args.device] + (["--tiny"] if args.tiny else [])
+        # Same model, data and weights: the first losses (dropout off) must agree before the times mean
+        # anything. TF32 matmuls on a GPU: about 1e-3, not float32's 1e-6.
         with tempfile.TemporaryDirectory() as folder:
-            n_params = export(name, c, folder)
-            metrics = os.path.join(folder, "m.jsonl")
-            cmd = [args.ort_train, "train", "--model", os.path.join(folder, "model.onnx"), "--config",
-                   os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"), "--optimizer", c["opt"],
-                   "--lr", "1e-4", "--steps", str(args.steps + WARMUP), "--device", args.device, "--metrics",
-                   metrics, "--log-every", str(args.steps + WARMUP)]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit(f"ort_train failed ({name}):\n{r.stderr[-4000:]}")
-            steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
-            ort_ms = statistics.median(steps)
-            m = re.search(r"peak memory: ([0-9.]+) MiB", r.stdout + r.stderr)
-            ort_peak = float(m.group(1)) if m else float("nan")
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--steps",
-                            str(args.steps), "--device", args.device] + (["--tiny"] if args.tiny else []),
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"PyTorch failed ({name}):\n{r.stderr[-4000:]}")
-        t = json.loads(r.stdout.strip().splitlines()[-1])
+            export(name, c, folder, training=False)
+            lines, _ = run_ort_train(args, name, c, folder, steps=1)
+        t = run_torch(torch_cmd + ["--check"], name)
+        rel = abs(lines[0]["loss"] - t["first_loss"]) / abs(t["first_loss"])
+        print(f"{name}: first loss without dropout: PyTorch {t['first_loss']:.6f}, ort_train {lines[0]['loss']:.6f} "
+              f"(relative {rel:.1e})")
+        if rel > 2e-3:
+            sys.exit(f"{name}: the first losses disagree; the timings would compare different work")
+        with tempfile.TemporaryDirectory() as folder:
+            n_params = export(name, c, folder, training=True)
+            lines, ort_peak = run_ort_train(args, name, c, folder, steps=args.steps + WARMUP)
+        ort_ms = statistics.median([m["step_ms"] for m in lines][WARMUP:])
+        t = run_torch(torch_cmd, name)
         rows.append((name, c, n_params, t, ort_ms, ort_peak))
     device = rows[0][3]["device"] if rows else "?"
     peak = peak_of(device)

@@ -68,20 +68,39 @@ __global__ void layer_norm_dx_kernel(const T* dy, const T* x, const T* g, bool g
   }
 }
 
-// One thread per column, rows in order: deterministic without atomics.
+// dScale/dBias in two passes, deterministic without atomics: each block sums
+// its columns over one chunk of kParamChunkRows rows (the grid covers columns x
+// chunks, so a few hundred columns still fill the GPU), then one thread per
+// column adds the chunks' partials in order.
 template <typename T>
-__global__ void layer_norm_params_kernel(const T* dy, const T* x, ElemType st, const void* mean_in, const void* inv_in,
-                                         T* dscale, T* dbias, int64_t rows, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    double ds = 0, db = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-      double gi = static_cast<double>(dy[r * n + i]);
-      ds += gi * (static_cast<double>(x[r * n + i]) - load_stat(st, mean_in, r)) * load_stat(st, inv_in, r);
-      db += gi;
-    }
-    if (dscale) dscale[i] = static_cast<T>(ds);
-    if (dbias) dbias[i] = static_cast<T>(db);
+__global__ void layer_norm_param_partials_kernel(const T* dy, const T* x, ElemType st, const void* mean_in,
+                                                 const void* inv_in, double* partials, int64_t rows, int64_t n,
+                                                 int64_t chunks) {
+  int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  int64_t c = blockIdx.y;
+  if (i >= n) return;
+  double ds = 0, db = 0;
+  int64_t end = c * kParamChunkRows + kParamChunkRows < rows ? c * kParamChunkRows + kParamChunkRows : rows;
+  for (int64_t r = c * kParamChunkRows; r < end; ++r) {
+    double gi = static_cast<double>(dy[r * n + i]);
+    ds += gi * (static_cast<double>(x[r * n + i]) - load_stat(st, mean_in, r)) * load_stat(st, inv_in, r);
+    db += gi;
   }
+  partials[c * n + i] = ds;
+  partials[(chunks + c) * n + i] = db;
+}
+
+template <typename T>
+__global__ void layer_norm_param_sums_kernel(const double* partials, T* dscale, T* dbias, int64_t n, int64_t chunks) {
+  int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
+  if (i >= n) return;
+  double ds = 0, db = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    ds += partials[c * n + i];
+    db += partials[(chunks + c) * n + i];
+  }
+  if (dscale) dscale[i] = static_cast<T>(ds);
+  if (dbias) dbias[i] = static_cast<T>(db);
 }
 
 template <typename T>
@@ -96,17 +115,20 @@ cudaError_t layer_norm_typed(const void* x, const void* g, bool g1, const void* 
 
 template <typename T>
 cudaError_t layer_norm_grad_typed(const void* dy, const void* x, const void* g, bool g1, ElemType st, const void* mean,
-                                  const void* inv, void* dx, void* ds, void* db, int64_t rows, int64_t n,
-                                  bool simplified, cudaStream_t s) {
+                                  const void* inv, void* dx, void* ds, void* db, double* partials, int64_t rows,
+                                  int64_t n, bool simplified, cudaStream_t s) {
   if (dx)
     layer_norm_dx_kernel<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
         static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<const T*>(g), g1, st, mean, inv,
         static_cast<T*>(dx), n, simplified);
   if (ds || db) {
-    int64_t blocks = (n + kThreads - 1) / kThreads;
-    layer_norm_params_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(
-        static_cast<const T*>(dy), static_cast<const T*>(x), st, mean, inv, static_cast<T*>(ds), static_cast<T*>(db),
-        rows, n);
+    int64_t chunks = layer_norm_param_chunks(rows);
+    if (chunks > 65535) return cudaErrorInvalidValue;  // gridDim.y
+    unsigned col_blocks = static_cast<unsigned>((n + kThreads - 1) / kThreads);
+    layer_norm_param_partials_kernel<T><<<dim3(col_blocks, static_cast<unsigned>(chunks)), kThreads, 0, s>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), st, mean, inv, partials, rows, n, chunks);
+    layer_norm_param_sums_kernel<T><<<col_blocks, kThreads, 0, s>>>(partials, static_cast<T*>(ds),
+                                                                    static_cast<T*>(db), n, chunks);
   }
   return cudaGetLastError();
 }
@@ -125,11 +147,12 @@ cudaError_t launch_layer_norm(ElemType t, const void* x, const void* scale, bool
 
 cudaError_t launch_layer_norm_grad(ElemType t, const void* dy, const void* x, const void* scale, bool scale_scalar,
                                    ElemType stats, const void* mean, const void* inv_std, void* dx, void* dscale,
-                                   void* dbias, int64_t rows, int64_t n, bool simplified, cudaStream_t s) {
+                                   void* dbias, double* partials, int64_t rows, int64_t n, bool simplified,
+                                   cudaStream_t s) {
   if (rows == 0 || n == 0) return cudaSuccess;
   if (rows > 2147483647) return cudaErrorInvalidValue;
-  if (t == ElemType::kF32) return layer_norm_grad_typed<float>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, rows, n, simplified, s);
-  if (t == ElemType::kF64) return layer_norm_grad_typed<double>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, rows, n, simplified, s);
+  if (t == ElemType::kF32) return layer_norm_grad_typed<float>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, partials, rows, n, simplified, s);
+  if (t == ElemType::kF64) return layer_norm_grad_typed<double>(dy, x, scale, scale_scalar, stats, mean, inv_std, dx, dscale, dbias, partials, rows, n, simplified, s);
   return cudaErrorInvalidValue;
 }
 

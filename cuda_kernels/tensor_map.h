@@ -32,24 +32,43 @@ struct CopyMap {
   int64_t offset = 0;
 };
 
-// Input offset of output element i under an IndexMap.
+// i / d and i % d, in 32 bits when both fit: a GPU divides 64-bit integers in
+// software, tens of instructions, which made every broadcast and strided copy
+// compute-bound (the quotient only shrinks, so later dims stay in 32 bits).
+ORT_HOST_DEVICE void div_mod(int64_t i, int64_t d, int64_t& q, int64_t& r) {
+  if ((static_cast<uint64_t>(i) | static_cast<uint64_t>(d)) <= 0xffffffffu) {
+    uint32_t q32 = static_cast<uint32_t>(i) / static_cast<uint32_t>(d);
+    q = q32;
+    r = static_cast<int64_t>(static_cast<uint32_t>(i) - q32 * static_cast<uint32_t>(d));
+  } else {
+    q = i / d;
+    r = i - q * d;
+  }
+}
+
+// Input offset of output element i under an IndexMap. The outermost dim takes
+// what is left of i undivided (i is inside the tensor).
 ORT_HOST_DEVICE int64_t index_map_offset(const IndexMap& m, int64_t i) {
+  if (m.rank == 0) return 0;
   int64_t off = 0;
-  for (int d = m.rank - 1; d >= 0; --d) {
-    int64_t q = i / m.dims[d];
-    off += (i - q * m.dims[d]) * m.strides[d];
+  for (int d = m.rank - 1; d > 0; --d) {
+    int64_t q, r;
+    div_mod(i, m.dims[d], q, r);
+    off += r * m.strides[d];
     i = q;
   }
-  return off;
+  return off + i * m.strides[0];
 }
 
 // Offset of element i (row-major over out_dims) under a CopyMap.
 ORT_HOST_DEVICE int64_t copy_map_offset(const CopyMap& m, int64_t i) {
   int64_t off = m.offset;
   for (int d = m.rank - 1; d >= 0; --d) {
-    int64_t q = i / m.out_dims[d];
-    int64_t idx = i - q * m.out_dims[d];
-    off += ((idx % m.mod[d]) * m.step[d]) * m.in_strides[d];
+    int64_t q = 0, idx = i, unused;
+    if (d > 0) div_mod(i, m.out_dims[d], q, idx);
+    int64_t wrapped = idx;  // mod is past every index but for Tile
+    if (idx >= m.mod[d]) div_mod(idx, m.mod[d], unused, wrapped);
+    off += (wrapped * m.step[d]) * m.in_strides[d];
     i = q;
   }
   return off;

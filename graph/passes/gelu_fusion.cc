@@ -4,6 +4,8 @@
 //   exact (BERT):        0.5 * x * (1 + Erf(x / sqrt(2)))          (or x * 0.70710678)
 //   tanh (GPT-2's new):  0.5 * x * (1 + Tanh(0.7978845608 * (x + 0.044715 * Pow(x, 3))))
 //
+// where the cube may also be x * (x * x), as PyTorch's exporter writes
+// F.gelu(approximate="tanh"),
 // with the 0.5 applied to x first or to the product last, operands in either
 // order, becomes one com.ort_train Gelu(x) with approximate = none | tanh
 // (the opset-20 op's semantics; tanh stays tanh, nothing is approximated
@@ -16,6 +18,26 @@
 
 namespace ort_train {
 namespace {
+
+// v = x^3, as Pow(x, 3) or x * (x * x) in any operand order; adds the nodes to `nodes`.
+bool is_cube_of(PatternMatcher& pm, const std::string& v, const std::string& x, std::set<size_t>& nodes) {
+  if (const Node* pow = pm.producer(v, "Pow", 2)) {
+    if (pow->inputs[0] != x || !pm.is_scalar(pow->inputs[1], 3.0)) return false;
+    nodes.insert(pm.position(pow));
+    return true;
+  }
+  const Node* outer = pm.producer(v, "Mul", 2);
+  if (!outer) return false;
+  for (size_t k = 0; k < 2; ++k) {
+    if (outer->inputs[k] != x) continue;
+    const Node* square = pm.producer(outer->inputs[1 - k], "Mul", 2);
+    if (square && square->inputs[0] == x && square->inputs[1] == x) {
+      nodes.insert({pm.position(outer), pm.position(square)});
+      return true;
+    }
+  }
+  return false;
+}
 
 class GeluFusion : public FusionPass {
  public:
@@ -47,11 +69,10 @@ class GeluFusion : public FusionPass {
       for (size_t k = 0; k < 2 && !cubic; ++k) {
         const Node* m = pm.producer(add->inputs[k], "Mul", 2);
         auto p = m ? pm.other_than_scalar(*m, 0.044715) : std::nullopt;
-        const Node* pow = p ? pm.producer(*p, "Pow", 2) : nullptr;
-        if (pow && pow->inputs[0] == add->inputs[1 - k] && pm.is_scalar(pow->inputs[1], 3.0)) {
+        if (p && is_cube_of(pm, *p, add->inputs[1 - k], nodes)) {
           cubic = m;
           x = add->inputs[1 - k];
-          nodes.insert({pm.position(m), pm.position(pow)});
+          nodes.insert(pm.position(m));
         }
       }
       if (!cubic) return std::nullopt;

@@ -1,16 +1,21 @@
 // CUDA registrations: Conv and ConvGrad (dX, dW, dB) on cuDNN's legacy
 // convolution API, float32, 1-D (as 2-D with a unit height), 2-D and 3-D, with
-// groups, strides, dilations and symmetric pads (auto_pad resolved by
-// window_geometry). dB is a deterministic double-precision channel sum
+// groups, strides, dilations and pads (auto_pad resolved by window_geometry).
+// cuDNN takes symmetric pads only: an asymmetric pair (b, e) runs as the
+// symmetric min(b, e) over a copy of X zero-padded by the rest, and dX is read
+// back out of that copy's gradient. dB is a deterministic double-precision channel sum
 // (cuda_kernels/batch_norm.h), as on the CPU.
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
 #include <vector>
 
 #include "cuda_kernels/batch_norm.h"
+#include "cuda_kernels/copy.h"
 #include "graph/ops/window_geometry.h"
 #include "runtime/cuda/kernels/common.h"
+#include "runtime/cuda/kernels/index_maps.h"
 
 namespace ort_train::cuda {
 namespace {
@@ -49,6 +54,10 @@ struct ConvSetup {
   FilterDesc w;
   ConvDesc conv;
   std::vector<int> key;
+  // X as cuDNN sees it: X itself, or X zero-padded by the asymmetric part of the pads.
+  Dims x_padded;
+  bool padded = false;
+  int64_t x_offset = 0;  // where X's first element sits in the padded copy
 };
 
 Status set_tensor(cudnnTensorDescriptor_t& d, const std::vector<int>& dims) {
@@ -85,7 +94,20 @@ Status setup(const KernelContext& ctx, const Dims& x_dims, const Dims& w_dims, c
                        dims_to_string(w_dims), dims_to_string(y_dims), group);
   std::vector<int64_t> spatial(x_dims.begin() + 2, x_dims.end()), kernel(w_dims.begin() + 2, w_dims.end());
   ASSIGN_OR_RETURN(auto geo, window_geometry(node, spatial, kernel, false));
-  std::vector<int64_t> xs(x_dims), ws(w_dims), ys(y_dims), pads, strides, dils;
+  s.x_padded = x_dims;
+  std::vector<int64_t> extra_begin(rank, 0);
+  for (size_t d = 0; d < geo.size(); ++d) {
+    const WindowDim& w = geo[d];
+    int64_t m = std::min(w.pad_begin, w.pad_end);
+    if (m < 0) return unsupported("{}: negative pads on spatial dim {}", node.describe(), d);
+    extra_begin[2 + d] = w.pad_begin - m;
+    s.x_padded[2 + d] += w.pad_begin + w.pad_end - 2 * m;
+  }
+  s.padded = s.x_padded != x_dims;
+  Dims padded_strides = row_major_strides(s.x_padded);
+  s.x_offset = 0;
+  for (size_t d = 0; d < rank; ++d) s.x_offset += extra_begin[d] * padded_strides[d];
+  std::vector<int64_t> xs(s.x_padded), ws(w_dims), ys(y_dims), pads, strides, dils;
   if (rank == 3) {  // 1-D as 2-D with a unit height
     xs.insert(xs.begin() + 2, 1);
     ws.insert(ws.begin() + 2, 1);
@@ -96,13 +118,10 @@ Status setup(const KernelContext& ctx, const Dims& x_dims, const Dims& w_dims, c
   }
   for (size_t d = 0; d < geo.size(); ++d) {
     const WindowDim& w = geo[d];
-    if (w.pad_begin != w.pad_end)
-      return unsupported("{}: cuDNN takes symmetric pads only, got {} and {} on spatial dim {}", node.describe(),
-                         w.pad_begin, w.pad_end, d);
     if (w.out != y_dims[2 + d])
       return shape_error("{}: output spatial dim {} is {}, the geometry gives {}", node.describe(), d, y_dims[2 + d],
                          w.out);
-    pads.push_back(w.pad_begin);
+    pads.push_back(std::min(w.pad_begin, w.pad_end));
     strides.push_back(w.stride);
     dils.push_back(w.dilation);
   }
@@ -182,6 +201,16 @@ Result<Tensor> workspace_buffer(KernelContext& ctx, size_t bytes) {
   return temp(ctx, DType::kUInt8, {static_cast<int64_t>(bytes)});
 }
 
+// X where cuDNN reads it: X itself, or its zero-padded copy (ConvSetup::padded).
+Result<Tensor> padded_input(KernelContext& ctx, const ConvSetup& s, const Tensor& X) {
+  if (!s.padded) return X;
+  ASSIGN_OR_RETURN(Tensor xp, temp(ctx, X.dtype(), s.x_padded));
+  CUDA_RETURN_IF_ERROR(cudaMemsetAsync(xp.raw(), 0, xp.nbytes(), stream()));
+  ASSIGN_OR_RETURN(CopyMap into, strided_map(X.dims(), row_major_strides(s.x_padded), s.x_offset));
+  CUDA_RETURN_IF_ERROR(launch_scatter_copy(X.raw(), xp.raw(), X.numel(), static_cast<int>(dtype_size(X.dtype())), into, stream()));
+  return xp;
+}
+
 Status conv(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   const Tensor& W = ctx.input(1);
@@ -193,6 +222,7 @@ Status conv(KernelContext& ctx) {
     return unsupported("{}: the CUDA kernel does not take an empty X or W with a non-empty Y", ctx.node().describe());
   ConvSetup s;
   RETURN_IF_ERROR(setup(ctx, X.dims(), W.dims(), Y.dims(), s));
+  ASSIGN_OR_RETURN(Tensor Xc, padded_input(ctx, s, X));
   cudnnHandle_t h = context().cudnn;
   ASSIGN_OR_RETURN(AlgoChoice c, (choose<cudnnConvolutionFwdAlgoPerf_t>(
                                      ctx, s, Pass::kForward, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
@@ -207,7 +237,7 @@ Status conv(KernelContext& ctx) {
                                      })));
   ASSIGN_OR_RETURN(Tensor ws, workspace_buffer(ctx, c.workspace));
   float one = 1.f, zero = 0.f;
-  CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(h, &one, s.x.d, X.raw(), s.w.d, W.raw(), s.conv.d,
+  CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(h, &one, s.x.d, Xc.raw(), s.w.d, W.raw(), s.conv.d,
                                                 static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws.raw(), c.workspace,
                                                 &zero, s.y.d, Y.raw()));
   if (ctx.has_input(2)) {
@@ -256,9 +286,17 @@ Status conv_grad(KernelContext& ctx) {
                                                                                  bytes);
                            })));
       ASSIGN_OR_RETURN(Tensor ws, workspace_buffer(ctx, c.workspace));
+      Tensor dXc = dX;  // with padding: the gradient of the padded copy, whose interior is dX
+      if (s.padded) {
+        ASSIGN_OR_RETURN(dXc, temp(ctx, dX.dtype(), s.x_padded));
+      }
       CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(h, &one, s.w.d, W.raw(), s.y.d, dY.raw(), s.conv.d,
                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), ws.raw(),
-                                                         c.workspace, &zero, s.x.d, dX.raw()));
+                                                         c.workspace, &zero, s.x.d, dXc.raw()));
+      if (s.padded) {
+        ASSIGN_OR_RETURN(CopyMap interior, strided_map(dX.dims(), row_major_strides(s.x_padded), s.x_offset));
+        CUDA_RETURN_IF_ERROR(launch_gather_copy(dXc.raw(), dX.raw(), dX.numel(), static_cast<int>(dtype_size(dX.dtype())), interior, stream()));
+      }
     }
   }
   if (want_dw) {
@@ -279,7 +317,8 @@ Status conv_grad(KernelContext& ctx) {
                                                                                    a, bytes);
                            })));
       ASSIGN_OR_RETURN(Tensor ws, workspace_buffer(ctx, c.workspace));
-      CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardFilter(h, &one, s.x.d, X.raw(), s.y.d, dY.raw(), s.conv.d,
+      ASSIGN_OR_RETURN(Tensor Xc, padded_input(ctx, s, X));
+      CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardFilter(h, &one, s.x.d, Xc.raw(), s.y.d, dY.raw(), s.conv.d,
                                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo),
                                                            ws.raw(), c.workspace, &zero, s.w.d, dW.raw()));
     }

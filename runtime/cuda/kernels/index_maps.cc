@@ -27,14 +27,22 @@ Result<IndexMap> broadcast_map(const Dims& in, const Dims& out) {
   RETURN_IF_ERROR(check_rank(out.size()));
   if (in.size() > out.size()) return shape_error("cannot broadcast {} to {}", dims_to_string(in), dims_to_string(out));
   IndexMap m;
-  m.rank = static_cast<int>(out.size());
   Dims in_strides = row_major_strides(in);
   size_t lead = out.size() - in.size();
+  // Unit dims drop out and contiguous neighbours merge (a same-shape operand
+  // becomes one dim of stride 1, a scalar one of stride 0), so kernels divide less.
   for (size_t d = 0; d < out.size(); ++d) {
-    m.dims[d] = out[d];
-    if (d < lead) continue;
-    int64_t id = in[d - lead];
-    m.strides[d] = id == 1 && out[d] != 1 ? 0 : in_strides[d - lead];
+    if (out[d] == 1) continue;
+    int64_t stride = 0;
+    if (d >= lead && in[d - lead] != 1) stride = in_strides[d - lead];
+    if (m.rank > 0 && m.strides[m.rank - 1] == stride * out[d]) {
+      m.dims[m.rank - 1] *= out[d];
+      m.strides[m.rank - 1] = stride;
+      continue;
+    }
+    m.dims[m.rank] = out[d];
+    m.strides[m.rank] = stride;
+    ++m.rank;
   }
   return m;
 }
@@ -92,7 +100,7 @@ Result<CopyMap> transpose_map(const Dims& in, std::vector<int64_t> perm, const D
 
 Result<CopyMap> expand_map(const Dims& in, const Dims& out) {
   ASSIGN_OR_RETURN(IndexMap b, broadcast_map(in, out));
-  return strided_map(out, Dims(b.strides, b.strides + b.rank), 0);
+  return strided_map(Dims(b.dims, b.dims + b.rank), Dims(b.strides, b.strides + b.rank), 0);  // merged dims
 }
 
 Result<CopyMap> tile_map(const Dims& in, const Dims& out) {

@@ -75,10 +75,14 @@ Status layer_norm_grad_impl(KernelContext& ctx, bool simplified) {
       ASSIGN_OR_RETURN(columns[k], temp(ctx, X.dtype(), {n}));
     }
   }
-  CUDA_RETURN_IF_ERROR(launch_layer_norm_grad(t, dY.raw(), X.raw(), scale.raw(), scale.numel() == 1, st, mean,
-                                              inv.raw(), dx, columns[1].defined() ? columns[1].raw() : nullptr,
-                                              columns[2].defined() ? columns[2].raw() : nullptr, rows, n, simplified,
-                                              stream()));
+  Tensor partials;
+  if (columns[1].defined() || columns[2].defined()) {
+    ASSIGN_OR_RETURN(partials, temp(ctx, DType::kDouble, {2 * layer_norm_param_chunks(rows) * n}));
+  }
+  CUDA_RETURN_IF_ERROR(launch_layer_norm_grad(
+      t, dY.raw(), X.raw(), scale.raw(), scale.numel() == 1, st, mean, inv.raw(), dx,
+      columns[1].defined() ? columns[1].raw() : nullptr, columns[2].defined() ? columns[2].raw() : nullptr,
+      partials.defined() ? partials.data<double>() : nullptr, rows, n, simplified, stream()));
   for (size_t k = 1; k <= 2; ++k) {
     if (!param_out[k] || param_out[k]->numel() == n) continue;
     IndexMap kept, red;

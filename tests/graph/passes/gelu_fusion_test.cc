@@ -43,7 +43,8 @@ Model erf_gelu(bool half_first, float root2 = std::sqrt(2.f), bool erf_is_output
 }
 
 // GPT-2's gelu_new: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))).
-Model tanh_gelu() {
+// `cube_as_muls`: x^3 as x * (x * x), as PyTorch exports F.gelu(approximate="tanh").
+Model tanh_gelu(bool cube_as_muls = false) {
   Model m = empty_model();
   Graph& g = m.graph;
   add_input(g, "x", DType::kFloat, {3, 5});
@@ -53,7 +54,12 @@ Model tanh_gelu() {
   add_scalar(g, "k", std::sqrt(2.f / static_cast<float>(M_PI)));
   add_scalar(g, "one", 1.f);
   g.nodes.push_back(node("mlp/act/Mul", "Mul", {"x", "half"}, {"h"}));
-  g.nodes.push_back(node("mlp/act/Pow", "Pow", {"x", "three"}, {"p"}));
+  if (cube_as_muls) {
+    g.nodes.push_back(node("mlp/act/Square", "Mul", {"x", "x"}, {"x2"}));
+    g.nodes.push_back(node("mlp/act/Cube", "Mul", {"x", "x2"}, {"p"}));
+  } else {
+    g.nodes.push_back(node("mlp/act/Pow", "Pow", {"x", "three"}, {"p"}));
+  }
   g.nodes.push_back(node("mlp/act/Mul_1", "Mul", {"p", "c"}, {"q"}));
   g.nodes.push_back(node("mlp/act/Add", "Add", {"x", "q"}, {"r"}));
   g.nodes.push_back(node("mlp/act/Mul_2", "Mul", {"r", "k"}, {"s"}));
@@ -97,6 +103,16 @@ TEST_CASE("gelu_fusion: GPT-2's Tanh form becomes Gelu(approximate=tanh)", "[pas
   require_one_gelu(m, "tanh");
   CHECK(m.graph.nodes[0].name == "mlp/act/Gelu");
   CHECK(changed == 7);
+  require_close(run_model(m, feeds()).at("y"), before.at("y"), 1e-5, 1e-6);
+}
+
+TEST_CASE("gelu_fusion: the Tanh form with x^3 as x * (x * x) becomes Gelu(approximate=tanh)", "[passes][fusion]") {
+  Model m = tanh_gelu(true);
+  auto before = run_model(m, feeds());
+  int64_t changed = 0;
+  REQUIRE(apply_pass("gelu_fusion", m, {}, &changed));
+  require_one_gelu(m, "tanh");
+  CHECK(changed == 8);
   require_close(run_model(m, feeds()).at("y"), before.at("y"), 1e-5, 1e-6);
 }
 
