@@ -1,4 +1,4 @@
-// Gradient rules of MatMul and Gemm.
+// Gradient rules of MatMul, Gemm and com.ort_train FusedMatMul.
 #include <numeric>
 
 #include "autodiff/gradient_rule.h"
@@ -120,9 +120,66 @@ Status gemm_rule(GradientContext& c) {
   return Status::Ok();
 }
 
+// Y = alpha * A' @ B' (A' = transA ? A with its last two dims swapped : A; B'
+// likewise; both of rank >= 2). Each gradient is again one FusedMatMul with
+// the flags chosen so nothing is transposed explicitly:
+//   dA = alpha * dY @ B'^T        (transA: dA = alpha * B' @ dY^T)
+//   dB = alpha * A'^T @ dY        (transB: dB = alpha * dY^T @ A')
+// summed over broadcast batch dims by the driver. A 2-D B (a weight read
+// transposed, as a tied LM head is) folds dY's rows into single Gemms instead.
+Status fused_matmul_rule(GradientContext& c) {
+  bool ta = c.node().attr_int("transA", 0) != 0, tb = c.node().attr_int("transB", 0) != 0;
+  float alpha = c.node().attr_float("alpha", 1.f);
+  const std::string &a = c.I(0), &b = c.I(1), &dy = c.GO(0);
+  int64_t ra = c.rank(a), rb = c.rank(b);
+  if (ra < 2 || rb < 2) return c.unsupported_case("operand ranks must be known and at least 2");
+  auto fused = [&](const std::string& x, const std::string& y, bool tx, bool ty) {
+    return c.add1("FusedMatMul", {x, y},
+                  {Attribute::make_int("transA", tx), Attribute::make_int("transB", ty),
+                   Attribute::make_float("alpha", alpha)},
+                  kOrtTrainDomain);
+  };
+  if (!ta && rb == 2 && ra > 2) {
+    int64_t r = c.rank(dy);
+    ASSIGN_OR_RETURN(auto dy2, c.add1("Flatten", {dy}, {Attribute::make_int("axis", r - 1)}));
+    auto gemm = [&](const std::string& x, const std::string& y, bool tx, bool ty) {
+      return c.add1("Gemm", {x, y},
+                    {Attribute::make_int("transA", tx), Attribute::make_int("transB", ty),
+                     Attribute::make_float("alpha", alpha)});
+    };
+    if (c.needs_GI(0)) {
+      ASSIGN_OR_RETURN(auto g, gemm(dy2, b, false, !tb));
+      ASSIGN_OR_RETURN(g, c.builder().reshape_like(g, a));
+      c.set_GI(0, g);
+    }
+    if (c.needs_GI(1)) {
+      ASSIGN_OR_RETURN(auto a2, c.add1("Flatten", {a}, {Attribute::make_int("axis", ra - 1)}));
+      std::string g;
+      if (!tb) { ASSIGN_OR_RETURN(g, gemm(a2, dy2, true, false)); }
+      else { ASSIGN_OR_RETURN(g, gemm(dy2, a2, true, false)); }
+      c.set_GI(1, g);
+    }
+    return Status::Ok();
+  }
+  if (c.needs_GI(0)) {
+    std::string g;
+    if (!ta) { ASSIGN_OR_RETURN(g, fused(dy, b, false, !tb)); }
+    else { ASSIGN_OR_RETURN(g, fused(b, dy, tb, true)); }
+    c.set_GI(0, g);
+  }
+  if (c.needs_GI(1)) {
+    std::string g;
+    if (!tb) { ASSIGN_OR_RETURN(g, fused(a, dy, !ta, false)); }
+    else { ASSIGN_OR_RETURN(g, fused(dy, a, true, ta)); }
+    c.set_GI(1, g);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 ORT_GRADIENT("MatMul").rule(matmul_rule);
+ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "FusedMatMul").rule(fused_matmul_rule);
 ORT_GRADIENT("Gemm").rule(gemm_rule);
 
 }  // namespace ort_train

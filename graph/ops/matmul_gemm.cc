@@ -1,9 +1,14 @@
 // Shape rules: MatMul (numpy semantics: 1-D operands promoted then squeezed,
-// batch dims broadcast) and Gemm (2-D, optional transposes, C broadcast to [M,N]).
+// batch dims broadcast), Gemm (2-D, optional transposes, C broadcast to [M,N])
+// and com.ort_train FusedMatMul (matmul_transpose_fusion's and
+// matmul_scale_fusion's: alpha * A' @ B', where A' is A with its last two
+// dims swapped when transA is set, B' likewise; rank >= 2, batch dims broadcast).
 #include "graph/op_schema.h"
 
 namespace ort_train {
 namespace {
+
+Status matmul_shapes(InferContext& ctx, Shape sa, Shape sb);
 
 Status matmul_rule(InferContext& ctx) {
   const OptShape &a = ctx.input_shape(0), &b = ctx.input_shape(1);
@@ -13,7 +18,30 @@ Status matmul_rule(InferContext& ctx) {
     return Status::Ok();
   }
   if (a->empty() || b->empty()) return shape_error("{}: MatMul operands must have rank >= 1", ctx.node().describe());
+  return matmul_shapes(ctx, *a, *b);
+}
+
+Status fused_matmul_rule(InferContext& ctx) {
+  const OptShape &a = ctx.input_shape(0), &b = ctx.input_shape(1);
+  DType dt = ctx.input_dtype(0);
+  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kUndefined)
+    return shape_error("{}: FusedMatMul takes float32 or float64, got {}", ctx.node().describe(), dtype_name(dt));
+  if (!a || !b) {
+    ctx.set_output(0, dt, std::nullopt);
+    return Status::Ok();
+  }
+  if (a->size() < 2 || b->size() < 2)
+    return shape_error("{}: FusedMatMul operands must have rank >= 2", ctx.node().describe());
   Shape sa = *a, sb = *b;
+  if (ctx.attr_int("transA", 0)) std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
+  if (ctx.attr_int("transB", 0)) std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
+  return matmul_shapes(ctx, std::move(sa), std::move(sb));
+}
+
+// The output of A @ B for shapes already transposed as the op reads them.
+Status matmul_shapes(InferContext& ctx, Shape sa, Shape sb) {
+  DType dt = ctx.input_dtype(0);
+  const OptShape &a = ctx.input_shape(0), &b = ctx.input_shape(1);
   bool a1 = sa.size() == 1, b1 = sb.size() == 1;
   if (a1) sa.insert(sa.begin(), Dim(1));
   if (b1) sb.push_back(Dim(1));
@@ -48,5 +76,6 @@ Status gemm_rule(InferContext& ctx) {
 
 ORT_REGISTER_OP("", "MatMul", 1, 1000, matmul_rule);
 ORT_REGISTER_OP("", "Gemm", 7, 1000, gemm_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "FusedMatMul", 1, 1000, fused_matmul_rule);
 
 }  // namespace ort_train

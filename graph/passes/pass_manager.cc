@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "graph/graph_index.h"
+#include "graph/shape_inference.h"
 
 namespace ort_train {
 
@@ -19,7 +20,7 @@ std::vector<std::string> default_pass_names() {
   // nodes into initializers and merge the duplicate subexpressions they emit.
   return {"constant_folding",  "dead_code_elimination", "common_subexpression_elimination",
           "layer_norm_fusion", "rms_norm_fusion",       "gelu_fusion",
-          "silu_fusion"};
+          "silu_fusion",       "matmul_scale_fusion",   "matmul_transpose_fusion"};
 }
 
 std::string PassReport::summary() const {
@@ -70,6 +71,15 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
   RETURN_IF_ERROR(check_names(options));
   if (options.max_rounds < 1) return invalid_argument("max_rounds must be at least 1, got {}", options.max_rounds);
   RETURN_IF_ERROR(verify_graph(model.graph).with_context("before the graph passes"));
+  // Fusions read ranks and element types from value infos, which a model read
+  // from a file has only where its exporter wrote them: infer them for the
+  // passes, and put the model's own back afterwards, since inference here
+  // knows none of the description's dims and later inference keeps what it
+  // finds. Inference that fails (an op without a shape rule, say) is reported
+  // by the checks that own it; the passes then fuse only what they can prove.
+  const auto own_values = model.graph.values;
+  if (Status inferred = infer_shapes(model); !inferred.ok())
+    spdlog::debug("graph passes: shape inference before them: {}", inferred.message());
 
   std::vector<std::unique_ptr<Pass>> passes;
   PassReport report;
@@ -125,6 +135,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
   if (!valid.ok())
     return make_error(ErrorCode::kInternal, "the graph passes left an invalid graph (changed by {}): {}",
                       fmt::join(changers, ", "), valid.message());
+  model.graph.values = own_values;
   sync_value_infos(model.graph);
   return report;
 }

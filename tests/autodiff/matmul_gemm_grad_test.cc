@@ -1,5 +1,7 @@
-// Finite-difference checks of MatMul (batched, broadcast, 1-D operands) and Gemm
-// (every transpose combination, alpha/beta, broadcast C).
+// Finite-difference checks of MatMul (batched, broadcast, 1-D operands), Gemm
+// (every transpose combination, alpha/beta, broadcast C) and com.ort_train
+// FusedMatMul (every transpose combination with alpha, batched and broadcast,
+// and the tied-weight case: a 2-D B read transposed).
 #include "autodiff/gradient_check.h"
 
 namespace ort_train::testing {
@@ -45,8 +47,34 @@ GRAD_CASE("Gemm", {"Gemm without C", [](Rng& r) {
                   .attributes = {Attribute::make_int("transB", 1)}};
 }});
 
+// alpha * A' @ B' with A' = A^T over the last two dims when ta (B' likewise).
+NodeSpec fused_matmul(Rng& r, Dims batch_a, Dims batch_b, bool ta, bool tb, float alpha) {
+  int64_t m = r.integer(1, 4), k = r.integer(1, 4), n = r.integer(1, 4);
+  Dims a = batch_a, b = batch_b;
+  a.insert(a.end(), ta ? std::initializer_list<int64_t>{k, m} : std::initializer_list<int64_t>{m, k});
+  b.insert(b.end(), tb ? std::initializer_list<int64_t>{n, k} : std::initializer_list<int64_t>{k, n});
+  NodeSpec s{.op = "FusedMatMul", .inputs = {r.uniform(a), r.uniform(b)},
+             .attributes = {Attribute::make_int("transA", ta), Attribute::make_int("transB", tb),
+                            Attribute::make_float("alpha", alpha)}};
+  s.domain = kOrtTrainDomain;
+  return s;
+}
+
+GRAD_CASE("FusedMatMul", {"FusedMatMul all transposes, alpha, batched (com.ort_train)", [](Rng& r) {
+  return fused_matmul(r, {2}, {2}, r.integer(0, 1) != 0, r.integer(0, 1) != 0, 0.125f);
+}, {}, 1e-5, 1e-6, 1e-6, 8});
+GRAD_CASE("FusedMatMul", {"FusedMatMul broadcast batch dims (com.ort_train)", [](Rng& r) {
+  return fused_matmul(r, {2, 1}, {3}, r.integer(0, 1) != 0, r.integer(0, 1) != 0, 0.5f);
+}, {}, 1e-5, 1e-6, 1e-6, 8});
+GRAD_CASE("FusedMatMul", {"FusedMatMul 3-D by a 2-D B read transposed (com.ort_train)", [](Rng& r) {
+  return fused_matmul(r, {2}, {}, false, true, 1.f);
+}});
+GRAD_CASE("FusedMatMul", {"FusedMatMul 3-D by a 2-D B, scaled (com.ort_train)", [](Rng& r) {
+  return fused_matmul(r, {3}, {}, false, false, 2.f);
+}});
+
 }  // namespace
 
-TEST_CASE("gradcheck.matmul_gemm") { check_registered({"MatMul", "Gemm"}); }
+TEST_CASE("gradcheck.matmul_gemm") { check_registered({"MatMul", "Gemm", "FusedMatMul"}); }
 
 }  // namespace ort_train::testing

@@ -1,6 +1,8 @@
-// CPU kernels: MatMul and Gemm through OpenBLAS. MatMul folds A's batch into M
-// when B has no batch (the Linear-layer case: one GEMM for the whole batch);
-// otherwise one GEMM per broadcast batch entry. Integer MatMul uses a plain loop.
+// CPU kernels: MatMul, com.ort_train FusedMatMul (MatMul with its operands'
+// last two dims optionally swapped and a scale alpha, read by the GEMM in
+// place) and Gemm through OpenBLAS. MatMul folds A's batch into M when B has
+// no batch (the Linear-layer case: one GEMM for the whole batch); otherwise
+// one GEMM per broadcast batch entry. Integer MatMul uses a plain loop.
 #include <cstring>
 #include <type_traits>
 
@@ -22,35 +24,38 @@ void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
     }
 }
 
-template <typename T>
-void any_gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (k == 0) {
-      std::memset(c, 0, sizeof(T) * static_cast<size_t>(m * n));
-      return;
-    }
-    gemm(false, false, m, n, k, T(1), a, k, b, n, T(0), c, n);
-  } else {
-    small_gemm(m, n, k, a, b, c);
-  }
-}
-
-Status matmul(KernelContext& ctx) {
+// Y = alpha * A' @ B' (A' = A with its last two dims swapped when ta, B' likewise).
+Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   Tensor& out = ctx.output(0);
   Dims da = A.dims(), db = B.dims();
   if (da.size() == 1) da.insert(da.begin(), 1);
   if (db.size() == 1) db.push_back(1);
-  int64_t m = da[da.size() - 2], k = da.back(), n = db.back();
+  size_t ra = da.size(), rb = db.size();
+  int64_t m = da[ra - (ta ? 1 : 2)], k = da[ra - (ta ? 2 : 1)], n = db[rb - (tb ? 2 : 1)];
+  int64_t lda = da[ra - 1], ldb = db[rb - 1];
   Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
   if (out.numel() == 0) return Status::Ok();
+  bool plain = !ta && !tb && alpha == 1.0;
+  if (!plain && !dtype_is_float(A.dtype())) return unsupported_dtype(ctx, A.dtype());
   bool ok = dispatch_numeric(A.dtype(), [&]<typename T>() {
     const T* pa = A.data<T>();
     const T* pb = B.data<T>();
     T* pc = out.data<T>();
-    if (num_elements(bb) == 1) {  // B shared by every batch entry: one big GEMM
-      any_gemm<T>(num_elements(ba) * m, n, k, pa, pb, pc);
+    auto one = [&](int64_t rows, const T* a, const T* b, T* c) {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (k == 0) {
+          std::memset(c, 0, sizeof(T) * static_cast<size_t>(rows * n));
+          return;
+        }
+        gemm(ta, tb, rows, n, k, static_cast<T>(alpha), a, lda, b, ldb, T(0), c, n);
+      } else {
+        small_gemm(rows, n, k, a, b, c);
+      }
+    };
+    if (num_elements(bb) == 1 && !ta) {  // B shared by every batch entry: one big GEMM
+      one(num_elements(ba) * m, pa, pb, pc);
       return;
     }
     Dims batch = broadcast_dims({&ba, &bb});
@@ -64,10 +69,18 @@ Status matmul(KernelContext& ctx) {
         oa += i * sa[d];
         ob += i * sb[d];
       }
-      any_gemm<T>(m, n, k, pa + oa * m * k, pb + ob * k * n, pc + t * m * n);
+      one(m, pa + oa * m * k, pb + ob * k * n, pc + t * m * n);
     }
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, A.dtype());
+}
+
+Status matmul(KernelContext& ctx) { return matmul_impl(ctx, false, false, 1.0); }
+
+Status fused_matmul(KernelContext& ctx) {
+  const Node& node = ctx.node();
+  return matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
+                     node.attr_float("alpha", 1.f));
 }
 
 Status gemm_kernel(KernelContext& ctx) {
@@ -105,5 +118,6 @@ Status gemm_kernel(KernelContext& ctx) {
 
 ORT_REGISTER_CPU_KERNEL("MatMul", 1, 1000, matmul);
 ORT_REGISTER_CPU_KERNEL("Gemm", 7, 1000, gemm_kernel);
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "FusedMatMul", 1, 1000, DeviceKind::kCpu, fused_matmul);
 
 }  // namespace ort_train

@@ -1,5 +1,6 @@
 // CUDA registrations: MatMul (numpy semantics: 1-D operands, broadcast batch
-// dims) and Gemm through cuBLAS. Row-major C = A B is computed as the
+// dims), com.ort_train FusedMatMul (transposed operands read in place, a scale
+// alpha) and Gemm through cuBLAS. Row-major C = A B is computed as the
 // column-major C^T = B^T A^T. float32 may use TF32 tensor cores unless the
 // device was configured with allow_tf32 = false.
 #include "cuda_kernels/copy.h"
@@ -47,7 +48,8 @@ Status gemm_batched(DType t, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
   return Status::Ok();
 }
 
-Status matmul(KernelContext& ctx) {
+// Y = alpha * A' @ B' (A' = A with its last two dims swapped when ta, B' likewise).
+Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   CUDA_OUTPUT(Y, ctx, 0);
@@ -57,7 +59,9 @@ Status matmul(KernelContext& ctx) {
   Dims ad = A.dims(), bd = B.dims();
   if (ad.size() == 1) ad.insert(ad.begin(), 1);
   if (bd.size() == 1) bd.push_back(1);
-  int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back();
+  size_t ra = ad.size(), rb = bd.size();
+  int64_t m = ad[ra - (ta ? 1 : 2)], k = ad[ra - (ta ? 2 : 1)], n = bd[rb - (tb ? 2 : 1)];
+  int64_t lda = ad[ra - 1], ldb = bd[rb - 1];
   if (k == 0) {
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(Y.raw(), 0, Y.nbytes(), stream()));
     return Status::Ok();
@@ -71,13 +75,12 @@ Status matmul(KernelContext& ctx) {
   for (size_t d = 0; d < rank; ++d) out_batch[d] = std::max(a_batch[d], b_batch[d]);
   int64_t batch = num_elements(out_batch);
   // Shared weight (B without batch): fold A's batch into its rows, one large GEMM.
-  if (b_count == 1) return gemm_batched(A.dtype(), false, false, a_count * m, n, k, 1.0, A.raw(), k, 0, B.raw(), n, 0, 0.0, Y.raw(), n, 0, 1);
-  if (a_count == batch && b_count == batch)
-    return gemm_batched(A.dtype(), false, false, m, n, k, 1.0, A.raw(), k, m * k, B.raw(), n, k * n, 0.0, Y.raw(), n,
-                        m * n, batch);
-  if (a_count == 1)
-    return gemm_batched(A.dtype(), false, false, m, n, k, 1.0, A.raw(), k, 0, B.raw(), n, k * n, 0.0, Y.raw(), n,
-                        m * n, batch);
+  if (b_count == 1 && !ta)
+    return gemm_batched(A.dtype(), false, tb, a_count * m, n, k, alpha, A.raw(), lda, 0, B.raw(), ldb, 0, 0.0, Y.raw(),
+                        n, 0, 1);
+  if ((a_count == batch || a_count == 1) && (b_count == batch || b_count == 1))
+    return gemm_batched(A.dtype(), ta, tb, m, n, k, alpha, A.raw(), lda, a_count == 1 ? 0 : m * k, B.raw(), ldb,
+                        b_count == 1 ? 0 : k * n, 0.0, Y.raw(), n, m * n, batch);
   // Partial broadcasting of batch dims: one GEMM per output batch.
   size_t es = dtype_size(A.dtype());
   Dims as = row_major_strides(a_batch), bs = row_major_strides(b_batch), os = row_major_strides(out_batch);
@@ -88,12 +91,20 @@ Status matmul(KernelContext& ctx) {
       if (a_batch[d] != 1) ai += idx * as[d];
       if (b_batch[d] != 1) bi += idx * bs[d];
     }
-    RETURN_IF_ERROR(gemm_batched(A.dtype(), false, false, m, n, k, 1.0,
-                                 static_cast<const char*>(A.raw()) + ai * m * k * es, k, 0,
-                                 static_cast<const char*>(B.raw()) + bi * k * n * es, n, 0, 0.0,
+    RETURN_IF_ERROR(gemm_batched(A.dtype(), ta, tb, m, n, k, alpha,
+                                 static_cast<const char*>(A.raw()) + ai * m * k * es, lda, 0,
+                                 static_cast<const char*>(B.raw()) + bi * k * n * es, ldb, 0, 0.0,
                                  static_cast<char*>(Y.raw()) + i * m * n * es, n, 0, 1));
   }
   return Status::Ok();
+}
+
+Status matmul(KernelContext& ctx) { return matmul_impl(ctx, false, false, 1.0); }
+
+Status fused_matmul(KernelContext& ctx) {
+  const Node& node = ctx.node();
+  return matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
+                     node.attr_float("alpha", 1.f));
 }
 
 Status gemm(KernelContext& ctx) {
@@ -122,6 +133,7 @@ Status gemm(KernelContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_CUDA_KERNEL("MatMul", 1, 1000, matmul);
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "FusedMatMul", 1, 1000, fused_matmul);
 ORT_REGISTER_CUDA_KERNEL("Gemm", 7, 1000, gemm);
 
 }  // namespace ort_train::cuda
