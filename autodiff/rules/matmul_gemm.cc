@@ -84,6 +84,29 @@ Status matmul_rule(GradientContext& c) {
   return Status::Ok();
 }
 
+// The gradients of Y = alpha * A' @ B' (A' = ta ? A^T : A, B' likewise) as
+// products `product(x, y, tx, ty)` = alpha * x' @ y', choosing the flags so
+// nothing is transposed explicitly:
+//   dA' = dY @ B'^T; dA = ta ? (dA')^T = B' @ dY^T : dA'
+//   dB' = A'^T @ dY; dB = tb ? dY^T @ A' : dB'
+template <typename Product>
+Status transposed_product_grads(GradientContext& c, const std::string& a, const std::string& b, const std::string& dy,
+                                bool ta, bool tb, Product product) {
+  if (c.needs_GI(0)) {
+    std::string g;
+    if (!ta) { ASSIGN_OR_RETURN(g, product(dy, b, false, !tb)); }
+    else { ASSIGN_OR_RETURN(g, product(b, dy, tb, true)); }
+    c.set_GI(0, g);
+  }
+  if (c.needs_GI(1)) {
+    std::string g;
+    if (!tb) { ASSIGN_OR_RETURN(g, product(a, dy, !ta, false)); }
+    else { ASSIGN_OR_RETURN(g, product(dy, a, true, ta)); }
+    c.set_GI(1, g);
+  }
+  return Status::Ok();
+}
+
 // Y = alpha * A' @ B' + beta * C with A' = transA ? A^T : A (same for B).
 // Each gradient is again one Gemm with the transposes chosen so no explicit
 // Transpose is needed.
@@ -98,20 +121,7 @@ Status gemm_rule(GradientContext& c) {
                   {Attribute::make_int("transA", tx), Attribute::make_int("transB", ty),
                    Attribute::make_float("alpha", alpha)});
   };
-  if (c.needs_GI(0)) {
-    // dA' = dY @ B'^T; dA = ta ? (dA')^T = B' @ dY^T : dA'.
-    std::string g;
-    if (!ta) { ASSIGN_OR_RETURN(g, gemm(dy, b, false, !tb)); }
-    else { ASSIGN_OR_RETURN(g, gemm(b, dy, tb, true)); }
-    c.set_GI(0, g);
-  }
-  if (c.needs_GI(1)) {
-    // dB' = A'^T @ dY; dB = tb ? dY^T @ A' : dB'.
-    std::string g;
-    if (!tb) { ASSIGN_OR_RETURN(g, gemm(a, dy, !ta, false)); }
-    else { ASSIGN_OR_RETURN(g, gemm(dy, a, true, ta)); }
-    c.set_GI(1, g);
-  }
+  RETURN_IF_ERROR(transposed_product_grads(c, a, b, dy, ta, tb, gemm));
   if (c.num_inputs() > 2 && c.needs_GI(2)) {
     std::string g = dy;
     if (beta != 1.f) { ASSIGN_OR_RETURN(g, c.add1("Mul", {dy, c.builder().scalar(beta, c.dtype(dy))})); }
@@ -121,12 +131,10 @@ Status gemm_rule(GradientContext& c) {
 }
 
 // Y = alpha * A' @ B' (A' = transA ? A with its last two dims swapped : A; B'
-// likewise; both of rank >= 2). Each gradient is again one FusedMatMul with
-// the flags chosen so nothing is transposed explicitly:
-//   dA = alpha * dY @ B'^T        (transA: dA = alpha * B' @ dY^T)
-//   dB = alpha * A'^T @ dY        (transB: dB = alpha * dY^T @ A')
-// summed over broadcast batch dims by the driver. A 2-D B (a weight read
-// transposed, as a tied LM head is) folds dY's rows into single Gemms instead.
+// likewise; both of rank >= 2). Each gradient is again one FusedMatMul
+// (transposed_product_grads), summed over broadcast batch dims by the driver.
+// A 2-D B (a weight read transposed, as a tied LM head is) folds dY's rows
+// into single Gemms instead.
 Status fused_matmul_rule(GradientContext& c) {
   bool ta = c.node().attr_int("transA", 0) != 0, tb = c.node().attr_int("transB", 0) != 0;
   float alpha = c.node().attr_float("alpha", 1.f);
@@ -161,19 +169,7 @@ Status fused_matmul_rule(GradientContext& c) {
     }
     return Status::Ok();
   }
-  if (c.needs_GI(0)) {
-    std::string g;
-    if (!ta) { ASSIGN_OR_RETURN(g, fused(dy, b, false, !tb)); }
-    else { ASSIGN_OR_RETURN(g, fused(b, dy, tb, true)); }
-    c.set_GI(0, g);
-  }
-  if (c.needs_GI(1)) {
-    std::string g;
-    if (!tb) { ASSIGN_OR_RETURN(g, fused(a, dy, !ta, false)); }
-    else { ASSIGN_OR_RETURN(g, fused(dy, a, true, ta)); }
-    c.set_GI(1, g);
-  }
-  return Status::Ok();
+  return transposed_product_grads(c, a, b, dy, ta, tb, fused);
 }
 
 }  // namespace

@@ -37,7 +37,13 @@ Status resize_rule(InferContext& ctx) {
       return shape_error("{}: {} scales for rank {}", ctx.node().describe(), scales->numel(), x->size());
     for (size_t d = 0; d < x->size(); ++d) {
       double sc = scales->dtype() == DType::kDouble ? scales->data<double>()[d] : scales->data<float>()[d];
-      if ((*x)[d].known()) out[d] = Dim(static_cast<int64_t>(std::floor(static_cast<double>((*x)[d].value) * sc)));
+      if (!(*x)[d].known()) continue;
+      double size = std::floor(static_cast<double>((*x)[d].value) * sc);
+      // Checked before the conversion: a double past int64's range converts to nothing defined.
+      if (!(size >= 0 && size < 9.2e18))
+        return shape_error("{}: scale {} on dim {} of size {} gives no valid output size", ctx.node().describe(), sc,
+                           d, (*x)[d].value);
+      out[d] = Dim(static_cast<int64_t>(size));
     }
   }
   ctx.set_output(0, t, out);
