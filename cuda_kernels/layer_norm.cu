@@ -80,8 +80,8 @@ __global__ void layer_norm_param_partials_kernel(const T* dy, const T* x, ElemTy
   int64_t c = blockIdx.y;
   if (i >= n) return;
   double ds = 0, db = 0;
-  int64_t end = c * kParamChunkRows + kParamChunkRows < rows ? c * kParamChunkRows + kParamChunkRows : rows;
-  for (int64_t r = c * kParamChunkRows; r < end; ++r) {
+  int64_t begin = c * kParamChunkRows, end = min(begin + kParamChunkRows, rows);
+  for (int64_t r = begin; r < end; ++r) {
     double gi = static_cast<double>(dy[r * n + i]);
     ds += gi * (static_cast<double>(x[r * n + i]) - load_stat(st, mean_in, r)) * load_stat(st, inv_in, r);
     db += gi;

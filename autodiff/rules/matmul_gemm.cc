@@ -84,27 +84,36 @@ Status matmul_rule(GradientContext& c) {
   return Status::Ok();
 }
 
-// The gradients of Y = alpha * A' @ B' (A' = ta ? A^T : A, B' likewise) as
-// products `product(x, y, tx, ty)` = alpha * x' @ y', choosing the flags so
-// nothing is transposed explicitly:
+// A node that multiplies as Gemm and FusedMatMul do: alpha * x' @ y', with x'
+// the transpose of x when tx (y' likewise).
+auto transposed_product(GradientContext& c, const char* op, const char* domain, float alpha) {
+  return [&c, op, domain, alpha](const std::string& x, const std::string& y, bool tx, bool ty) {
+    return c.add1(op, {x, y},
+                  {Attribute::make_int("transA", tx), Attribute::make_int("transB", ty),
+                   Attribute::make_float("alpha", alpha)},
+                  domain);
+  };
+}
+
+// The gradients of Y = alpha * A' @ B' (A' = ta ? A^T : A, B' likewise), each
+// one product(x, y, tx, ty) with the flags chosen so nothing is transposed
+// explicitly; a name is empty where that gradient is not needed:
 //   dA' = dY @ B'^T; dA = ta ? (dA')^T = B' @ dY^T : dA'
 //   dB' = A'^T @ dY; dB = tb ? dY^T @ A' : dB'
 template <typename Product>
-Status transposed_product_grads(GradientContext& c, const std::string& a, const std::string& b, const std::string& dy,
-                                bool ta, bool tb, Product product) {
+Result<std::pair<std::string, std::string>> transposed_product_grads(GradientContext& c, const std::string& a,
+                                                                     const std::string& b, const std::string& dy,
+                                                                     bool ta, bool tb, Product product) {
+  std::string da, db;
   if (c.needs_GI(0)) {
-    std::string g;
-    if (!ta) { ASSIGN_OR_RETURN(g, product(dy, b, false, !tb)); }
-    else { ASSIGN_OR_RETURN(g, product(b, dy, tb, true)); }
-    c.set_GI(0, g);
+    if (!ta) { ASSIGN_OR_RETURN(da, product(dy, b, false, !tb)); }
+    else { ASSIGN_OR_RETURN(da, product(b, dy, tb, true)); }
   }
   if (c.needs_GI(1)) {
-    std::string g;
-    if (!tb) { ASSIGN_OR_RETURN(g, product(a, dy, !ta, false)); }
-    else { ASSIGN_OR_RETURN(g, product(dy, a, true, ta)); }
-    c.set_GI(1, g);
+    if (!tb) { ASSIGN_OR_RETURN(db, product(a, dy, !ta, false)); }
+    else { ASSIGN_OR_RETURN(db, product(dy, a, true, ta)); }
   }
-  return Status::Ok();
+  return std::make_pair(da, db);
 }
 
 // Y = alpha * A' @ B' + beta * C with A' = transA ? A^T : A (same for B).
@@ -116,12 +125,10 @@ Status gemm_rule(GradientContext& c) {
   float alpha = c.node().attr_float("alpha", 1.f);
   float beta = c.node().attr_float("beta", 1.f);
   const std::string &a = c.I(0), &b = c.I(1), &dy = c.GO(0);
-  auto gemm = [&](const std::string& x, const std::string& y, bool tx, bool ty) {
-    return c.add1("Gemm", {x, y},
-                  {Attribute::make_int("transA", tx), Attribute::make_int("transB", ty),
-                   Attribute::make_float("alpha", alpha)});
-  };
-  RETURN_IF_ERROR(transposed_product_grads(c, a, b, dy, ta, tb, gemm));
+  auto gemm = transposed_product(c, "Gemm", "", alpha);
+  ASSIGN_OR_RETURN(auto grads, transposed_product_grads(c, a, b, dy, ta, tb, gemm));
+  if (!grads.first.empty()) c.set_GI(0, grads.first);
+  if (!grads.second.empty()) c.set_GI(1, grads.second);
   if (c.num_inputs() > 2 && c.needs_GI(2)) {
     std::string g = dy;
     if (beta != 1.f) { ASSIGN_OR_RETURN(g, c.add1("Mul", {dy, c.builder().scalar(beta, c.dtype(dy))})); }
@@ -131,45 +138,31 @@ Status gemm_rule(GradientContext& c) {
 }
 
 // Y = alpha * A' @ B' (A' = transA ? A with its last two dims swapped : A; B'
-// likewise; both of rank >= 2). Each gradient is again one FusedMatMul
-// (transposed_product_grads), summed over broadcast batch dims by the driver.
-// A 2-D B (a weight read transposed, as a tied LM head is) folds dY's rows
-// into single Gemms instead.
+// likewise; both of rank >= 2). Each gradient is again one FusedMatMul,
+// summed over broadcast batch dims by the driver. A 2-D B (a weight, or a tied
+// LM head read transposed) takes Gemms over A's and dY's rows folded
+// together instead, dA then shaped back like A.
 Status fused_matmul_rule(GradientContext& c) {
   bool ta = c.node().attr_int("transA", 0) != 0, tb = c.node().attr_int("transB", 0) != 0;
   float alpha = c.node().attr_float("alpha", 1.f);
-  const std::string &a = c.I(0), &b = c.I(1), &dy = c.GO(0);
+  std::string a = c.I(0), dy = c.GO(0);
+  const std::string& b = c.I(1);
   int64_t ra = c.rank(a), rb = c.rank(b);
   if (ra < 2 || rb < 2) return c.unsupported_case("operand ranks must be known and at least 2");
-  auto fused = [&](const std::string& x, const std::string& y, bool tx, bool ty) {
-    return c.add1("FusedMatMul", {x, y},
-                  {Attribute::make_int("transA", tx), Attribute::make_int("transB", ty),
-                   Attribute::make_float("alpha", alpha)},
-                  kOrtTrainDomain);
-  };
-  if (!ta && rb == 2 && ra > 2) {
-    int64_t r = c.rank(dy);
-    ASSIGN_OR_RETURN(auto dy2, c.add1("Flatten", {dy}, {Attribute::make_int("axis", r - 1)}));
-    auto gemm = [&](const std::string& x, const std::string& y, bool tx, bool ty) {
-      return c.add1("Gemm", {x, y},
-                    {Attribute::make_int("transA", tx), Attribute::make_int("transB", ty),
-                     Attribute::make_float("alpha", alpha)});
-    };
-    if (c.needs_GI(0)) {
-      ASSIGN_OR_RETURN(auto g, gemm(dy2, b, false, !tb));
-      ASSIGN_OR_RETURN(g, c.builder().reshape_like(g, a));
-      c.set_GI(0, g);
-    }
-    if (c.needs_GI(1)) {
-      ASSIGN_OR_RETURN(auto a2, c.add1("Flatten", {a}, {Attribute::make_int("axis", ra - 1)}));
-      std::string g;
-      if (!tb) { ASSIGN_OR_RETURN(g, gemm(a2, dy2, true, false)); }
-      else { ASSIGN_OR_RETURN(g, gemm(dy2, a2, true, false)); }
-      c.set_GI(1, g);
-    }
-    return Status::Ok();
+  bool fold_rows = !ta && rb == 2 && ra > 2;
+  if (fold_rows) {
+    ASSIGN_OR_RETURN(dy, c.add1("Flatten", {dy}, {Attribute::make_int("axis", c.rank(dy) - 1)}));
+    if (c.needs_GI(1)) { ASSIGN_OR_RETURN(a, c.add1("Flatten", {a}, {Attribute::make_int("axis", ra - 1)})); }
   }
-  return transposed_product_grads(c, a, b, dy, ta, tb, fused);
+  auto product = fold_rows ? transposed_product(c, "Gemm", "", alpha)
+                           : transposed_product(c, "FusedMatMul", kOrtTrainDomain, alpha);
+  ASSIGN_OR_RETURN(auto grads, transposed_product_grads(c, a, b, dy, ta, tb, product));
+  if (!grads.first.empty()) {
+    if (fold_rows) { ASSIGN_OR_RETURN(grads.first, c.builder().reshape_like(grads.first, c.I(0))); }
+    c.set_GI(0, grads.first);
+  }
+  if (!grads.second.empty()) c.set_GI(1, grads.second);
+  return Status::Ok();
 }
 
 }  // namespace

@@ -30,13 +30,13 @@ class MatMulScaleFusion : public FusionPass {
     bool div = scale.op_type == "Div";
     if ((!div && scale.op_type != "Mul") || !scale.domain.empty() || scale.inputs.size() != 2) return std::nullopt;
     const Node* mm = nullptr;
-    double alpha = 0;
+    double c = 0;
     for (size_t k = 0; k < (div ? 1 : 2) && !mm; ++k) {
       const Node* p = pm.producer(scale.inputs[k], "MatMul", 2);
-      auto c = p ? pm.scalar(scale.inputs[1 - k]) : std::nullopt;
-      if (!c || !power_of_two(*c)) continue;
+      auto v = p ? pm.scalar(scale.inputs[1 - k]) : std::nullopt;
+      if (!v || !power_of_two(*v)) continue;
       mm = p;
-      alpha = div ? 1.0 / *c : *c;
+      c = *v;
     }
     if (!mm) return std::nullopt;
     auto ra = pm.rank(mm->inputs[0]), rb = pm.rank(mm->inputs[1]);
@@ -46,8 +46,8 @@ class MatMulScaleFusion : public FusionPass {
     std::set<size_t> nodes = {pm.position(mm), pm.position(&scale)};
     if (!pm.closed(nodes, pm.position(&scale))) return std::nullopt;
     Node fused = fused_node(pm.index(), scale, "FusedMatMul", {mm->inputs[0], mm->inputs[1]},
-                            {Attribute::make_float("alpha", static_cast<float>(alpha))});
-    pm.context().note(fmt::format("{}: MatMul, {} by {} -> 1", fused.name, scale.op_type, div ? 1.0 / alpha : alpha));
+                            {Attribute::make_float("alpha", static_cast<float>(div ? 1.0 / c : c))});
+    pm.context().note(fmt::format("{}: MatMul, {} by {} -> 1", fused.name, scale.op_type, c));
     return FusedMatch{pm.position(&scale), std::move(nodes), std::move(fused)};
   }
 };

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <unordered_set>
 
 #include "graph/graph_index.h"
@@ -51,6 +52,15 @@ void sync_value_infos(Graph& g) {
 
 namespace {
 
+bool lacks_value_infos(const Graph& g) {
+  for (const Node& n : g.nodes)
+    for (const std::string& o : n.outputs) {
+      const ValueInfo* v = o.empty() ? nullptr : g.value(o);
+      if (!o.empty() && (!v || !v->shape)) return true;
+    }
+  return false;
+}
+
 Status check_names(const PassManagerOptions& options) {
   const std::vector<std::string> known = PassRegistry::instance().names();
   std::vector<std::string> unknown;
@@ -72,14 +82,18 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
   if (options.max_rounds < 1) return invalid_argument("max_rounds must be at least 1, got {}", options.max_rounds);
   RETURN_IF_ERROR(verify_graph(model.graph).with_context("before the graph passes"));
   // Fusions read ranks and element types from value infos, which a model read
-  // from a file has only where its exporter wrote them: infer them for the
-  // passes, and put the model's own back afterwards, since inference here
-  // knows none of the description's dims and later inference keeps what it
-  // finds. Inference that fails (an op without a shape rule, say) is reported
-  // by the checks that own it; the passes then fuse only what they can prove.
-  const auto own_values = model.graph.values;
-  if (Status inferred = infer_shapes(model); !inferred.ok())
-    spdlog::debug("graph passes: shape inference before them: {}", inferred.message());
+  // from a file has only where its exporter wrote them (a training graph has
+  // them all: its builder inferred them). Where some are missing, infer them
+  // for the passes and put the model's own back afterwards, since inference
+  // here knows none of the description's dims and later inference keeps what
+  // it finds. Inference that fails (an op without a shape rule, say) is
+  // reported by the checks that own it; the passes then fuse what they can prove.
+  std::optional<decltype(model.graph.values)> own_values;
+  if (lacks_value_infos(model.graph)) {
+    own_values = model.graph.values;
+    if (Status inferred = infer_shapes(model); !inferred.ok())
+      spdlog::debug("graph passes: shape inference before them: {}", inferred.message());
+  }
 
   std::vector<std::unique_ptr<Pass>> passes;
   PassReport report;
@@ -135,7 +149,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
   if (!valid.ok())
     return make_error(ErrorCode::kInternal, "the graph passes left an invalid graph (changed by {}): {}",
                       fmt::join(changers, ", "), valid.message());
-  model.graph.values = own_values;
+  if (own_values) model.graph.values = std::move(*own_values);
   sync_value_infos(model.graph);
   return report;
 }

@@ -274,29 +274,23 @@ double compare_with_cpu(const GradCase& c, const std::shared_ptr<Device>& device
   for (const auto& [in, g] : p.grad) fetch.push_back(g);
   auto cpu = Executor::create(p.model);
   INFO(cpu.status().message());
-  CHECK(cpu.ok());
-  if (!cpu.ok()) return -1;
+  CHECKED_ELSE(cpu.ok()) { return -1; }
   auto want = (*cpu)->run(p.feeds, spec.run_options, fetch);
   INFO(want.status().message());
-  CHECK(want.ok());
-  if (!want.ok()) return -1;
+  CHECKED_ELSE(want.ok()) { return -1; }
   auto gpu = Executor::create(p.model, device);
   INFO(gpu.status().message());
-  CHECK(gpu.ok());
-  if (!gpu.ok()) return -1;
+  CHECKED_ELSE(gpu.ok()) { return -1; }
   auto got = (*gpu)->run(p.feeds, spec.run_options, fetch);
   INFO(got.status().message());
-  CHECK(got.ok());
-  if (!got.ok()) return -1;
+  CHECKED_ELSE(got.ok()) { return -1; }
   double worst = 0;
   for (const std::string& name : fetch) {
     auto host = to_host(*device, got->at(name));
-    CHECK(host.ok());
-    if (!host.ok()) return -1;
+    CHECKED_ELSE(host.ok()) { return -1; }
     const Tensor& a = *host;
     const Tensor& b = want->at(name);
-    CHECK(a.dims() == b.dims());
-    if (a.dims() != b.dims()) return -1;
+    CHECKED_ELSE(a.dims() == b.dims()) { return -1; }
     double scale = 0, diff = 0;
     for (int64_t i = 0; i < b.numel(); ++i) {
       scale = std::max(scale, std::abs(to_double(b, i)));

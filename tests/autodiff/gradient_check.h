@@ -70,7 +70,8 @@ void check_registered(const std::vector<std::string>& ops);
 // Runs one seed of the case's loss-and-gradient graph, with float32 inputs,
 // on the CPU and on `device`, and checks the loss and every gradient agree:
 // max |device - cpu| <= rtol * max |cpu| + 1e-6 per tensor. Returns the worst
-// relative deviation seen.
+// relative deviation seen; a case that cannot run on either device records
+// the failure and returns -1, so the caller goes on to the other cases.
 double compare_with_cpu(const GradCase& c, const std::shared_ptr<Device>& device, double rtol);
 
 }  // namespace ort_train::testing

@@ -54,10 +54,11 @@ struct ConvSetup {
   FilterDesc w;
   ConvDesc conv;
   std::vector<int> key;
-  // X as cuDNN sees it: X itself, or X zero-padded by the asymmetric part of the pads.
+  // X as cuDNN sees it: X itself, or X zero-padded by the asymmetric part of
+  // the pads, with `interior` the place of X (and of dX in its gradient) in it.
   Dims x_padded;
   bool padded = false;
-  int64_t x_offset = 0;  // where X's first element sits in the padded copy
+  CopyMap interior;
 };
 
 Status set_tensor(cudnnTensorDescriptor_t& d, const std::vector<int>& dims) {
@@ -104,9 +105,12 @@ Status setup(const KernelContext& ctx, const Dims& x_dims, const Dims& w_dims, c
     s.x_padded[2 + d] += w.pad_begin + w.pad_end - 2 * m;
   }
   s.padded = s.x_padded != x_dims;
-  Dims padded_strides = row_major_strides(s.x_padded);
-  s.x_offset = 0;
-  for (size_t d = 0; d < rank; ++d) s.x_offset += extra_begin[d] * padded_strides[d];
+  if (s.padded) {
+    Dims padded_strides = row_major_strides(s.x_padded);
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += extra_begin[d] * padded_strides[d];
+    ASSIGN_OR_RETURN(s.interior, strided_map(x_dims, padded_strides, offset));
+  }
   std::vector<int64_t> xs(s.x_padded), ws(w_dims), ys(y_dims), pads, strides, dils;
   if (rank == 3) {  // 1-D as 2-D with a unit height
     xs.insert(xs.begin() + 2, 1);
@@ -206,8 +210,8 @@ Result<Tensor> padded_input(KernelContext& ctx, const ConvSetup& s, const Tensor
   if (!s.padded) return X;
   ASSIGN_OR_RETURN(Tensor xp, temp(ctx, X.dtype(), s.x_padded));
   CUDA_RETURN_IF_ERROR(cudaMemsetAsync(xp.raw(), 0, xp.nbytes(), stream()));
-  ASSIGN_OR_RETURN(CopyMap into, strided_map(X.dims(), row_major_strides(s.x_padded), s.x_offset));
-  CUDA_RETURN_IF_ERROR(launch_scatter_copy(X.raw(), xp.raw(), X.numel(), static_cast<int>(dtype_size(X.dtype())), into, stream()));
+  CUDA_RETURN_IF_ERROR(launch_scatter_copy(X.raw(), xp.raw(), X.numel(), static_cast<int>(dtype_size(X.dtype())),
+                                           s.interior, stream()));
   return xp;
 }
 
@@ -293,10 +297,9 @@ Status conv_grad(KernelContext& ctx) {
       CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(h, &one, s.w.d, W.raw(), s.y.d, dY.raw(), s.conv.d,
                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), ws.raw(),
                                                          c.workspace, &zero, s.x.d, dXc.raw()));
-      if (s.padded) {
-        ASSIGN_OR_RETURN(CopyMap interior, strided_map(dX.dims(), row_major_strides(s.x_padded), s.x_offset));
-        CUDA_RETURN_IF_ERROR(launch_gather_copy(dXc.raw(), dX.raw(), dX.numel(), static_cast<int>(dtype_size(dX.dtype())), interior, stream()));
-      }
+      if (s.padded)
+        CUDA_RETURN_IF_ERROR(launch_gather_copy(dXc.raw(), dX.raw(), dX.numel(),
+                                                static_cast<int>(dtype_size(dX.dtype())), s.interior, stream()));
     }
   }
   if (want_dw) {

@@ -23,27 +23,33 @@ Dims row_major_strides(const Dims& dims) {
   return s;
 }
 
+namespace {
+
+// Appends a dim walked with `stride` to m. Unit dims drop out and a dim
+// contiguous with the previous one merges into it, so kernels divide less.
+void append_merged(IndexMap& m, int64_t dim, int64_t stride) {
+  if (dim == 1) return;
+  if (m.rank > 0 && m.strides[m.rank - 1] == stride * dim) {
+    m.dims[m.rank - 1] *= dim;
+    m.strides[m.rank - 1] = stride;
+    return;
+  }
+  m.dims[m.rank] = dim;
+  m.strides[m.rank] = stride;
+  ++m.rank;
+}
+
+}  // namespace
+
 Result<IndexMap> broadcast_map(const Dims& in, const Dims& out) {
   RETURN_IF_ERROR(check_rank(out.size()));
   if (in.size() > out.size()) return shape_error("cannot broadcast {} to {}", dims_to_string(in), dims_to_string(out));
   IndexMap m;
   Dims in_strides = row_major_strides(in);
   size_t lead = out.size() - in.size();
-  // Unit dims drop out and contiguous neighbours merge (a same-shape operand
-  // becomes one dim of stride 1, a scalar one of stride 0), so kernels divide less.
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (out[d] == 1) continue;
-    int64_t stride = 0;
-    if (d >= lead && in[d - lead] != 1) stride = in_strides[d - lead];
-    if (m.rank > 0 && m.strides[m.rank - 1] == stride * out[d]) {
-      m.dims[m.rank - 1] *= out[d];
-      m.strides[m.rank - 1] = stride;
-      continue;
-    }
-    m.dims[m.rank] = out[d];
-    m.strides[m.rank] = stride;
-    ++m.rank;
-  }
+  // A same-shape operand becomes one dim of stride 1, a scalar one of stride 0.
+  for (size_t d = 0; d < out.size(); ++d)
+    append_merged(m, out[d], d >= lead && in[d - lead] != 1 ? in_strides[d - lead] : 0);
   return m;
 }
 
@@ -51,24 +57,12 @@ Result<ReduceMaps> reduce_maps(const Dims& dims, const std::vector<bool>& reduce
   RETURN_IF_ERROR(check_rank(dims.size()));
   Dims strides = row_major_strides(dims);
   ReduceMaps r;
-  // Neighbours of the same kind that are contiguous merge, so kernels divide less.
-  auto push = [](IndexMap& m, int64_t dim, int64_t stride) {
-    if (dim == 1) return;
-    if (m.rank > 0 && m.strides[m.rank - 1] == stride * dim) {
-      m.dims[m.rank - 1] *= dim;
-      m.strides[m.rank - 1] = stride;
-      return;
-    }
-    m.dims[m.rank] = dim;
-    m.strides[m.rank] = stride;
-    ++m.rank;
-  };
   for (size_t d = 0; d < dims.size(); ++d) {
     if (reduced[d]) {
-      push(r.reduced, dims[d], strides[d]);
+      append_merged(r.reduced, dims[d], strides[d]);
       r.count *= dims[d];
     } else {
-      push(r.kept, dims[d], strides[d]);
+      append_merged(r.kept, dims[d], strides[d]);
     }
   }
   return r;
