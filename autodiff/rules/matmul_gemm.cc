@@ -137,8 +137,10 @@ Status gemm_rule(GradientContext& c) {
   return Status::Ok();
 }
 
-// Y = alpha * A' @ B' (A' = transA ? A with its last two dims swapped : A; B'
-// likewise; both of rank >= 2). Each gradient is again one FusedMatMul,
+// Y = alpha * A' @ B' (+ bias) (A' = transA ? A with its last two dims swapped : A; B'
+// likewise; both of rank >= 2). The bias's gradient is dY, which the driver
+// sums to the bias's [N] as it did for the Add the bias came from. Each
+// other gradient is again one FusedMatMul,
 // summed over broadcast batch dims by the driver. A 2-D B (a weight, or a tied
 // LM head read transposed) takes Gemms over A's and dY's rows folded
 // together instead, dA then shaped back like A.
@@ -149,6 +151,7 @@ Status fused_matmul_rule(GradientContext& c) {
   const std::string& b = c.I(1);
   int64_t ra = c.rank(a), rb = c.rank(b);
   if (ra < 2 || rb < 2) return c.unsupported_case("operand ranks must be known and at least 2");
+  if (c.num_inputs() > 2 && c.needs_GI(2)) c.set_GI(2, dy);
   bool fold_rows = !ta && rb == 2 && ra > 2;
   if (fold_rows) {
     ASSIGN_OR_RETURN(dy, c.add1("Flatten", {dy}, {Attribute::make_int("axis", c.rank(dy) - 1)}));

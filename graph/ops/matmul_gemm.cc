@@ -2,7 +2,9 @@
 // batch dims broadcast), Gemm (2-D, optional transposes, C broadcast to [M,N])
 // and com.ort_train FusedMatMul (matmul_transpose_fusion's and
 // matmul_scale_fusion's: alpha * A' @ B', where A' is A with its last two
-// dims swapped when transA is set, B' likewise; rank >= 2, batch dims broadcast).
+// dims swapped when transA is set, B' likewise; rank >= 2, batch dims
+// broadcast; matmul_add_fusion's optional third input, a 1-D bias of the
+// output's last dim, added to every row).
 #include "graph/op_schema.h"
 
 namespace ort_train {
@@ -35,7 +37,17 @@ Status fused_matmul_rule(InferContext& ctx) {
   Shape sa = *a, sb = *b;
   if (ctx.attr_int("transA", 0)) std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
   if (ctx.attr_int("transB", 0)) std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
-  return matmul_shapes(ctx, std::move(sa), std::move(sb));
+  RETURN_IF_ERROR(matmul_shapes(ctx, std::move(sa), std::move(sb)));
+  if (!ctx.has_input(2)) return Status::Ok();
+  const OptShape& bias = ctx.input_shape(2);
+  const Dim& n = ctx.output(0).shape->back();
+  if (ctx.input_dtype(2) != dt && ctx.input_dtype(2) != DType::kUndefined)
+    return shape_error("{}: the bias is {}, the operands {}", ctx.node().describe(), dtype_name(ctx.input_dtype(2)),
+                       dtype_name(dt));
+  if (bias && (bias->size() != 1 || ((*bias)[0].known() && n.known() && (*bias)[0].value != n.value)))
+    return shape_error("{}: the bias must be 1-D of the output's last dim {}, got {}", ctx.node().describe(),
+                       n.to_string(), shape_to_string(bias));
+  return Status::Ok();
 }
 
 // The output of A @ B for shapes already transposed as the op reads them.

@@ -34,7 +34,8 @@ class MatMulTransposeFusion : public FusionPass {
 
   std::optional<FusedMatch> match(const Node& mm, PatternMatcher& pm) override {
     bool fused_mm = mm.op_type == "FusedMatMul" && mm.domain == kOrtTrainDomain;
-    if ((!fused_mm && (mm.op_type != "MatMul" || !mm.domain.empty())) || mm.inputs.size() != 2) return std::nullopt;
+    if (!fused_mm && (mm.op_type != "MatMul" || !mm.domain.empty() || mm.inputs.size() != 2)) return std::nullopt;
+    if (fused_mm && mm.inputs.size() != 2 && mm.inputs.size() != 3) return std::nullopt;  // a bias stays
     auto ra = pm.rank(mm.inputs[0]), rb = pm.rank(mm.inputs[1]);
     auto type = pm.dtype(mm.outputs[0]);
     if (!ra || !rb || *ra < 2 || *rb < 2 || !type || (*type != DType::kFloat && *type != DType::kDouble))

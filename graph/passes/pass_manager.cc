@@ -21,7 +21,8 @@ std::vector<std::string> default_pass_names() {
   // nodes into initializers and merge the duplicate subexpressions they emit.
   return {"constant_folding",  "dead_code_elimination", "common_subexpression_elimination",
           "layer_norm_fusion", "rms_norm_fusion",       "gelu_fusion",
-          "silu_fusion",       "matmul_scale_fusion",   "matmul_transpose_fusion"};
+          "silu_fusion",       "matmul_scale_fusion",   "matmul_transpose_fusion",
+          "matmul_add_fusion"};
 }
 
 std::string PassReport::summary() const {

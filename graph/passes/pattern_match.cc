@@ -79,11 +79,15 @@ std::optional<DType> PatternMatcher::dtype(const std::string& value) const {
 }
 
 std::optional<size_t> PatternMatcher::rank(const std::string& value) const {
+  OptShape s = shape(value);
+  return s ? std::optional<size_t>(s->size()) : std::nullopt;
+}
+
+OptShape PatternMatcher::shape(const std::string& value) const {
   const Graph& g = index_.graph();
-  if (auto it = g.initializers.find(value); it != g.initializers.end()) return it->second.dims().size();
+  if (auto it = g.initializers.find(value); it != g.initializers.end()) return shape_from_dims(it->second.dims());
   const ValueInfo* v = g.value(value);
-  if (!v || !v->shape) return std::nullopt;
-  return v->shape->size();
+  return v ? v->shape : std::nullopt;
 }
 
 Node fused_node(const GraphIndex& index, const Node& last, const std::string& op_type, std::vector<std::string> inputs,

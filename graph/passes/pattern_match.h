@@ -50,6 +50,7 @@ class PatternMatcher {
   // The value's element type and rank, when shape inference knows them.
   std::optional<DType> dtype(const std::string& value) const;
   std::optional<size_t> rank(const std::string& value) const;
+  OptShape shape(const std::string& value) const;
 
   // Marks nodes as taken by a match: producer() no longer returns them.
   void claim(const std::set<size_t>& nodes) { claimed_.insert(nodes.begin(), nodes.end()); }

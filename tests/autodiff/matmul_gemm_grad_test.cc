@@ -73,6 +73,19 @@ GRAD_CASE("FusedMatMul", {"FusedMatMul 3-D by a 2-D B, scaled (com.ort_train)", 
   return fused_matmul(r, {3}, {}, false, false, 2.f);
 }});
 
+// matmul_add_fusion's form: the Linear layer's bias as the third input.
+NodeSpec with_bias(Rng& r, NodeSpec s) {
+  int64_t n = s.inputs[1].dims()[s.inputs[1].dims().size() - (s.attributes[1].i ? 2 : 1)];
+  s.inputs.push_back(r.uniform({n}));
+  return s;
+}
+GRAD_CASE("FusedMatMul", {"FusedMatMul 3-D by a 2-D B, with a bias (com.ort_train)", [](Rng& r) {
+  return with_bias(r, fused_matmul(r, {2}, {}, false, r.integer(0, 1) != 0, 1.f));
+}});
+GRAD_CASE("FusedMatMul", {"FusedMatMul batched, transposed, scaled, with a bias (com.ort_train)", [](Rng& r) {
+  return with_bias(r, fused_matmul(r, {2}, {2}, r.integer(0, 1) != 0, r.integer(0, 1) != 0, 0.5f));
+}, {}, 1e-5, 1e-6, 1e-6, 8});
+
 }  // namespace
 
 TEST_CASE("gradcheck.matmul_gemm") { check_registered({"MatMul", "Gemm", "FusedMatMul"}); }

@@ -1,6 +1,7 @@
 // CPU kernels: MatMul, com.ort_train FusedMatMul (MatMul with its operands'
 // last two dims optionally swapped and a scale alpha, read by the GEMM in
-// place) and Gemm through OpenBLAS. MatMul folds A's batch into M when B has
+// place, and an optional bias added to each output row after the GEMM, the
+// same float addition an Add node made) and Gemm through OpenBLAS. MatMul folds A's batch into M when B has
 // no batch (the Linear-layer case: one GEMM for the whole batch); otherwise
 // one GEMM per broadcast batch entry. Integer MatMul uses a plain loop.
 #include <cstring>
@@ -24,8 +25,8 @@ void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
     }
 }
 
-// Y = alpha * A' @ B' (A' = A with its last two dims swapped when ta, B' likewise).
-Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
+// Y = alpha * A' @ B' (+ bias on every row) (A' = A with its last two dims swapped when ta, B' likewise).
+Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha, const Tensor* bias) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   Tensor& out = ctx.output(0);
@@ -37,7 +38,7 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
   int64_t lda = da[ra - 1], ldb = db[rb - 1];
   Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
   if (out.numel() == 0) return Status::Ok();
-  bool plain = !ta && !tb && alpha == 1.0;
+  bool plain = !ta && !tb && alpha == 1.0 && !bias;
   if (!plain && !dtype_is_float(A.dtype())) return unsupported_dtype(ctx, A.dtype());
   bool ok = dispatch_numeric(A.dtype(), [&]<typename T>() {
     const T* pa = A.data<T>();
@@ -47,9 +48,16 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
       if constexpr (std::is_floating_point_v<T>) {
         if (k == 0) {
           std::memset(c, 0, sizeof(T) * static_cast<size_t>(rows * n));
-          return;
+        } else {
+          gemm(ta, tb, rows, n, k, static_cast<T>(alpha), a, lda, b, ldb, T(0), c, n);
         }
-        gemm(ta, tb, rows, n, k, static_cast<T>(alpha), a, lda, b, ldb, T(0), c, n);
+        if (bias) {  // the epilogue, while the rows are still in cache
+          const T* pbias = bias->data<T>();
+          for (int64_t r = 0; r < rows; ++r) {
+            T* row = c + r * n;
+            for (int64_t j = 0; j < n; ++j) row[j] = row[j] + pbias[j];
+          }
+        }
       } else {
         small_gemm(rows, n, k, a, b, c);
       }
@@ -75,12 +83,17 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
   return ok ? Status::Ok() : unsupported_dtype(ctx, A.dtype());
 }
 
-Status matmul(KernelContext& ctx) { return matmul_impl(ctx, false, false, 1.0); }
+Status matmul(KernelContext& ctx) { return matmul_impl(ctx, false, false, 1.0, nullptr); }
 
 Status fused_matmul(KernelContext& ctx) {
   const Node& node = ctx.node();
+  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (bias && (bias->dtype() != ctx.input(0).dtype() || bias->dims().size() != 1 ||
+               bias->dims()[0] != ctx.output(0).dims().back()))
+    return invalid_argument("{}: the bias must be a 1-D {} of the output's last dim", node.describe(),
+                            dtype_name(ctx.input(0).dtype()));
   return matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
-                     node.attr_float("alpha", 1.f));
+                     node.attr_float("alpha", 1.f), bias);
 }
 
 Status gemm_kernel(KernelContext& ctx) {

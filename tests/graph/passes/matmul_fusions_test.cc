@@ -108,3 +108,62 @@ TEST_CASE("matmul fusions: a 2-D Transpose without perm folds into transA", "[pa
   CHECK(m.graph.nodes[0].attr_int("transB", 1) == 0);
   require_close(run_model(m, in).at("y"), before.at("y"), 1e-6, 1e-6);
 }
+
+namespace {
+
+struct Linear {
+  Dims bias_dims = {5};
+  bool bias_first = true;       // Add(bias, product), as torch.onnx.export writes nn.Linear
+  bool weight_transposed = false;  // X @ Transpose(W) with W [5, 8]
+  bool product_is_output = false;
+};
+
+// y = X @ W + bias over [2, 4, 8] X and an [8, 5] W.
+Model linear(const Linear& l) {
+  Model m = empty_model();
+  Graph& g = m.graph;
+  add_input(g, "x", DType::kFloat, {2, 4, 8});
+  add_initializer(g, "w", l.weight_transposed ? random_tensor({5, 8}, 5, -1.f, 1.f) : random_tensor({8, 5}, 5, -1.f, 1.f));
+  add_initializer(g, "b", random_tensor(l.bias_dims, 6, -1.f, 1.f));
+  std::string w = "w";
+  if (l.weight_transposed) {
+    g.nodes.push_back(node("fc/Transpose", "Transpose", {"w"}, {"wt"}));
+    w = "wt";
+  }
+  g.nodes.push_back(node("fc/MatMul", "MatMul", {"x", w}, {"p"}));
+  g.nodes.push_back(node("fc/Add", "Add", l.bias_first ? std::vector<std::string>{"b", "p"}
+                                                         : std::vector<std::string>{"p", "b"}, {"y"}));
+  add_output(g, "y");
+  if (l.product_is_output) add_output(g, "p");
+  REQUIRE(infer_shapes(m).ok());
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("matmul fusions: a Linear layer's bias Add becomes the FusedMatMul's epilogue, exactly", "[passes][fusion]") {
+  for (bool first : {true, false})
+    for (bool transposed : {false, true}) {
+      INFO("bias first: " << first << ", weight transposed: " << transposed);
+      Model m = linear({.bias_first = first, .weight_transposed = transposed});
+      std::map<std::string, Tensor> in = {{"x", random_tensor({2, 4, 8}, 7, -1.f, 1.f)}};
+      auto before = run_model(m, in);
+      if (transposed) REQUIRE(apply_pass("matmul_transpose_fusion", m));
+      int64_t changed = 0;
+      REQUIRE(apply_pass("matmul_add_fusion", m, {}, &changed));
+      CHECK(changed == 1);
+      REQUIRE(m.graph.nodes.size() == 1);
+      const Node& n = m.graph.nodes[0];
+      CHECK(n.op_type == "FusedMatMul");
+      CHECK(n.inputs == std::vector<std::string>{"x", "w", "b"});
+      CHECK(n.attr_int("transB", -1) == (transposed ? 1 : 0));
+      require_close(run_model(m, in).at("y"), before.at("y"), 0, 0);  // the same additions: bit for bit
+    }
+}
+
+TEST_CASE("matmul fusions: a bias of another shape, or a product needed elsewhere, stays", "[passes][fusion]") {
+  Model full = linear({.bias_dims = {4, 5}});  // broadcast over rows, not one row vector
+  REQUIRE_FALSE(apply_pass("matmul_add_fusion", full));
+  Model needed = linear({.product_is_output = true});
+  REQUIRE_FALSE(apply_pass("matmul_add_fusion", needed));
+}
