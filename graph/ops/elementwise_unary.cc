@@ -17,6 +17,26 @@ Status softmax_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// com.ort_train BiasSoftmax (bias_softmax_fusion's): Softmax(X + B) over the
+// last axis, with numpy broadcasting (attention's mask: [B, 1, 1, T] or
+// [B, 1, T, T] against [B, H, T, T] scores).
+Status bias_softmax_rule(InferContext& ctx) {
+  DType dt = ctx.input_dtype(0);
+  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kUndefined)
+    return shape_error("{}: BiasSoftmax takes float32 or float64, got {}", ctx.node().describe(), dtype_name(dt));
+  if (ctx.input_dtype(1) != dt && ctx.input_dtype(1) != DType::kUndefined && dt != DType::kUndefined)
+    return shape_error("{}: the bias is {}, X {}", ctx.node().describe(), dtype_name(ctx.input_dtype(1)), dtype_name(dt));
+  const OptShape &x = ctx.input_shape(0), &b = ctx.input_shape(1);
+  if (!x || !b) {
+    ctx.set_output(0, dt, std::nullopt);
+    return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(Shape out, broadcast_shapes({&*x, &*b}, ctx.node()));
+  if (out.empty()) return shape_error("{}: BiasSoftmax needs operands of rank >= 1", ctx.node().describe());
+  ctx.set_output(0, dt, std::move(out));
+  return Status::Ok();
+}
+
 Status cast_rule(InferContext& ctx) {
   const Attribute* to = ctx.node().attr("to");
   if (!to) return invalid_argument("{}: Cast needs the 'to' attribute", ctx.node().describe());
@@ -65,6 +85,7 @@ ORT_REGISTER_OP(kOrtTrainDomain, "Silu", 1, 1000, same_as_input0);  // silu_fusi
 ORT_REGISTER_OP("", "Clip", 6, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Softmax", 1, 1000, softmax_rule);
 ORT_REGISTER_OP("", "LogSoftmax", 1, 1000, softmax_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "BiasSoftmax", 1, 1000, bias_softmax_rule);
 ORT_REGISTER_OP("", "Cast", 6, 1000, cast_rule);
 ORT_REGISTER_OP("", "CastLike", 15, 1000, cast_like_rule);
 ORT_REGISTER_OP("", "Dropout", 7, 1000, dropout_rule);

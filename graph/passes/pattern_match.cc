@@ -7,8 +7,8 @@
 
 namespace ort_train {
 
-PatternMatcher::PatternMatcher(GraphIndex& index, const PassContext& ctx)
-    : index_(index), ctx_(ctx), protected_(protected_values(index.graph(), ctx)) {}
+PatternMatcher::PatternMatcher(GraphIndex& index, const PassContext& ctx, int64_t opset)
+    : index_(index), ctx_(ctx), protected_(protected_values(index.graph(), ctx)), opset_(opset) {}
 
 const Node* PatternMatcher::producer(const std::string& value, const std::string& op_type, size_t min_inputs) const {
   auto p = index_.producer(value);
@@ -151,7 +151,7 @@ std::optional<int64_t> suffix_axis(std::vector<int64_t> axes, std::optional<size
 
 Result<bool> FusionPass::apply(Model& model, const PassContext& ctx) {
   GraphIndex index(model.graph);
-  PatternMatcher pm(index, ctx);
+  PatternMatcher pm(index, ctx, model.opset(""));
   std::vector<FusedMatch> matches;
   for (const Node& n : model.graph.nodes)
     if (auto m = n.outputs.empty() ? std::nullopt : match(n, pm)) {

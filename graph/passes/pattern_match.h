@@ -19,7 +19,9 @@ namespace ort_train {
 
 class PatternMatcher {
  public:
-  PatternMatcher(GraphIndex& index, const PassContext& ctx);
+  // `opset`: the model's default-domain opset, which decides some ops' semantics (Softmax's axis).
+  PatternMatcher(GraphIndex& index, const PassContext& ctx, int64_t opset);
+  int64_t opset() const { return opset_; }
 
   // The node producing `value` when it is a default-domain `op_type` node
   // with at least `min_inputs` inputs (the passes run before any check of a
@@ -65,6 +67,7 @@ class PatternMatcher {
   const PassContext& ctx_;
   std::set<std::string> protected_;
   std::set<size_t> claimed_;
+  int64_t opset_;
 };
 
 // ReduceMean's axes (attribute before opset 18, constant input after), when keepdims.

@@ -1,4 +1,5 @@
-// CPU kernels: Softmax and LogSoftmax, numerically stable (max subtracted).
+// CPU kernels: Softmax and LogSoftmax, numerically stable (max subtracted),
+// and com.ort_train BiasSoftmax, Softmax(X + B) over the last axis.
 // Before opset 13 the input is coerced to 2-D at `axis` and normalized over
 // everything from `axis` on; from 13 on only `axis` is normalized.
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "graph/dispatch.h"
+#include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 
@@ -113,9 +115,52 @@ Status softmax(KernelContext& ctx) {
   return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 
+// bias_softmax_fusion's op: each row of X + B (broadcast) is written into Y
+// and normalized there while it is in cache, where Add then Softmax made two
+// passes over the whole [B, H, T, T] scores. The same float additions and the
+// same softmax_row, so the values are the pair's exactly.
+Status bias_softmax(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  const Dims& dims = out.dims();
+  if (dims.empty() || b.dtype() != x.dtype()) return unsupported_dtype(ctx, b.dtype());
+  if (out.numel() == 0) return Status::Ok();
+  const int64_t n = dims.back(), rows = out.numel() / n, rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> xs = broadcast_strides(x.dims(), dims), bs = broadcast_strides(b.dims(), dims);
+  bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
+    const T* px = x.data<T>();
+    const T* pb = b.data<T>();
+    T* py = out.data<T>();
+    parallel_for(rows, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        int64_t rem = r, xoff = 0, boff = 0;
+        for (int64_t d = rank - 2; d >= 0; --d) {
+          int64_t i = rem % dims[d];
+          rem /= dims[d];
+          xoff += i * xs[d];
+          boff += i * bs[d];
+        }
+        const T* xr = px + xoff;
+        const T* br = pb + boff;
+        T* yr = py + r * n;
+        const int64_t xstep = xs[rank - 1], bstep = bs[rank - 1];
+        if (xstep == 1 && bstep == 1) {
+          for (int64_t k = 0; k < n; ++k) yr[k] = xr[k] + br[k];
+        } else {
+          for (int64_t k = 0; k < n; ++k) yr[k] = xr[k * xstep] + br[k * bstep];
+        }
+        softmax_row<T, false>(yr, yr, n);
+      }
+    });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+}
+
 }  // namespace
 
 ORT_REGISTER_CPU_KERNEL_INPLACE("Softmax", 1, 1000, softmax<false>);
 ORT_REGISTER_CPU_KERNEL_INPLACE("LogSoftmax", 1, 1000, softmax<true>);
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "BiasSoftmax", 1, 1000, DeviceKind::kCpu, bias_softmax);
 
 }  // namespace ort_train

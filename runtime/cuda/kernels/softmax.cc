@@ -1,7 +1,9 @@
-// CUDA registrations: Softmax, LogSoftmax (opset < 13: coerced to 2-D at axis)
+// CUDA registrations: Softmax, LogSoftmax (opset < 13: coerced to 2-D at axis),
+// com.ort_train BiasSoftmax (the broadcast add, then the softmax in place)
 // and SoftmaxGrad, LogSoftmaxGrad. Kernels: cuda_kernels/softmax.cu.
 #include <algorithm>
 
+#include "cuda_kernels/elementwise.h"
 #include "cuda_kernels/softmax.h"
 #include "runtime/cuda/kernels/common.h"
 
@@ -34,6 +36,24 @@ Status softmax(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// Softmax(X + B) over the last axis: the add as the Add node made it, then
+// the rows normalized in place (softmax_rows reads a row before writing it).
+Status bias_softmax(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  auto t = elem_type(x.dtype());
+  if (!dtype_is_float(x.dtype()) || !t || b.dtype() != x.dtype()) return unsupported_cuda_dtype(ctx, x.dtype());
+  CUDA_OUTPUT(y, ctx, 0);
+  if (y.dims().empty()) return unsupported_cuda_dtype(ctx, x.dtype());
+  if (y.numel() == 0) return Status::Ok();
+  ASSIGN_OR_RETURN(IndexMap xm, broadcast_map(x.dims(), y.dims()));
+  ASSIGN_OR_RETURN(IndexMap bm, broadcast_map(b.dims(), y.dims()));
+  CUDA_RETURN_IF_ERROR(launch_binary(BinaryOp::kAdd, *t, x.raw(), b.raw(), y.raw(), y.numel(), false, xm, bm, stream()));
+  int64_t n = y.dims().back();
+  CUDA_RETURN_IF_ERROR(launch_softmax(false, *t, y.raw(), y.raw(), y.numel() / n, n, 1, stream()));
+  return Status::Ok();
+}
+
 template <bool kLog>
 Status softmax_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
@@ -51,6 +71,7 @@ Status softmax_grad(KernelContext& ctx) {
 
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Softmax", 1, 1000, softmax<false>);
 ORT_REGISTER_CUDA_KERNEL_INPLACE("LogSoftmax", 1, 1000, softmax<true>);
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "BiasSoftmax", 1, 1000, bias_softmax);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SoftmaxGrad", 1, 1000, softmax_grad<false>);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "LogSoftmaxGrad", 1, 1000, softmax_grad<true>);
 

@@ -36,6 +36,8 @@ EXPECTED = {
     # BERT's Linear layers as MatMul + Add: six per layer, the MLM head's transform and decoder. GPT-2's
     # Conv1D exports as Gemm with its bias already inside; Llama's projections have no bias.
     "matmul_add_fusion": lambda model, opset: {"bert": 14, "gpt2": 0, "llama": 0}[model],
+    # Attention's Softmax(scores + mask), one per layer: BERT's padding mask, GPT-2's and Llama's causal ones.
+    "bias_softmax_fusion": lambda model, opset: {"bert": 2, "gpt2": 2, "llama": 2}[model],
 }
 # Matches in the training graph after the backward, where a pass has them there.
 EXPECTED_AFTER_BACKWARD = {
