@@ -10,9 +10,10 @@
 #include "apps/commands.h"
 #include "apps/training_setup.h"
 #include "autodiff/gradient_builder.h"
-#include "runtime/executor.h"
 #include "runtime/device.h"
+#include "runtime/executor.h"
 #include "runtime/kernel.h"
+#include "training/recompute.h"
 
 namespace ort_train::app {
 
@@ -23,6 +24,7 @@ void add_inspect_command(CLI::App& app, InspectArgs& args) {
   add_pass_options(cmd, args.setup);
   add_dim_option(cmd, args.setup);
   add_max_memory_option(cmd, args.setup.max_memory);
+  add_recompute_option(cmd, args.setup);
   cmd->add_option("--batch-size", args.setup.batch_size, "binds the dim 'batch' for the memory estimate")
       ->check(CLI::PositiveNumber);
 }
@@ -89,6 +91,16 @@ Status inspect_command(const InspectArgs& args) {
       for (const std::string& m : st.matched) std::printf("    %s\n", m.c_str());
     }
   }
+  ASSIGN_OR_RETURN(RecomputeMode recompute, parse_recompute_mode(args.setup.recompute));
+  if (recompute != RecomputeMode::kNone) {
+    ASSIGN_OR_RETURN(auto budget_device, get_device(DeviceKind::kCpu));
+    ASSIGN_OR_RETURN(RecomputeReport r, apply_recompute(*tg, recompute, budget_device->memory_budget()));
+    std::printf("recompute (%s): %zu of %zu layers, %zu forward nodes copied into the backward; peak activations "
+                "%.2f MiB without, %.2f MiB with%s\n",
+                args.setup.recompute.c_str(), r.recomputed.size(), r.layers.size(), r.copied_nodes, mib(r.peak_before),
+                mib(r.peak_after), r.complete ? "" : " (lower bounds: some shapes unknown)");
+    for (const std::string& l : r.recomputed) std::printf("  %s\n", l.c_str());
+  }
   size_t forward = forward_node_count(*tg);
   std::printf("training graph: %zu forward + loss nodes, %zu backward nodes, built in %.1f ms\n", forward,
               tg->model.graph.nodes.size() - forward, tg->build_ms);
@@ -104,10 +116,12 @@ Status inspect_command(const InspectArgs& args) {
     Status cuda = check_kernels(tg->model, DeviceKind::kCuda);
     std::printf("training graph on --device cuda: %s\n", cuda.ok() ? "every node has a kernel" : cuda.message().c_str());
   }
-  MemoryEstimate est = estimate_memory(tg->model);
-  std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB%s\n", mib(est.initializer_bytes),
+  MemoryEstimate est = estimate_memory(tg->model, gradient_outputs(*tg));
+  std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB (after node %s)%s\n",
+              mib(est.initializer_bytes),
               mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),
               mib(est.peak_activation_bytes),
+              tg->model.graph.nodes.empty() ? "-" : tg->model.graph.nodes[est.peak_at].name.c_str(),
               est.complete ? "" : " (lower bound: some shapes depend on unbound dims; give --batch-size or dims:)");
   ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
   Status fits = check_plan_fits(tg->model, est, *cpu);

@@ -21,6 +21,7 @@
 #include "runtime/cpu/parallel.h"
 #include "runtime/executor.h"
 #include "training/checkpoint.h"
+#include "training/recompute.h"
 #include "runtime/communicator.h"
 #include "training/tensorboard_writer.h"
 #include "training/trainer.h"
@@ -74,6 +75,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
       ->check(CLI::PositiveNumber);
   add_pass_options(train, args.setup);
   add_max_memory_option(train, args.setup.max_memory);
+  add_recompute_option(train, args.setup);
   train->add_option("--data", args.data, "batch directory, .npz file, or 'synthetic'");
   train->add_option("--eval-data", args.eval_data, "held-out data (batch directory or .npz) evaluated after training");
   train->add_option("--eval-every", args.eval_every, "also evaluate the held-out data every N steps (0: only at the end)")
@@ -232,6 +234,7 @@ Status train_command(const TrainArgs& args) {
     spdlog::set_pattern(fmt::format("[%H:%M:%S.%e] [rank {}] [%^%l%$] %v", comm->rank()));
   }
   RETURN_IF_ERROR(apply_max_memory(args.setup.max_memory));
+  RETURN_IF_ERROR(parse_recompute_mode(args.setup.recompute).status());
   // Before anything else: a second run on the same folder stops here.
   std::unique_ptr<CheckpointDirLock> checkpoint_lock;  // held to the end of the run
   if (!args.checkpoint_dir.empty() && lead) {
@@ -256,6 +259,14 @@ Status train_command(const TrainArgs& args) {
   ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc, pass_options(args.setup)));
   log_training_graph(tg);
   log_pass_reports(tg);
+  // Before the graph is saved, so the saved graph shows the copies. auto's
+  // budget is --max-memory, else the memory of the device the run will use.
+  uint64_t budget = memory_limit();
+  if (budget == 0 && args.setup.recompute == "auto") {
+    ASSIGN_OR_RETURN(std::shared_ptr<Device> d, choose_device(args, tg.model));
+    budget = d->memory_budget();
+  }
+  RETURN_IF_ERROR(apply_recompute_option(args.setup, tg, budget));
   if (!args.save_training_graph.empty() && lead) {
     RETURN_IF_ERROR(save_model(tg.model, args.save_training_graph));
     spdlog::info("wrote the training graph to {}", args.save_training_graph);
@@ -276,7 +287,7 @@ Status train_command(const TrainArgs& args) {
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
-  MemoryEstimate plan = estimate_memory(tg.model);
+  MemoryEstimate plan = estimate_memory(tg.model, gradient_outputs(tg));
   if (plan.complete)
     spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB; memory budget {:.1f} MiB",
                  plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,

@@ -20,6 +20,7 @@ struct SetupArgs {
   std::string passes;                        // --passes: comma-separated names, or "none"
   std::vector<std::string> disabled_passes;  // --disable-pass (repeatable)
   std::string max_memory;                    // --max-memory: the memory budget (apps/memory_option.cc)
+  std::string recompute = "none";            // --recompute: none, layers or auto (training/recompute.h)
 };
 
 // Adds --dim NAME=SIZE (repeatable) to a subcommand.
@@ -30,6 +31,12 @@ void add_pass_options(CLI::App* cmd, SetupArgs& args);
 PassManagerOptions pass_options(const SetupArgs& args);
 // Logs what each pass changed before the loss and after the backward.
 void log_pass_reports(const TrainingGraph& tg);
+// Adds --recompute none|layers|auto to a subcommand.
+void add_recompute_option(CLI::App* cmd, SetupArgs& args);
+// Applies --recompute to a built training graph against the device's memory
+// budget (--max-memory or its memory) and logs what it chose and the planned
+// peak activations before and after.
+Status apply_recompute_option(const SetupArgs& args, TrainingGraph& tg, uint64_t budget_bytes);
 
 struct Setup {
   ModelDescription desc;

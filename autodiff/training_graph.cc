@@ -63,6 +63,12 @@ Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc) 
       names);
 }
 
+std::set<std::string> gradient_outputs(const TrainingGraph& tg) {
+  std::set<std::string> out;
+  for (const auto& [w, grad] : tg.gradients.gradient) out.insert(grad);
+  return out;
+}
+
 size_t forward_node_count(const TrainingGraph& tg) {
   return nodes_reaching(tg.model.graph, tg.eval_outputs).size();
 }

@@ -4,6 +4,7 @@
 // result is one ONNX-representable model whose outputs are the loss, the
 // original outputs, and "<initializer>_grad" per trainable initializer.
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc);
 
 // How many nodes the forward part (model + loss) has; the rest is backward.
 size_t forward_node_count(const TrainingGraph& tg);
+
+// The gradient outputs, which the trainer binds to the parameter store's
+// buffers (estimate_memory's `bound`: they are not intermediates).
+std::set<std::string> gradient_outputs(const TrainingGraph& tg);
 
 // The fraction of gradient bytes that are final once the first
 // `backward_fraction` of the backward nodes (in graph order) have run: how

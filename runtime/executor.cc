@@ -728,15 +728,29 @@ Status check_plan_fits(const Model& model, const MemoryEstimate& est, const Devi
                           memory_limit() ? " set by --max-memory" : " (the device's memory)");
 }
 
-MemoryEstimate estimate_memory(const Model& model) {
+MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& bound) {
   MemoryEstimate est;
   const Graph& g = model.graph;
   for (const auto& [name, t] : g.initializers) est.initializer_bytes += t.nbytes();
+  // Each value's buffer: its own, or for a view op's output its input's (the root).
+  std::unordered_map<std::string, std::string> root;
+  auto root_of = [&](const std::string& v) -> const std::string& {
+    auto it = root.find(v);
+    return it == root.end() ? v : it->second;
+  };
+  static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  for (const Node& n : g.nodes)
+    if (n.domain.empty() && views.count(n.op_type) && !n.inputs.empty() && !n.outputs.empty() && !n.outputs[0].empty())
+      root[n.outputs[0]] = root_of(n.inputs[0]);
   std::unordered_map<std::string, size_t> last_use;
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const std::string& in : g.nodes[i].inputs) last_use[in] = i;
-  std::unordered_map<std::string, bool> is_output;
-  for (const ValueInfo& o : g.outputs) is_output[o.name] = true;
+    for (const std::string& in : g.nodes[i].inputs) last_use[root_of(in)] = i;
+  // A bound output's producer writes into the caller's memory, through an
+  // Identity too (Executor::bind_output), so its root is not counted either.
+  std::set<std::string> held;
+  for (const std::string& b : bound) held.insert(root_of(b));
+  std::unordered_map<std::string, bool> is_output;  // by root: an output's buffer lives to the end
+  for (const ValueInfo& o : g.outputs) is_output[root_of(o.name)] = true;
   auto bytes_of = [&](const std::string& name) -> size_t {
     const ValueInfo* v = g.value(name);
     if (!v || !v->shape || !shape_fully_known(*v->shape) || dtype_size(v->dtype) == 0) {
@@ -751,18 +765,22 @@ MemoryEstimate estimate_memory(const Model& model) {
   std::vector<std::vector<std::string>> dies(g.nodes.size());
   for (const auto& [name, idx] : last_use)
     if (!g.is_initializer(name) && !is_output.count(name)) dies[idx].push_back(name);
-  for (const ValueInfo* v : g.required_inputs())
+  std::set<std::string> feeds;
+  for (const ValueInfo* v : g.required_inputs()) {
+    feeds.insert(v->name);
     live = std::min(live + bytes_of(v->name), std::numeric_limits<size_t>::max() / 2);
+  }
   est.peak_activation_bytes = live;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const std::string& o : g.nodes[i].outputs)
-      if (!o.empty()) live = std::min(live + bytes_of(o), std::numeric_limits<size_t>::max() / 2);
-    est.peak_activation_bytes = std::max(est.peak_activation_bytes, live);
-    for (const std::string& d : dies[i]) {
-      bool is_feed = false;
-      for (const ValueInfo* v : g.required_inputs()) is_feed = is_feed || v->name == d;
-      if (!is_feed) live -= std::min(live, bytes_of(d));
+      if (!o.empty() && !root.count(o) && !held.count(o))
+        live = std::min(live + bytes_of(o), std::numeric_limits<size_t>::max() / 2);
+    if (live > est.peak_activation_bytes) {
+      est.peak_activation_bytes = live;
+      est.peak_at = i;
     }
+    for (const std::string& d : dies[i])
+      if (!feeds.count(d) && !held.count(d)) live -= std::min(live, bytes_of(d));
   }
   return est;
 }

@@ -6,6 +6,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,13 +40,18 @@ struct ExecutionPlan {
 };
 
 // Shape of the memory the plan needs, computed from the graph's inferred shapes
-// (known after binding symbolic dims), without running anything.
+// (known after binding symbolic dims), without running anything. A view op's
+// output (Reshape, Flatten, Squeeze, Unsqueeze, Identity) shares its input's
+// buffer, as the kernels make it, and keeps it alive to its own last use.
+// `bound` names graph outputs written into memory the caller holds
+// (Executor::bind_output: the parameter store's gradients), not counted.
 struct MemoryEstimate {
   size_t initializer_bytes = 0;
   size_t peak_activation_bytes = 0;  // largest sum of live intermediates
+  size_t peak_at = 0;                // the node after which that peak is reached
   bool complete = true;              // false when some intermediate's shape is unknown
 };
-MemoryEstimate estimate_memory(const Model& model);
+MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& bound = {});
 // Whether every node's inferred outputs, and weights plus peak activations,
 // fit the device's memory budget (Device::memory_budget: its memory, or
 // --max-memory), before anything runs. An error names the node, the shape and

@@ -1,0 +1,106 @@
+// Recompute on a built training graph: layer scopes from node names; the
+// copies of a layer (a Dropout re-applied through its forward mask) placed in
+// the backward and read there instead of the forward's activations, the
+// evaluation part untouched, and the gradients of a training run with
+// Dropout active equal to those without recompute bit for bit.
+#include "training/recompute.h"
+
+#include "graph/onnx_io.h"
+#include "graph/reachability.h"
+#include "runtime/executor.h"
+#include "test_util.h"
+
+namespace ort_train::testing {
+namespace {
+
+TrainingGraph bert_example() {
+  auto desc = load_description(source_dir() + "/examples/bert/bert.yaml");
+  REQUIRE(desc.ok());
+  auto model = load_model(source_dir() + "/examples/bert/bert.onnx");
+  REQUIRE(model.ok());
+  auto tg = build_training_graph(std::move(model).value(), *desc);
+  INFO(tg.status().message());
+  REQUIRE(tg.ok());
+  return std::move(tg).value();
+}
+
+std::map<std::string, Tensor> bert_feeds() {
+  // batch 16, seq 64 (bert.yaml); token ids below the vocabulary, all attended, every 7th labelled.
+  Tensor ids = Tensor::host(DType::kInt64, {16, 64}), mask = Tensor::host(DType::kInt64, {16, 64}),
+         labels = Tensor::host(DType::kInt64, {16, 64});
+  for (int64_t i = 0; i < 16 * 64; ++i) {
+    ids.data<int64_t>()[i] = (i * 37) % 1000;
+    mask.data<int64_t>()[i] = 1;
+    labels.data<int64_t>()[i] = i % 7 == 0 ? (i * 11) % 1000 : -100;
+  }
+  return {{"input_ids", ids}, {"attention_mask", mask}, {"labels", labels}};
+}
+
+}  // namespace
+
+TEST_CASE("recompute: layer scopes are the first indexed module of a node's scope") {
+  CHECK(layer_scope("/model/bert/encoder/layer.3/attention/self/query/MatMul") == "/model/bert/encoder/layer.3");
+  CHECK(layer_scope("/model/transformer/h.0/attn/Softmax") == "/model/transformer/h.0");
+  CHECK(layer_scope("/encoder/block.2/layer.0/SelfAttention/MatMul") == "/encoder/block.2");
+  CHECK(layer_scope("/model/layers_11/mlp/Mul") == "/model/layers_11");
+  CHECK(layer_scope("/model/bert/embeddings/Add_1") == "");  // a node's own name is no scope
+  CHECK(layer_scope("MatMul_3") == "");
+  CHECK(layer_scope("/x/.5/Add") == "");
+  CHECK(parse_recompute_mode("layers").value() == RecomputeMode::kLayers);
+  CHECK_FALSE(parse_recompute_mode("everything").ok());
+}
+
+TEST_CASE("recompute: a layer's copies feed the backward, Dropout through its forward mask") {
+  TrainingGraph tg = bert_example();
+  const std::vector<size_t> eval_before = nodes_reaching(tg.model.graph, tg.eval_outputs);
+  const size_t nodes_before = tg.model.graph.nodes.size();
+  auto report = apply_recompute(tg, RecomputeMode::kLayers, 0);
+  REQUIRE(report.ok());
+  CHECK(report->layers == std::vector<std::string>{"/model/bert/encoder/layer.0", "/model/bert/encoder/layer.1"});
+  CHECK(report->recomputed == report->layers);
+  CHECK(report->copied_nodes > 0);
+  CHECK(tg.model.graph.nodes.size() == nodes_before + report->copied_nodes);
+  CHECK(report->peak_after < report->peak_before);
+  const Graph& g = tg.model.graph;
+  // The evaluation part is the same nodes as before: no copy reaches the loss.
+  CHECK(nodes_reaching(g, tg.eval_outputs).size() == eval_before.size());
+  size_t reapplied = 0;
+  for (const Node& n : g.nodes) {
+    bool copy = n.name.find("_recompute") != std::string::npos;
+    CHECK_FALSE((copy && n.op_type == "Dropout"));  // never drawn again
+    if (copy && n.op_type == "DropoutGrad") {
+      ++reapplied;
+      CHECK(n.inputs[1].find("_recompute") == std::string::npos);  // the forward's own mask
+    }
+  }
+  CHECK(reapplied >= 2);  // each layer's attention and output Dropouts
+}
+
+TEST_CASE("recompute: gradients with Dropout active are bit-identical to keeping the activations") {
+  std::map<std::string, Tensor> grads[2];
+  for (int k = 0; k < 2; ++k) {
+    TrainingGraph tg = bert_example();
+    if (k == 1) REQUIRE(apply_recompute(tg, RecomputeMode::kLayers, 0).ok());
+    auto ex = Executor::create(tg.model);
+    INFO(ex.status().message());
+    REQUIRE(ex.ok());
+    RunOptions options;
+    options.training = true;
+    options.seed = 7;
+    options.step = 3;
+    std::vector<std::string> fetch;
+    for (const auto& [w, g] : tg.gradients.gradient) fetch.push_back(g);
+    fetch.push_back(tg.gradients.loss);
+    auto out = (*ex)->run(bert_feeds(), options, fetch);
+    INFO(out.status().message());
+    REQUIRE(out.ok());
+    grads[k] = std::move(out).value();
+  }
+  REQUIRE(grads[0].size() == grads[1].size());
+  for (const auto& [name, t] : grads[0]) {
+    INFO(name);
+    require_close(grads[1].at(name), t, 0, 0);
+  }
+}
+
+}  // namespace ort_train::testing

@@ -1,0 +1,236 @@
+#include "training/recompute.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "graph/graph_index.h"
+#include "graph/op_schema.h"
+#include "graph/reachability.h"
+#include "runtime/executor.h"
+
+namespace ort_train {
+
+Result<RecomputeMode> parse_recompute_mode(const std::string& text) {
+  if (text == "none" || text.empty()) return RecomputeMode::kNone;
+  if (text == "layers") return RecomputeMode::kLayers;
+  if (text == "auto") return RecomputeMode::kAuto;
+  return invalid_argument("--recompute '{}': expected none, layers or auto", text);
+}
+
+std::string layer_scope(const std::string& node_name) {
+  // Scope components only: the last component is the node's own name ("MatMul_1").
+  size_t start = 0;
+  for (size_t slash = node_name.find('/'); slash != std::string::npos; slash = node_name.find('/', start)) {
+    std::string comp = node_name.substr(start, slash - start);
+    size_t sep = comp.find_last_of("._");
+    bool indexed = sep != std::string::npos && sep > 0 && sep + 1 < comp.size() &&
+                   std::isalpha(static_cast<unsigned char>(comp[0])) &&
+                   std::all_of(comp.begin() + static_cast<std::ptrdiff_t>(sep) + 1, comp.end(),
+                               [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    if (indexed) return node_name.substr(0, slash);
+    start = slash + 1;
+  }
+  return "";
+}
+
+namespace {
+
+bool is_random(const Node& n) {
+  static const std::set<std::string> ops = {"RandomUniform", "RandomNormal", "RandomUniformLike",
+                                            "RandomNormalLike", "Multinomial", "Bernoulli"};
+  return n.domain.empty() && ops.count(n.op_type);
+}
+
+bool is_dropout(const Node& n) { return n.domain.empty() && n.op_type == "Dropout"; }
+
+// Whether a copy computes what the node computed: a Dropout only through its
+// kept mask; no other random op, and no BatchNormalization (its training
+// outputs are running statistics the trainer reads back).
+bool copyable(const Node& n) {
+  if (is_random(n) || (n.domain.empty() && n.op_type == "BatchNormalization")) return false;
+  if (is_dropout(n)) return n.outputs.size() > 1 && !n.outputs[1].empty();
+  return true;
+}
+
+// The copy of a Dropout: the forward's own mask applied again (DropoutGrad's
+// arithmetic, which is the forward's: x * mask * 1/(1 - ratio)), with the
+// ratio and training flag the forward read.
+Node reapplied_dropout(const Node& dropout, int64_t opset, const std::string& x) {
+  Node n;
+  n.op_type = "DropoutGrad";
+  n.domain = kOrtTrainDomain;
+  n.inputs = {x, dropout.outputs[1]};
+  if (opset >= 12) {
+    n.inputs.push_back(dropout.inputs.size() > 1 ? dropout.inputs[1] : "");
+    n.inputs.push_back(dropout.inputs.size() > 2 ? dropout.inputs[2] : "");
+  } else {
+    n.attributes = {Attribute::make_int("runtime_training", 1),
+                    Attribute::make_float("ratio", dropout.attr_float("ratio", 0.5f))};
+  }
+  return n;
+}
+
+// Copies of the chosen layers' nodes, placed and wired into `model`; returns
+// how many nodes were copied.
+size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outputs,
+                        const std::set<std::string>& layers) {
+  Graph& g = model.graph;
+  const size_t count = g.nodes.size();
+  std::vector<bool> forward(count, false);
+  for (size_t i : nodes_reaching(g, eval_outputs)) forward[i] = true;
+  std::vector<std::string> scope(count);
+  for (size_t i = 0; i < count; ++i)
+    if (forward[i]) scope[i] = layer_scope(g.nodes[i].name);
+  GraphIndex index(g);
+  std::set<std::string> graph_outputs;
+  for (const ValueInfo& o : g.outputs) graph_outputs.insert(o.name);
+
+  std::map<size_t, std::vector<Node>> inserted;     // backward position -> copies placed before it
+  std::unordered_map<std::string, std::string> redirect;  // activation -> its copy, for backward readers
+  size_t copied = 0;
+  std::set<std::string> names;  // of the copies: fresh in the graph, and among themselves
+  for (const std::string& layer : layers) {
+    auto in_layer = [&](const std::string& v) {
+      auto p = index.producer(v);
+      return p && forward[*p] && scope[*p] == layer;
+    };
+    // Kept from the forward regardless: graph outputs, what later forward
+    // nodes read (the layer's output is the next layer's input), masks.
+    auto kept = [&](const std::string& v) {
+      if (graph_outputs.count(v)) return true;
+      auto p = index.producer(v);
+      if (!copyable(g.nodes[*p]) || (is_dropout(g.nodes[*p]) && g.nodes[*p].outputs[1] == v)) return true;
+      for (const GraphIndex::Use& u : index.consumers(v))
+        if (forward[u.node] && scope[u.node] != layer) return true;
+      return false;
+    };
+    std::set<size_t> copies;
+    std::vector<std::string> needed;  // the layer's activations the backward reads
+    std::function<void(const std::string&)> copy_producer = [&](const std::string& v) {
+      size_t p = *index.producer(v);
+      if (!copies.insert(p).second) return;
+      const Node& n = g.nodes[p];
+      for (size_t k = 0; k < (is_dropout(n) ? 1 : n.inputs.size()); ++k)
+        if (!n.inputs[k].empty() && in_layer(n.inputs[k]) && !kept(n.inputs[k])) copy_producer(n.inputs[k]);
+    };
+    for (size_t i = 0; i < count; ++i) {
+      if (!forward[i] || scope[i] != layer) continue;
+      for (const std::string& o : g.nodes[i].outputs) {
+        if (o.empty() || kept(o)) continue;
+        bool read_by_backward = false;
+        for (const GraphIndex::Use& u : index.consumers(o)) read_by_backward = read_by_backward || !forward[u.node];
+        if (!read_by_backward) continue;
+        needed.push_back(o);
+        copy_producer(o);
+      }
+    }
+    if (needed.empty()) continue;
+    // Before the first backward node reading any of them, and after every
+    // forward value the copies read.
+    size_t at = count, after = 0;
+    for (const std::string& v : needed)
+      for (const GraphIndex::Use& u : index.consumers(v))
+        if (!forward[u.node]) at = std::min(at, u.node);
+    std::unordered_map<std::string, std::string> renamed;
+    std::vector<Node> made;
+    for (size_t p : copies) {  // ascending: the forward's order
+      const Node& n = g.nodes[p];
+      for (const std::string& in : n.inputs)
+        if (!in.empty() && !renamed.count(in))
+          if (auto q = index.producer(in)) after = std::max(after, *q + 1);
+      Node c = is_dropout(n) ? reapplied_dropout(n, model.opset(""), n.inputs[0]) : n;
+      c.name = index.fresh_node_name(n.name + "_recompute");
+      for (int k = 2; !names.insert(c.name).second; ++k) c.name = index.fresh_node_name(n.name + "_recompute_" + std::to_string(k));
+      for (std::string& in : c.inputs)
+        if (renamed.count(in)) in = renamed.at(in);
+      c.outputs.resize(is_dropout(n) ? 1 : n.outputs.size());
+      for (size_t k = 0; k < c.outputs.size(); ++k) {
+        if (n.outputs[k].empty()) continue;
+        std::string fresh = index.fresh_value_name(n.outputs[k] + "_recompute");
+        c.outputs[k] = fresh;
+        renamed[n.outputs[k]] = fresh;
+        if (const ValueInfo* v = g.value(n.outputs[k])) {
+          ValueInfo info = *v;
+          info.name = fresh;
+          g.values[fresh] = std::move(info);
+        }
+      }
+      made.push_back(std::move(c));
+    }
+    if (after > at) continue;  // cannot be placed (never seen in a built graph): keep the activations
+    for (const std::string& v : needed) redirect[v] = renamed.at(v);
+    copied += made.size();
+    auto& slot = inserted[at];
+    slot.insert(slot.end(), std::make_move_iterator(made.begin()), std::make_move_iterator(made.end()));
+  }
+  if (copied == 0) return 0;
+  std::vector<Node> nodes;
+  nodes.reserve(count + copied);
+  for (size_t i = 0; i < count; ++i) {
+    if (auto it = inserted.find(i); it != inserted.end())
+      for (Node& c : it->second) nodes.push_back(std::move(c));
+    Node& n = g.nodes[i];
+    if (!forward[i])
+      for (std::string& in : n.inputs)
+        if (auto r = redirect.find(in); r != redirect.end()) in = r->second;
+    nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+  return copied;
+}
+
+}  // namespace
+
+Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes) {
+  RecomputeReport report;
+  const Graph& g = tg.model.graph;
+  std::vector<size_t> forward = nodes_reaching(g, tg.eval_outputs);
+  for (size_t i : forward) {
+    std::string s = layer_scope(g.nodes[i].name);
+    if (!s.empty() && std::find(report.layers.begin(), report.layers.end(), s) == report.layers.end())
+      report.layers.push_back(s);
+  }
+  const std::set<std::string> bound = gradient_outputs(tg);
+  MemoryEstimate before = estimate_memory(tg.model, bound);
+  report.peak_before = report.peak_after = before.peak_activation_bytes;
+  report.complete = before.complete;
+  if (mode == RecomputeMode::kNone || report.layers.empty()) return report;
+
+  auto try_layers = [&](size_t k) {
+    Model m = tg.model;  // initializers share storage: a cheap copy
+    std::set<std::string> chosen(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(k));
+    size_t copied = recompute_layers(m, tg.eval_outputs, chosen);
+    return std::make_pair(std::move(m), copied);
+  };
+  size_t k = report.layers.size();
+  if (mode == RecomputeMode::kAuto) {
+    uint64_t weights = before.initializer_bytes;
+    auto fits = [&](const MemoryEstimate& e) { return weights + e.peak_activation_bytes <= budget_bytes; };
+    if (!before.complete || budget_bytes == 0 || fits(before)) {
+      report.fits = before.complete && budget_bytes > 0 ? true : report.fits;
+      return report;  // nothing to judge against, or nothing to do
+    }
+    for (k = 1; k <= report.layers.size(); ++k) {
+      auto [m, copied] = try_layers(k);
+      MemoryEstimate e = estimate_memory(m, bound);
+      if (fits(e) || k == report.layers.size()) {
+        report.fits = fits(e);
+        break;
+      }
+    }
+  }
+  auto [m, copied] = try_layers(k);
+  MemoryEstimate after = estimate_memory(m, bound);
+  report.recomputed.assign(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(k));
+  report.copied_nodes = copied;
+  report.peak_after = after.peak_activation_bytes;
+  report.complete = report.complete && after.complete;
+  tg.model = std::move(m);
+  return report;
+}
+
+}  // namespace ort_train

@@ -1,0 +1,49 @@
+// Recompute (activation checkpointing) on a built training graph: a layer's
+// activations that the backward reads are not kept from the forward but made
+// again, by copies of the layer's forward nodes placed just before the first
+// backward node that reads them, from what stays alive anyway (the layer's
+// input, the parameters, the masks). Their buffers are then free between the
+// forward and the layer's backward, which is where the peak is.
+//
+// Layers are found by name, as exporters scope them: the first path component
+// of a node name that indexes a module list ("layer.3", "h.0", "layers.11",
+// "block.2"). The copies compute exactly what the originals did (the same
+// kernels on the same inputs); a Dropout is not drawn again but re-applied
+// with the forward's mask (DropoutGrad's arithmetic, the forward's exactly),
+// so losses are bit-identical with and without recompute. Random ops without
+// a mask and training-mode BatchNormalization are never copied: their outputs
+// stay alive.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autodiff/training_graph.h"
+
+namespace ort_train {
+
+enum class RecomputeMode { kNone, kLayers, kAuto };
+
+// "none", "layers" or "auto"; an error lists them.
+Result<RecomputeMode> parse_recompute_mode(const std::string& text);
+
+struct RecomputeReport {
+  std::vector<std::string> layers;      // every layer found, in forward order
+  std::vector<std::string> recomputed;  // those whose activations are recomputed
+  size_t copied_nodes = 0;              // forward nodes copied into the backward
+  size_t peak_before = 0, peak_after = 0;  // planned peak activation bytes
+  bool complete = true;                 // whether both estimates know every shape
+  bool fits = true;                     // auto: whether the plan fits the budget
+};
+
+// kLayers recomputes every layer. kAuto recomputes layers from the first on
+// (the first layer's activations live longest) until weights plus planned
+// peak activations fit `budget_bytes`, and none when they already do. The
+// graph is left unchanged for kNone or when no layer is found.
+Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes);
+
+// The layer scope of a node name ("/bert/encoder/layer.3/attention/..." ->
+// "/bert/encoder/layer.3"), or "" when it has none.
+std::string layer_scope(const std::string& node_name);
+
+}  // namespace ort_train
