@@ -45,7 +45,11 @@ bool is_random(const Node& n) {
   return n.domain.empty() && ops.count(n.op_type);
 }
 
-bool is_dropout(const Node& n) { return n.domain.empty() && n.op_type == "Dropout"; }
+// Dropout and dropout_add_fusion's DropoutAdd: random, but their masks are kept.
+bool is_dropout(const Node& n) {
+  return (n.domain.empty() && n.op_type == "Dropout") || (n.domain == kOrtTrainDomain && n.op_type == "DropoutAdd");
+}
+bool is_mask(const Node& n, const std::string& v) { return is_dropout(n) && n.outputs.size() > 1 && n.outputs[1] == v; }
 
 // Whether a copy computes what the node computed: a Dropout only through its
 // kept mask; no other random op, and no BatchNormalization (its training
@@ -56,22 +60,45 @@ bool copyable(const Node& n) {
   return true;
 }
 
-// The copy of a Dropout: the forward's own mask applied again (DropoutGrad's
-// arithmetic, which is the forward's: x * mask * 1/(1 - ratio)), with the
-// ratio and training flag the forward read.
-Node reapplied_dropout(const Node& dropout, int64_t opset, const std::string& x) {
-  Node n;
-  n.op_type = "DropoutGrad";
-  n.domain = kOrtTrainDomain;
-  n.inputs = {x, dropout.outputs[1]};
-  if (opset >= 12) {
-    n.inputs.push_back(dropout.inputs.size() > 1 ? dropout.inputs[1] : "");
-    n.inputs.push_back(dropout.inputs.size() > 2 ? dropout.inputs[2] : "");
+// The inputs a copy reads: a Dropout's ratio and training flag are constants
+// or feeds, never recomputed.
+size_t computed_inputs(const Node& n) {
+  if (!is_dropout(n)) return n.inputs.size();
+  return std::min<size_t>(n.inputs.size(), n.op_type == "Dropout" ? 1 : 2);
+}
+
+// Nodes computing again what `n` computed (every output but a Dropout's
+// mask), under n's own value names; the caller renames. A Dropout is not
+// drawn again: its forward mask is applied again (DropoutGrad's arithmetic,
+// which is the forward's, x * mask * 1/(1 - ratio), with the ratio and
+// training flag the forward read), and DropoutAdd's residual added after.
+std::vector<Node> recomputation_of(const Node& n, int64_t opset) {
+  if (!is_dropout(n)) return {n};
+  bool fused = n.op_type == "DropoutAdd";
+  Node d;
+  d.name = n.name;
+  d.op_type = "DropoutGrad";
+  d.domain = kOrtTrainDomain;
+  d.inputs = {n.inputs[0], n.outputs[1]};
+  bool runtime_training = fused ? n.attr_int("runtime_training", 0) != 0 : opset < 12;
+  if (!runtime_training) {
+    size_t at = fused ? 2 : 1;  // ratio, training_mode
+    d.inputs.push_back(n.inputs.size() > at ? n.inputs[at] : "");
+    d.inputs.push_back(n.inputs.size() > at + 1 ? n.inputs[at + 1] : "");
   } else {
-    n.attributes = {Attribute::make_int("runtime_training", 1),
-                    Attribute::make_float("ratio", dropout.attr_float("ratio", 0.5f))};
+    d.attributes = {Attribute::make_int("runtime_training", 1), Attribute::make_float("ratio", n.attr_float("ratio", 0.5f))};
   }
-  return n;
+  if (!fused) {
+    d.outputs = {n.outputs[0]};
+    return {d};
+  }
+  d.outputs = {n.outputs[0] + "_dropped"};
+  Node add;
+  add.name = n.name + "_residual";
+  add.op_type = "Add";
+  add.inputs = {d.outputs[0], n.inputs[1]};
+  add.outputs = {n.outputs[0]};
+  return {d, add};
 }
 
 // Copies of the chosen layers' nodes, placed and wired into `model`; returns
@@ -103,7 +130,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
     auto kept = [&](const std::string& v) {
       if (graph_outputs.count(v)) return true;
       auto p = index.producer(v);
-      if (!copyable(g.nodes[*p]) || (is_dropout(g.nodes[*p]) && g.nodes[*p].outputs[1] == v)) return true;
+      if (!copyable(g.nodes[*p]) || is_mask(g.nodes[*p], v)) return true;
       for (const GraphIndex::Use& u : index.consumers(v))
         if (forward[u.node] && scope[u.node] != layer) return true;
       return false;
@@ -114,7 +141,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
       size_t p = *index.producer(v);
       if (!copies.insert(p).second) return;
       const Node& n = g.nodes[p];
-      for (size_t k = 0; k < (is_dropout(n) ? 1 : n.inputs.size()); ++k)
+      for (size_t k = 0; k < computed_inputs(n); ++k)
         if (!n.inputs[k].empty() && in_layer(n.inputs[k]) && !kept(n.inputs[k])) copy_producer(n.inputs[k]);
     };
     for (size_t i = 0; i < count; ++i) {
@@ -142,24 +169,28 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
       for (const std::string& in : n.inputs)
         if (!in.empty() && !renamed.count(in))
           if (auto q = index.producer(in)) after = std::max(after, *q + 1);
-      Node c = is_dropout(n) ? reapplied_dropout(n, model.opset(""), n.inputs[0]) : n;
-      c.name = index.fresh_node_name(n.name + "_recompute");
-      for (int k = 2; !names.insert(c.name).second; ++k) c.name = index.fresh_node_name(n.name + "_recompute_" + std::to_string(k));
-      for (std::string& in : c.inputs)
-        if (renamed.count(in)) in = renamed.at(in);
-      c.outputs.resize(is_dropout(n) ? 1 : n.outputs.size());
-      for (size_t k = 0; k < c.outputs.size(); ++k) {
-        if (n.outputs[k].empty()) continue;
-        std::string fresh = index.fresh_value_name(n.outputs[k] + "_recompute");
-        c.outputs[k] = fresh;
-        renamed[n.outputs[k]] = fresh;
-        if (const ValueInfo* v = g.value(n.outputs[k])) {
-          ValueInfo info = *v;
-          info.name = fresh;
-          g.values[fresh] = std::move(info);
+      for (Node& c : recomputation_of(n, model.opset(""))) {
+        std::string base = c.name;
+        c.name = index.fresh_node_name(base + "_recompute");
+        for (int k = 2; !names.insert(c.name).second; ++k)
+          c.name = index.fresh_node_name(base + "_recompute_" + std::to_string(k));
+        for (std::string& in : c.inputs)
+          if (renamed.count(in)) in = renamed.at(in);
+        for (std::string& o : c.outputs) {
+          if (o.empty()) continue;
+          std::string fresh = index.fresh_value_name(o + "_recompute");
+          // The value's own info; DropoutAdd's dropped X has X's.
+          const ValueInfo* v = g.value(o) ? g.value(o) : g.value(n.inputs[0]);
+          if (v) {
+            ValueInfo info = *v;
+            info.name = fresh;
+            g.values[fresh] = std::move(info);
+          }
+          renamed[o] = fresh;
+          o = fresh;
         }
+        made.push_back(std::move(c));
       }
-      made.push_back(std::move(c));
     }
     if (after > at) continue;  // cannot be placed (never seen in a built graph): keep the activations
     for (const std::string& v : needed) redirect[v] = renamed.at(v);

@@ -1,4 +1,4 @@
-// Gradient rules of Pad, Tile, CumSum, Trilu, GatherElements and Dropout.
+// Gradient rules of Pad, Tile, CumSum, Trilu, GatherElements, Dropout and com.ort_train DropoutAdd.
 #include "autodiff/gradient_rule.h"
 
 namespace ort_train {
@@ -98,6 +98,29 @@ Status dropout_rule(GradientContext& c) {
   return Status::Ok();
 }
 
+// DropoutAdd(X, R) = Dropout(X) + R: X's gradient is Dropout's of dY summed
+// to X's shape (no node when the shapes are provably equal), through the
+// mask; R's is dY, summed by the driver.
+Status dropout_add_rule(GradientContext& c) {
+  if (c.needs_GI(0)) {
+    ASSIGN_OR_RETURN(auto mask, c.ensure_output(1));
+    ASSIGN_OR_RETURN(auto dy, c.builder().sum_to_shape_of(c.GO(0), c.I(0)));
+    std::vector<std::string> in{dy, mask};
+    std::vector<Attribute> attrs;
+    if (c.node().attr_int("runtime_training", 0) != 0) {
+      attrs = {Attribute::make_int("runtime_training", 1),
+               Attribute::make_float("ratio", c.node().attr_float("ratio", 0.5f))};
+    } else {
+      in.push_back(c.num_inputs() > 2 ? c.I(2) : "");
+      in.push_back(c.num_inputs() > 3 ? c.I(3) : "");
+    }
+    ASSIGN_OR_RETURN(auto g, c.add1("DropoutGrad", in, attrs, kOrtTrainDomain));
+    c.set_GI(0, g);
+  }
+  if (c.needs_GI(1)) c.set_GI(1, c.GO(0));
+  return Status::Ok();
+}
+
 }  // namespace
 
 ORT_GRADIENT("Pad").no_gradient_for({1, 2, 3}).rule(pad_rule);
@@ -106,5 +129,6 @@ ORT_GRADIENT("CumSum").no_gradient_for({1}).rule(cumsum_rule);
 ORT_GRADIENT("Trilu").no_gradient_for({1}).rule(trilu_rule);
 ORT_GRADIENT("GatherElements").no_gradient_for({1}).rule(gather_elements_rule);
 ORT_GRADIENT("Dropout").no_gradient_for({1, 2}).no_gradient_from_outputs({1}).rule(dropout_rule);
+ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "DropoutAdd").no_gradient_for({2, 3}).no_gradient_from_outputs({1}).rule(dropout_add_rule);
 
 }  // namespace ort_train

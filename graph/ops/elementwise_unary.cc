@@ -57,6 +57,22 @@ Status dropout_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// com.ort_train DropoutAdd (dropout_add_fusion's): Dropout(X) + R with
+// numpy broadcasting (R is a residual, in practice of X's shape), and
+// Dropout's optional mask output, of X's shape.
+Status dropout_add_rule(InferContext& ctx) {
+  const OptShape &x = ctx.input_shape(0), &r = ctx.input_shape(1);
+  DType dt = ctx.input_dtype(0);
+  if (ctx.input_dtype(1) != dt && ctx.input_dtype(1) != DType::kUndefined && dt != DType::kUndefined)
+    return shape_error("{}: the residual is {}, X {}", ctx.node().describe(), dtype_name(ctx.input_dtype(1)),
+                       dtype_name(dt));
+  OptShape out;
+  if (x && r) { ASSIGN_OR_RETURN(out, broadcast_shapes({&*x, &*r}, ctx.node())); }
+  ctx.set_output(0, dt, std::move(out));
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DType::kBool, x);
+  return Status::Ok();
+}
+
 }  // namespace
 
 ORT_REGISTER_OP("", "Sqrt", 6, 1000, same_as_input0);
@@ -89,5 +105,6 @@ ORT_REGISTER_OP(kOrtTrainDomain, "BiasSoftmax", 1, 1000, bias_softmax_rule);
 ORT_REGISTER_OP("", "Cast", 6, 1000, cast_rule);
 ORT_REGISTER_OP("", "CastLike", 15, 1000, cast_like_rule);
 ORT_REGISTER_OP("", "Dropout", 7, 1000, dropout_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "DropoutAdd", 1, 1000, dropout_add_rule);
 
 }  // namespace ort_train

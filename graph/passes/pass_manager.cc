@@ -22,7 +22,7 @@ std::vector<std::string> default_pass_names() {
   return {"constant_folding",  "dead_code_elimination", "common_subexpression_elimination",
           "layer_norm_fusion", "rms_norm_fusion",       "gelu_fusion",
           "silu_fusion",       "matmul_scale_fusion",   "matmul_transpose_fusion",
-          "matmul_add_fusion", "bias_softmax_fusion"};
+          "matmul_add_fusion", "bias_softmax_fusion",  "dropout_add_fusion"};
 }
 
 std::string PassReport::summary() const {

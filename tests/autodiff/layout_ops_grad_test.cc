@@ -38,8 +38,25 @@ GRAD_CASE("Dropout", {"Dropout inference", [](Rng& r) {
   return NodeSpec{.op = "Dropout", .inputs = {r.uniform({3, 2})}};
 }});
 
+// dropout_add_fusion's DropoutAdd(X, R, ratio, training_mode): the residual of X's shape, and broadcast.
+NodeSpec dropout_add(Rng& r, Dims x, Dims residual) {
+  NodeSpec s{.op = "DropoutAdd",
+             .inputs = {r.uniform(x), r.uniform(residual), make<float>({}, {0.4f}), make<bool>({}, {true})},
+             .num_outputs = 2};
+  s.domain = kOrtTrainDomain;
+  s.run_options.training = true;
+  s.run_options.seed = 7;
+  return s;
+}
+GRAD_CASE("DropoutAdd", {"DropoutAdd in training, residual of X's shape (com.ort_train)", [](Rng& r) {
+  return dropout_add(r, {4, 5}, {4, 5});
+}});
+GRAD_CASE("DropoutAdd", {"DropoutAdd in training, both operands broadcast (com.ort_train)", [](Rng& r) {
+  return dropout_add(r, {3, 1}, {2, 1, 4});
+}});
+
 }  // namespace
 
-TEST_CASE("gradcheck.layout_ops") { check_registered({"Pad", "Tile", "CumSum", "Trilu", "Dropout"}); }
+TEST_CASE("gradcheck.layout_ops") { check_registered({"Pad", "Tile", "CumSum", "Trilu", "Dropout", "DropoutAdd"}); }
 
 }  // namespace ort_train::testing

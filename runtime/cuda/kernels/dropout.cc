@@ -1,7 +1,9 @@
-// CUDA registrations: Dropout and DropoutGrad, deciding "training" and the
+// CUDA registrations: Dropout, com.ort_train DropoutAdd (the dropout, then the
+// residual added in place) and DropoutGrad, deciding "training" and the
 // ratio exactly as the CPU kernels do (runtime/cpu/kernels/dropout.cc,
 // dropout_grad.cc). Kernels: cuda_kernels/dropout.cu.
 #include "cuda_kernels/dropout.h"
+#include "cuda_kernels/elementwise.h"
 #include "runtime/cuda/kernels/common.h"
 #include "runtime/dropout_seed.h"
 
@@ -49,6 +51,51 @@ Status dropout(KernelContext& ctx) {
   return Status::Ok();
 }
 
+Status dropout_add(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& r = ctx.input(1);
+  auto t = elem_type(x.dtype());
+  if (!t || !dtype_is_float(x.dtype()) || r.dtype() != x.dtype()) return unsupported_cuda_dtype(ctx, x.dtype());
+  bool runtime_training = ctx.node().attr_int("runtime_training", 0) != 0;
+  double ratio = ctx.node().attr_float("ratio", 0.5f);
+  bool training = ctx.options().training;
+  if (!runtime_training) {
+    ASSIGN_OR_RETURN(ratio, scalar_or(ctx, 2, 0.5));
+    ASSIGN_OR_RETURN(double mode, scalar_or(ctx, 3, 0.0));
+    training = mode != 0.0;
+  }
+  bool dropping = training && ratio != 0.0;
+  if (dropping && !(ratio > 0.0 && ratio < 1.0))
+    return invalid_argument("{}: ratio must be in [0, 1), got {}", ctx.node().describe(), ratio);
+  CUDA_OUTPUT(y, ctx, 0);
+  bool* mask = nullptr;
+  if (ctx.has_output(1)) {
+    CUDA_OUTPUT(m, ctx, 1);
+    mask = m.data<bool>();
+    if (!dropping) CUDA_RETURN_IF_ERROR(launch_fill_true(mask, m.numel(), stream()));
+  }
+  if (y.numel() == 0) return Status::Ok();
+  // The dropped X goes into Y when it has Y's shape (a residual of X's
+  // shape), else into a scratch of X's; R is then added as Add would.
+  bool same = r.dims() == x.dims();
+  const void* dropped = x.raw();
+  Tensor scratch;
+  if (dropping) {
+    if (!same) { ASSIGN_OR_RETURN(scratch, temp(ctx, x.dtype(), x.dims())); }
+    void* into = same ? y.raw() : scratch.raw();
+    CUDA_RETURN_IF_ERROR(launch_dropout(*t, x.raw(), into, mask, x.numel(), dropout_seed(ctx),
+                                        static_cast<float>(ratio), 1.0 / (1.0 - ratio), stream()));
+    dropped = into;
+  }
+  IndexMap xm, rm;
+  if (!same) {
+    ASSIGN_OR_RETURN(xm, broadcast_map(x.dims(), y.dims()));
+    ASSIGN_OR_RETURN(rm, broadcast_map(r.dims(), y.dims()));
+  }
+  CUDA_RETURN_IF_ERROR(launch_binary(BinaryOp::kAdd, *t, dropped, r.raw(), y.raw(), y.numel(), same, xm, rm, stream()));
+  return Status::Ok();
+}
+
 Status dropout_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   auto t = elem_type(dy.dtype());
@@ -70,6 +117,7 @@ Status dropout_grad(KernelContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Dropout", 7, 1000, dropout);
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "DropoutAdd", 1, 1000, dropout_add);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "DropoutGrad", 1, 1000, dropout_grad);
 
 }  // namespace ort_train::cuda

@@ -38,6 +38,9 @@ EXPECTED = {
     "matmul_add_fusion": lambda model, opset: {"bert": 14, "gpt2": 0, "llama": 0}[model],
     # Attention's Softmax(scores + mask), one per layer: BERT's padding mask, GPT-2's and Llama's causal ones.
     "bias_softmax_fusion": lambda model, opset: {"bert": 2, "gpt2": 2, "llama": 2}[model],
+    # The Dropouts before each layer's two residual Adds (BERT's after the attention output and the
+    # FFN; GPT-2's resid_dropout in attention and MLP). Llama has no Dropout there.
+    "dropout_add_fusion": lambda model, opset: {"bert": 4, "gpt2": 4, "llama": 0}[model],
 }
 # Matches in the training graph after the backward, where a pass has them there.
 EXPECTED_AFTER_BACKWARD = {

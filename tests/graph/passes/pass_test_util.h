@@ -61,7 +61,8 @@ inline bool apply_pass(const std::string& name, Model& m, const std::set<std::st
 
 // The graph outputs of `m` for `feeds`, computed by the CPU executor on a
 // copy (shape inference runs on the copy, so `m` itself is not touched).
-inline std::map<std::string, Tensor> run_model(const Model& m, const std::map<std::string, Tensor>& feeds = {}) {
+inline std::map<std::string, Tensor> run_model(const Model& m, const std::map<std::string, Tensor>& feeds = {},
+                                               const RunOptions& options = {}) {
   Model copy = m;
   Status inferred = infer_shapes(copy);
   INFO(inferred.message());
@@ -69,7 +70,7 @@ inline std::map<std::string, Tensor> run_model(const Model& m, const std::map<st
   auto ex = Executor::create(copy);
   INFO(ex.status().message());
   REQUIRE(ex.ok());
-  auto out = (*ex)->run(feeds);
+  auto out = (*ex)->run(feeds, options);
   INFO(out.status().message());
   REQUIRE(out.ok());
   std::map<std::string, Tensor> result;
