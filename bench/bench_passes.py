@@ -21,7 +21,8 @@ import subprocess
 import sys
 
 FUSIONS = ["layer_norm_fusion", "rms_norm_fusion", "gelu_fusion", "silu_fusion", "matmul_scale_fusion",
-           "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion", "dropout_add_fusion"]
+           "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion", "dropout_add_fusion",
+           "bias_gelu_fusion"]
 CONFIGS = {"default passes": [], "fusions disabled": sum((["--disable-pass", p] for p in FUSIONS), [])}
 
 

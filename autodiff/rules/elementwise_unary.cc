@@ -31,6 +31,15 @@ std::function<Status(GradientContext&)> fused(const char* op, bool uses_output) 
   };
 }
 
+// BiasGelu(X, B) = Gelu(X + B): one BiasGeluGrad gives the gradient of the
+// sum, X's and (summed by the driver over the rows) B's.
+Status bias_gelu_rule(GradientContext& c) {
+  ASSIGN_OR_RETURN(auto g, c.add1("BiasGeluGrad", {c.GO(0), c.I(0), c.I(1)}, c.node().attributes, kOrtTrainDomain));
+  for (size_t i = 0; i < 2; ++i)
+    if (c.needs_GI(i)) c.set_GI(i, g);
+  return Status::Ok();
+}
+
 std::string scalar(GradientContext& c, double v) { return c.builder().scalar(v, c.dtype(c.I(0))); }
 
 Status identity_rule(GradientContext& c) {
@@ -138,6 +147,7 @@ ORT_GRADIENT("Sigmoid").rule(fused("SigmoidGrad", true));
 ORT_GRADIENT("Tanh").rule(fused("TanhGrad", true));
 ORT_GRADIENT("Gelu").rule(fused("GeluGrad", false));
 ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "Gelu").rule(fused("GeluGrad", false));  // gelu_fusion's
+ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "BiasGelu").rule(bias_gelu_rule);  // bias_gelu_fusion's
 ORT_GRADIENT_IN_DOMAIN(kOrtTrainDomain, "Silu").rule(fused("SiluGrad", false));  // silu_fusion's
 ORT_GRADIENT("LeakyRelu").rule(fused("LeakyReluGrad", false));
 

@@ -37,6 +37,23 @@ Status bias_softmax_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// com.ort_train BiasGelu (bias_gelu_fusion's): Gelu(X + B) for a 1-D B of X's
+// last dim, attribute approximate as Gelu's.
+Status bias_gelu_rule(InferContext& ctx) {
+  DType dt = ctx.input_dtype(0);
+  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kUndefined)
+    return shape_error("{}: BiasGelu takes float32 or float64, got {}", ctx.node().describe(), dtype_name(dt));
+  if (ctx.input_dtype(1) != dt && ctx.input_dtype(1) != DType::kUndefined && dt != DType::kUndefined)
+    return shape_error("{}: the bias is {}, X {}", ctx.node().describe(), dtype_name(ctx.input_dtype(1)), dtype_name(dt));
+  const OptShape &x = ctx.input_shape(0), &b = ctx.input_shape(1);
+  if (x && x->empty()) return shape_error("{}: BiasGelu needs X of rank >= 1", ctx.node().describe());
+  if (b && (b->size() != 1 || (x && (*b)[0].known() && x->back().known() && (*b)[0].value != x->back().value)))
+    return shape_error("{}: the bias must be 1-D of X's last dim, got {} for X {}", ctx.node().describe(),
+                       shape_to_string(b), shape_to_string(x));
+  ctx.propagate(0, 0);
+  return Status::Ok();
+}
+
 Status cast_rule(InferContext& ctx) {
   const Attribute* to = ctx.node().attr("to");
   if (!to) return invalid_argument("{}: Cast needs the 'to' attribute", ctx.node().describe());
@@ -97,6 +114,7 @@ ORT_REGISTER_OP("", "Round", 11, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Sign", 9, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Gelu", 20, 1000, same_as_input0);
 ORT_REGISTER_OP(kOrtTrainDomain, "Gelu", 1, 1000, same_as_input0);  // gelu_fusion's, at any opset
+ORT_REGISTER_OP(kOrtTrainDomain, "BiasGelu", 1, 1000, bias_gelu_rule);
 ORT_REGISTER_OP(kOrtTrainDomain, "Silu", 1, 1000, same_as_input0);  // silu_fusion's: x * sigmoid(x)
 ORT_REGISTER_OP("", "Clip", 6, 1000, same_as_input0);
 ORT_REGISTER_OP("", "Softmax", 1, 1000, softmax_rule);

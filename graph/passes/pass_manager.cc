@@ -19,10 +19,12 @@ namespace ort_train {
 std::vector<std::string> default_pass_names() {
   // Fusions come after folding and merging, which turn exporters' Constant
   // nodes into initializers and merge the duplicate subexpressions they emit.
-  return {"constant_folding",  "dead_code_elimination", "common_subexpression_elimination",
-          "layer_norm_fusion", "rms_norm_fusion",       "gelu_fusion",
-          "silu_fusion",       "matmul_scale_fusion",   "matmul_transpose_fusion",
-          "matmul_add_fusion", "bias_softmax_fusion",  "dropout_add_fusion"};
+  // bias_gelu_fusion takes its bias before matmul_add_fusion would.
+  return {"constant_folding",    "dead_code_elimination", "common_subexpression_elimination",
+          "layer_norm_fusion",   "rms_norm_fusion",       "gelu_fusion",
+          "bias_gelu_fusion",    "silu_fusion",           "matmul_scale_fusion",
+          "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion",
+          "dropout_add_fusion"};
 }
 
 std::string PassReport::summary() const {

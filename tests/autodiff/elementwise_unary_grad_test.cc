@@ -47,6 +47,18 @@ GRAD_CASE("Gelu", {"Gelu (com.ort_train, fused) tanh", [](Rng& r) {
   s.domain = kOrtTrainDomain;
   return s;
 }});
+// bias_gelu_fusion's op: Gelu(X + B), B 1-D along X's last dim, both forms.
+std::function<NodeSpec(Rng&)> bias_gelu(const char* approximate) {
+  return [approximate](Rng& r) {
+    int64_t n = r.integer(1, 5);
+    NodeSpec s{.op = "BiasGelu", .inputs = {r.uniform({2, 3, n}, -3, 3), r.uniform({n}, -1, 1)},
+               .attributes = {Attribute::make_string("approximate", approximate)}};
+    s.domain = kOrtTrainDomain;
+    return s;
+  };
+}
+GRAD_CASE("BiasGelu", {"BiasGelu exact (com.ort_train)", bias_gelu("none")});
+GRAD_CASE("BiasGelu", {"BiasGelu tanh (com.ort_train)", bias_gelu("tanh")});
 GRAD_CASE("Silu", {"Silu (com.ort_train, fused)", [](Rng& r) {
   NodeSpec s = unary("Silu", -6, 6, {}, 12)(r);
   s.domain = kOrtTrainDomain;
@@ -84,7 +96,7 @@ GRAD_CASE("Clip", {"Clip opset 10 attributes", [](Rng& r) {
 
 TEST_CASE("gradcheck.elementwise_unary") {
   check_registered({"Identity", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Sin", "Cos", "Atan", "Erf", "Tanh",
-                    "Sigmoid", "Softplus", "Relu", "LeakyRelu", "Gelu", "Silu", "Cast", "CastLike", "Clip"});
+                    "Sigmoid", "Softplus", "Relu", "LeakyRelu", "Gelu", "BiasGelu", "Silu", "Cast", "CastLike", "Clip"});
 }
 
 }  // namespace ort_train::testing

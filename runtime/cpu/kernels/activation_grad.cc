@@ -3,6 +3,7 @@
 //   SigmoidGrad(dY, Y)         dY * Y * (1 - Y)
 //   TanhGrad(dY, Y)            dY * (1 - Y^2)
 //   GeluGrad(dY, X)            dY * d/dx gelu(x), attribute approximate = none | tanh
+//   BiasGeluGrad(dY, X, B)     GeluGrad at X + B, B 1-D along X's last dim
 //   LeakyReluGrad(dY, X)       dY * (X > 0 ? 1 : alpha)
 //   SiluGrad(dY, X)            dY * sigmoid(X) * (1 + X * (1 - sigmoid(X)))
 #include <cmath>
@@ -55,26 +56,56 @@ struct SiluGrad {
   }
 };
 
+// d/dx gelu(x), in double: the erf form, or the tanh form's when `tanh_form`.
+double gelu_derivative(double x, bool tanh_form) {
+  if (tanh_form) {
+    const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+    double t = std::tanh(k * (x + c * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x);
+  }
+  return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+}
+
 Status gelu_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   const Tensor& x = ctx.input(1);
-  bool tanh_approx = ctx.node().attr_string("approximate", "none") == "tanh";
+  bool tanh_form = ctx.node().attr_string("approximate", "none") == "tanh";
   bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
     const T* g = dy.data<T>();
     const T* v = x.data<T>();
     T* o = ctx.output(0).data<T>();
     parallel_for(dy.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        double xi = static_cast<double>(v[i]), d;
-        if (tanh_approx) {
-          const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
-          double t = std::tanh(k * (xi + c * xi * xi * xi));
-          d = 0.5 * (1 + t) + 0.5 * xi * (1 - t * t) * k * (1 + 3 * c * xi * xi);
-        } else {
-          d = 0.5 * (1 + std::erf(xi / std::sqrt(2.0))) + xi * std::exp(-0.5 * xi * xi) / std::sqrt(2 * M_PI);
+      for (int64_t i = b; i < e; ++i)
+        o[i] = static_cast<T>(static_cast<double>(g[i]) * gelu_derivative(static_cast<double>(v[i]), tanh_form));
+    });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, dy.dtype());
+}
+
+// BiasGeluGrad(dY, X, B): GeluGrad at X + B (the bias along X's last dim),
+// the sum formed in X's type as the forward's Add formed it.
+Status bias_gelu_grad(KernelContext& ctx) {
+  const Tensor& dy = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& bias = ctx.input(2);
+  bool tanh_form = ctx.node().attr_string("approximate", "none") == "tanh";
+  if (x.dims() != dy.dims() || x.dims().empty() || bias.dims().size() != 1 || bias.dims()[0] != x.dims().back())
+    return shape_error("{}: BiasGeluGrad needs dY and X of one shape and a 1-D bias of its last dim",
+                       ctx.node().describe());
+  const int64_t n = x.dims().back();
+  if (n == 0) return Status::Ok();
+  bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
+    const T* g = dy.data<T>();
+    const T* v = x.data<T>();
+    const T* pb = bias.data<T>();
+    T* o = ctx.output(0).data<T>();
+    parallel_for(dy.numel() / n, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          T sum = static_cast<T>(v[r * n + j] + pb[j]);
+          o[r * n + j] = static_cast<T>(static_cast<double>(g[r * n + j]) *
+                                        gelu_derivative(static_cast<double>(sum), tanh_form));
         }
-        o[i] = static_cast<T>(static_cast<double>(g[i]) * d);
-      }
     });
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, dy.dtype());
@@ -87,6 +118,7 @@ ORT_REGISTER_KERNEL(kOrtTrainDomain, "SigmoidGrad", 1, 1000, DeviceKind::kCpu, b
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "TanhGrad", 1, 1000, DeviceKind::kCpu, binary_grad(TanhGrad{}));
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(LeakyReluGrad{}));
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "GeluGrad", 1, 1000, DeviceKind::kCpu, gelu_grad);
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "BiasGeluGrad", 1, 1000, DeviceKind::kCpu, bias_gelu_grad);
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "SiluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(SiluGrad{}));
 
 }  // namespace ort_train

@@ -107,19 +107,52 @@ Status leaky_relu(KernelContext& ctx) {
   return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 
-Status gelu(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
+// GELU of one element: the exact (erf) form, or the tanh form when `tanh_form`.
+template <typename T>
+T gelu_of(T v, bool tanh_form) {
+  if (tanh_form) {
+    const T k = static_cast<T>(0.7978845608028654);  // sqrt(2/pi)
+    return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+  }
+  const T r = static_cast<T>(0.7071067811865476);  // 1/sqrt(2)
+  return T(0.5) * v * (T(1) + std::erf(v * r));
+}
+
+Result<bool> gelu_tanh_form(const KernelContext& ctx) {
   std::string approx = ctx.node().attr_string("approximate", "none");
   if (approx != "none" && approx != "tanh")
     return invalid_argument("{}: approximate must be 'none' or 'tanh', got '{}'", ctx.node().describe(), approx);
+  return approx == "tanh";
+}
+
+Status gelu(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  ASSIGN_OR_RETURN(bool tanh_form, gelu_tanh_form(ctx));
   bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
-    if (approx == "tanh") {
-      const T k = static_cast<T>(0.7978845608028654);  // sqrt(2/pi)
-      map<T>(x, ctx.output(0), [k](T v) { return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v))); });
-    } else {
-      const T r = static_cast<T>(0.7071067811865476);  // 1/sqrt(2)
-      map<T>(x, ctx.output(0), [r](T v) { return T(0.5) * v * (T(1) + std::erf(v * r)); });
-    }
+    map<T>(x, ctx.output(0), [tanh_form](T v) { return gelu_of(v, tanh_form); });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+}
+
+// bias_gelu_fusion's BiasGelu(X, B): each row of X plus the 1-D bias, then
+// GELU, in one pass: the Add's float sum and Gelu's arithmetic, so exactly
+// the pair's values.
+Status bias_gelu(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  ASSIGN_OR_RETURN(bool tanh_form, gelu_tanh_form(ctx));
+  if (x.dims().empty() || b.dtype() != x.dtype() || b.dims().size() != 1 || b.dims()[0] != x.dims().back())
+    return invalid_argument("{}: BiasGelu needs a 1-D bias of X's dtype and last dim", ctx.node().describe());
+  const int64_t n = x.dims().back();
+  if (n == 0) return Status::Ok();
+  bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
+    const T* p = x.data<T>();
+    const T* pb = b.data<T>();
+    T* o = ctx.output(0).data<T>();
+    parallel_for(x.numel() / n, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r)
+        for (int64_t j = 0; j < n; ++j) o[r * n + j] = gelu_of(static_cast<T>(p[r * n + j] + pb[j]), tanh_form);
+    });
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
@@ -209,6 +242,7 @@ ORT_REGISTER_CPU_KERNEL_INPLACE("Relu", 6, 1000, numeric_unary(Relu{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("LeakyRelu", 6, 1000, leaky_relu);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Gelu", 20, 1000, gelu);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Gelu", 1, 1000, DeviceKind::kCpu, gelu);
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "BiasGelu", 1, 1000, DeviceKind::kCpu, bias_gelu);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Silu", 1, 1000, DeviceKind::kCpu, float_unary(Silu{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Not", 1, 1000, logical_not);

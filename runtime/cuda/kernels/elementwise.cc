@@ -164,6 +164,48 @@ KernelFn activation_grad(ActivationGrad op) {
   };
 }
 
+// X + B (B 1-D along X's last dim) into `out`, as the Add node made it.
+Status add_bias_into(KernelContext& ctx, const Tensor& x, const Tensor& b, void* out) {
+  auto t = elem_type(x.dtype());
+  if (!t || !dtype_is_float(x.dtype()) || b.dtype() != x.dtype() || x.dims().empty() || b.dims().size() != 1 ||
+      b.dims()[0] != x.dims().back())
+    return invalid_argument("{}: needs a 1-D bias of X's dtype and last dim", ctx.node().describe());
+  ASSIGN_OR_RETURN(IndexMap xm, broadcast_map(x.dims(), x.dims()));
+  ASSIGN_OR_RETURN(IndexMap bm, broadcast_map(b.dims(), x.dims()));
+  CUDA_RETURN_IF_ERROR(launch_binary(BinaryOp::kAdd, *t, x.raw(), b.raw(), out, x.numel(), false, xm, bm, stream()));
+  return Status::Ok();
+}
+
+// bias_gelu_fusion's BiasGelu(X, B): the sum into Y, then GELU in place.
+Status bias_gelu(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  std::string approx = ctx.node().attr_string("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return invalid_argument("{}: approximate must be 'none' or 'tanh', got '{}'", ctx.node().describe(), approx);
+  CUDA_OUTPUT(y, ctx, 0);
+  if (y.numel() == 0) return Status::Ok();
+  RETURN_IF_ERROR(add_bias_into(ctx, x, ctx.input(1), y.raw()));
+  CUDA_RETURN_IF_ERROR(launch_unary(approx == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGelu, *elem_type(x.dtype()),
+                                    y.raw(), y.raw(), y.numel(), 0.f, stream()));
+  return Status::Ok();
+}
+
+// BiasGeluGrad(dY, X, B): GeluGrad at X + B, the sum made in a scratch.
+Status bias_gelu_grad(KernelContext& ctx) {
+  const Tensor &dy = ctx.input(0), &x = ctx.input(1);
+  if (!dtype_is_float(dy.dtype()) || dy.dtype() != x.dtype() || dy.dims() != x.dims())
+    return unsupported_cuda_dtype(ctx, dy.dtype());
+  CUDA_OUTPUT(dx, ctx, 0);
+  if (dx.numel() == 0) return Status::Ok();
+  ASSIGN_OR_RETURN(Tensor sum, temp(ctx, x.dtype(), x.dims()));
+  RETURN_IF_ERROR(add_bias_into(ctx, x, ctx.input(2), sum.raw()));
+  ActivationGrad op = ctx.node().attr_string("approximate", "none") == "tanh" ? ActivationGrad::kGeluTanh
+                                                                              : ActivationGrad::kGelu;
+  CUDA_RETURN_IF_ERROR(launch_activation_grad(op, *elem_type(dy.dtype()), dy.raw(), sum.raw(), dx.raw(), dy.numel(),
+                                              0.f, stream()));
+  return Status::Ok();
+}
+
 }  // namespace
 
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Add", 7, 1000, binary(BinaryOp::kAdd));
@@ -206,6 +248,7 @@ ORT_REGISTER_CUDA_KERNEL_INPLACE("Relu", 6, 1000, unary(UnaryOp::kRelu, false));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("LeakyRelu", 6, 1000, unary(UnaryOp::kLeakyRelu, true));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Gelu", 20, 1000, unary(UnaryOp::kGelu, true));
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Gelu", 1, 1000, DeviceKind::kCuda, unary(UnaryOp::kGelu, true));
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "BiasGelu", 1, 1000, bias_gelu);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Silu", 1, 1000, DeviceKind::kCuda, unary(UnaryOp::kSilu, true));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Not", 1, 1000, unary(UnaryOp::kNot, false));
@@ -217,6 +260,7 @@ ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SigmoidGrad", 1, 1000, acti
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "TanhGrad", 1, 1000, activation_grad(ActivationGrad::kTanh));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, activation_grad(ActivationGrad::kLeakyRelu));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "GeluGrad", 1, 1000, activation_grad(ActivationGrad::kGelu));
+ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "BiasGeluGrad", 1, 1000, bias_gelu_grad);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SiluGrad", 1, 1000, activation_grad(ActivationGrad::kSilu));
 
 }  // namespace ort_train::cuda

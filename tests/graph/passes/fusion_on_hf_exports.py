@@ -35,7 +35,11 @@ EXPECTED = {
     "matmul_transpose_fusion": lambda model, opset: {"bert": 0, "gpt2": 0, "llama": 2}[model],
     # BERT's Linear layers as MatMul + Add: six per layer, the MLM head's transform and decoder. GPT-2's
     # Conv1D exports as Gemm with its bias already inside; Llama's projections have no bias.
-    "matmul_add_fusion": lambda model, opset: {"bert": 14, "gpt2": 0, "llama": 0}[model],
+    # (the intermediate dense and the MLM head's transform keep their bias for bias_gelu_fusion: 14 - 3).
+    "matmul_add_fusion": lambda model, opset: {"bert": 11, "gpt2": 0, "llama": 0}[model],
+    # BERT's intermediate dense and MLM-head transform: MatMul, Add of the bias, GELU. GPT-2's Conv1D is a
+    # Gemm with its bias inside; Llama's MLP has SiLU and no bias.
+    "bias_gelu_fusion": lambda model, opset: {"bert": 3, "gpt2": 0, "llama": 0}[model],
     # Attention's Softmax(scores + mask), one per layer: BERT's padding mask, GPT-2's and Llama's causal ones.
     "bias_softmax_fusion": lambda model, opset: {"bert": 2, "gpt2": 2, "llama": 2}[model],
     # The Dropouts before each layer's two residual Adds (BERT's after the attention output and the
