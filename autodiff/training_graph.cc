@@ -131,7 +131,9 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   for (const ValueInfo& o : g.outputs) tg.eval_outputs.push_back(o.name);
   ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable));
   builder.reset();  // it points into tg.model, which the passes now rewrite
-  ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, frozen, passes));
+  PassManagerOptions after = passes;
+  after.shapes_bound = true;  // the builder bound the description's dims
+  ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, frozen, after));
   tg.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return tg;
 }

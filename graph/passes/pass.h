@@ -34,6 +34,10 @@ struct PassContext {
   void note(std::string line) const { matched.push_back(std::move(line)); }
 
   bool is_frozen(const std::string& value) const { return frozen.count(value) > 0; }
+
+  // Whether known sizes in the value infos may be bound for this build only
+  // (PassManagerOptions::shapes_bound): then no pass may fold one.
+  bool shapes_bound = false;
 };
 
 // Values a pass must treat as variables: ctx.frozen, plus the initializers

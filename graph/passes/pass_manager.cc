@@ -20,7 +20,7 @@ std::vector<std::string> default_pass_names() {
   // Fusions come after folding and merging, which turn exporters' Constant
   // nodes into initializers and merge the duplicate subexpressions they emit.
   // bias_gelu_fusion takes its bias before matmul_add_fusion would.
-  return {"constant_folding",    "dead_code_elimination", "common_subexpression_elimination",
+  return {"constant_folding",    "shape_folding",         "dead_code_elimination", "common_subexpression_elimination",
           "layer_norm_fusion",   "rms_norm_fusion",       "gelu_fusion",
           "bias_gelu_fusion",    "silu_fusion",           "matmul_scale_fusion",
           "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion",
@@ -108,6 +108,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
 
   PassContext ctx;
   ctx.frozen = frozen;
+  ctx.shapes_bound = options.shapes_bound;
   // A pass that settles in one run (constant folding and CSE walk in
   // topological order, DCE in reverse) runs again only when another one
   // changed the graph since its last run.

@@ -22,6 +22,9 @@ struct PassManagerOptions {
   std::vector<std::string> passes = default_pass_names();  // run in this order each round
   std::set<std::string> disabled;  // names skipped (they must still be known passes)
   int64_t max_rounds = 10;
+  // The value infos hold sizes bound for this build only (the description's
+  // dims, as in a training graph): passes must not turn them into constants.
+  bool shapes_bound = false;
 };
 
 struct PassStats {

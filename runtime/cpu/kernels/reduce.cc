@@ -4,6 +4,7 @@
 // inner == 1 (reduce the last axis: row sums) or a strided accumulation over
 // rows (reduce leading axes: bias-gradient style). Accumulation is in double for
 // float inputs so sums of many terms stay accurate.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -90,18 +91,26 @@ void reduce_3d(Kind k, const T* x, T* y, int64_t outer, int64_t n, int64_t inner
     });
     return;
   }
-  // Walk rows of `inner` contiguous values, accumulating column-wise.
-  parallel_for(outer * ((inner + 255) / 256), 1, [&](int64_t b, int64_t e) {
-    std::vector<Acc<T>> acc;
-    int64_t blocks = (inner + 255) / 256;
+  // Walk rows of `inner` contiguous values, accumulating column-wise, in
+  // blocks of columns small enough that a bias gradient's [rows, 768] spreads
+  // over every thread. Each column is summed in row order whatever the
+  // blocking, so the result does not depend on the thread count.
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  parallel_for(outer * blocks, 1, [&](int64_t b, int64_t e) {
+    Acc<T> acc[kBlock];
     for (int64_t t = b; t < e; ++t) {
-      int64_t o = t / blocks, c0 = (t % blocks) * 256, c1 = std::min(inner, c0 + 256);
-      acc.assign(static_cast<size_t>(c1 - c0), init<T>(k));
-      for (int64_t i = 0; i < n; ++i) {
-        const T* row = x + (o * n + i) * inner;
-        for (int64_t c = c0; c < c1; ++c) acc[c - c0] = step<T>(k, acc[c - c0], row[c]);
+      int64_t o = t / blocks, c0 = (t % blocks) * kBlock, w = std::min(inner - c0, kBlock);
+      const T* col = x + o * n * inner + c0;
+      std::fill(acc, acc + w, init<T>(k));
+      if (k == Kind::kSum || k == Kind::kMean) {  // the bias-gradient case: a plain, vectorizable add
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t c = 0; c < w; ++c) acc[c] += static_cast<Acc<T>>(col[i * inner + c]);
+      } else {
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t c = 0; c < w; ++c) acc[c] = step<T>(k, acc[c], col[i * inner + c]);
       }
-      for (int64_t c = c0; c < c1; ++c) y[o * inner + c] = finish<T>(k, acc[c - c0], n);
+      for (int64_t c = 0; c < w; ++c) y[o * inner + c0 + c] = finish<T>(k, acc[c], n);
     }
   });
 }

@@ -40,6 +40,9 @@ EXPECTED = {
     # BERT's intermediate dense and MLM-head transform: MatMul, Add of the bias, GELU. GPT-2's Conv1D is a
     # Gemm with its bias inside; Llama's MLP has SiLU and no bias.
     "bias_gelu_fusion": lambda model, opset: {"bert": 3, "gpt2": 0, "llama": 0}[model],
+    # Sizes read through Shape that the inferred shapes know: the hidden size before BERT's MLM loss,
+    # GPT-2's and Llama's Slices of Shape(x)[-1] before each Linear layer's reshape.
+    "shape_folding": lambda model, opset: {"bert": 1, "gpt2": 6, "llama": 6}[model],
     # Attention's Softmax(scores + mask), one per layer: BERT's padding mask, GPT-2's and Llama's causal ones.
     "bias_softmax_fusion": lambda model, opset: {"bert": 2, "gpt2": 2, "llama": 2}[model],
     # The Dropouts before each layer's two residual Adds (BERT's after the attention output and the
