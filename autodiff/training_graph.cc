@@ -134,6 +134,9 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   PassManagerOptions after = passes;
   after.shapes_bound = true;  // the builder bound the description's dims
   ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, frozen, after));
+  // A frozen initializer the passes folded into a constant (a slice of a
+  // positional table, once its size is known) is no longer in the graph.
+  std::erase_if(tg.frozen, [&](const std::string& name) { return !g.initializers.count(name); });
   tg.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return tg;
 }

@@ -25,7 +25,7 @@ struct TrainingGraph {
   // What the graph passes changed: on the forward model before the loss is
   // appended, and on the whole training graph after the backward is built.
   PassReport passes_before_loss, passes_after_backward;
-  std::vector<std::string> frozen;   // float initializers excluded by the description's globs
+  std::vector<std::string> frozen;   // float initializers excluded by the description's globs, still in the graph after the passes
   std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
   double build_ms = 0;
 };
