@@ -43,6 +43,9 @@ EXPECTED = {
     # Sizes read through Shape that the inferred shapes know: the hidden size before BERT's MLM loss,
     # GPT-2's and Llama's Slices of Shape(x)[-1] before each Linear layer's reshape.
     "shape_folding": lambda model, opset: {"bert": 1, "gpt2": 6, "llama": 6}[model],
+    # Casts to the type a value has (Llama's float32 upcasts of float32 activations, GPT-2's size
+    # arithmetic) and GPT-2's Squeeze-then-Unsqueeze of sizes.
+    "redundant_node_elimination": lambda model, opset: {"bert": 0, "gpt2": 14, "llama": 35}[model],
     # Attention's Softmax(scores + mask), one per layer: BERT's padding mask, GPT-2's and Llama's causal ones.
     "bias_softmax_fusion": lambda model, opset: {"bert": 2, "gpt2": 2, "llama": 2}[model],
     # The Dropouts before each layer's two residual Adds (BERT's after the attention output and the
