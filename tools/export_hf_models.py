@@ -2,10 +2,14 @@
 """Exports tiny Hugging Face models, with their own loss, as users export them.
 
 The graph passes (graph/passes/) are tested on the patterns real exports
-contain: torch.onnx.export of Hugging Face's BertForMaskedLM and
-GPT2LMHeadModel and LlamaForCausalLM, at opsets 12, 14 and 17 (LayerNorm is
-decomposed before opset 17; BERT's GELU is the Erf form, GPT-2's the Tanh
-form; Llama has RMSNorm, SiLU and grouped-query attention). The models are
+contain: torch.onnx.export of Hugging Face's BertForMaskedLM,
+GPT2LMHeadModel, LlamaForCausalLM, DistilBertForMaskedLM and
+T5ForConditionalGeneration, at opsets 12, 14 and 17 (LayerNorm is
+decomposed before opset 17; BERT's and DistilBERT's GELU is the Erf form,
+GPT-2's the Tanh form; Llama has RMSNorm, SiLU and grouped-query attention;
+T5 has its own RMSNorm, ReLU, relative position biases and an
+encoder-decoder with cross-attention; DistilBERT masks its scores with
+Where instead of adding the mask). The models are
 randomly initialised from a seed, with tiny configs, so each file is a few
 hundred KB. Needs transformers 4.x over Debian's torch:
 
@@ -83,7 +87,28 @@ def tiny_llama():
     return LlamaForCausalLM(cfg)
 
 
-MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2, "llama": tiny_llama}
+def tiny_distilbert():
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
+    if SIZE == "base":  # distilbert-base-uncased's shape
+        cfg = DistilBertConfig(vocab_size=VOCAB, dropout=0.0, attention_dropout=0.0)
+    else:
+        cfg = DistilBertConfig(vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64,
+                               max_position_embeddings=SEQ, dropout=0.0, attention_dropout=0.0)
+    return DistilBertForMaskedLM(cfg)
+
+
+def tiny_t5():
+    from transformers import T5Config, T5ForConditionalGeneration
+    # With labels the model shifts them right into the decoder's inputs itself.
+    if SIZE == "base":  # t5-small's shape
+        cfg = T5Config(vocab_size=VOCAB, dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0)
+    else:
+        cfg = T5Config(vocab_size=VOCAB, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_decoder_layers=2,
+                       num_heads=2, dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0)
+    return T5ForConditionalGeneration(cfg)
+
+
+MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2, "llama": tiny_llama, "distilbert": tiny_distilbert, "t5": tiny_t5}
 
 
 def export_lm(model, example, path, opset):
@@ -102,10 +127,10 @@ def batches(name, gen):
         ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
         mask = torch.ones(BATCH, SEQ, dtype=torch.int64)
         mask[:, SEQ - 3:] = 0  # padding at the end of every row
-        if name == "bert":  # MLM: 15% of positions labelled
+        if name in ("bert", "distilbert"):  # MLM: 15% of positions labelled
             labels = torch.where(torch.rand(BATCH, SEQ, generator=gen) < 0.15, ids, torch.full_like(ids, -100))
             labels[:, 0] = ids[:, 0]  # never an empty batch
-        else:  # causal LM: the model shifts the labels itself
+        else:  # causal LM, or T5's copy task: the model shifts the labels itself
             labels = ids.clone()
         out.append({"input_ids": ids, "attention_mask": mask, "labels": labels})
     return out
@@ -158,7 +183,7 @@ def export(name, opset, out_root):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models", "hf"))
-    ap.add_argument("--only", default="", help="comma-separated model names (bert, gpt2, llama)")
+    ap.add_argument("--only", default="", help="comma-separated model names (" + ", ".join(MODELS) + ")")
     ap.add_argument("--size", choices=["tiny", "base"], default="tiny")
     ap.add_argument("--opsets", default=",".join(map(str, OPSETS)))
     args = ap.parse_args()
@@ -170,7 +195,7 @@ def main():
     for name in names:
         for opset in map(int, args.opsets.split(",")):
             if SIZE == "base":
-                VOCAB = {"bert": 30522, "gpt2": 50257, "llama": 32000}[name]
+                VOCAB = {"bert": 30522, "gpt2": 50257, "llama": 32000, "distilbert": 30522, "t5": 32128}[name]
             export(name, opset, args.out)
 
 

@@ -116,6 +116,13 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
   std::set<std::string> graph_outputs;
   for (const ValueInfo& o : g.outputs) graph_outputs.insert(o.name);
 
+  // A backward node that reads an activation's values. A Shape reads only its
+  // dims (shape_hoisting has put the backward's Shapes right after their
+  // input's producer): it keeps reading the original, which is not kept for it.
+  auto reads_data = [&](size_t node) {
+    const Node& n = g.nodes[node];
+    return !forward[node] && !(n.op_type == "Shape" && n.domain.empty());
+  };
   std::map<size_t, std::vector<Node>> inserted;     // backward position -> copies placed before it
   std::unordered_map<std::string, std::string> redirect;  // activation -> its copy, for backward readers
   size_t copied = 0;
@@ -149,7 +156,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
       for (const std::string& o : g.nodes[i].outputs) {
         if (o.empty() || kept(o)) continue;
         bool read_by_backward = false;
-        for (const GraphIndex::Use& u : index.consumers(o)) read_by_backward = read_by_backward || !forward[u.node];
+        for (const GraphIndex::Use& u : index.consumers(o)) read_by_backward = read_by_backward || reads_data(u.node);
         if (!read_by_backward) continue;
         needed.push_back(o);
         copy_producer(o);
@@ -161,7 +168,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
     size_t at = count, after = 0;
     for (const std::string& v : needed)
       for (const GraphIndex::Use& u : index.consumers(v))
-        if (!forward[u.node]) at = std::min(at, u.node);
+        if (reads_data(u.node)) at = std::min(at, u.node);
     std::unordered_map<std::string, std::string> renamed;
     std::vector<Node> made;
     for (size_t p : copies) {  // ascending: the forward's order
@@ -205,7 +212,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
     if (auto it = inserted.find(i); it != inserted.end())
       for (Node& c : it->second) nodes.push_back(std::move(c));
     Node& n = g.nodes[i];
-    if (!forward[i])
+    if (reads_data(i))
       for (std::string& in : n.inputs)
         if (auto r = redirect.find(in); r != redirect.end()) in = r->second;
     nodes.push_back(std::move(n));

@@ -51,19 +51,24 @@ Status dropout(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// The ratio and training flag of DropoutAdd and DropoutGrad: inputs at
+// `at` and at + 1 (an opset-12 Dropout's), or with runtime_training=1 (fused
+// from, or the gradient of, a Dropout before opset 12) the attribute and the run.
+Result<std::pair<double, bool>> ratio_and_training(KernelContext& ctx, size_t at) {
+  if (ctx.node().attr_int("runtime_training", 0) != 0)
+    return std::make_pair(static_cast<double>(ctx.node().attr_float("ratio", 0.5f)), ctx.options().training);
+  ASSIGN_OR_RETURN(double ratio, scalar_or(ctx, at, 0.5));
+  ASSIGN_OR_RETURN(double mode, scalar_or(ctx, at + 1, 0.0));
+  return std::make_pair(ratio, mode != 0.0);
+}
+
 Status dropout_add(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& r = ctx.input(1);
   auto t = elem_type(x.dtype());
   if (!t || !dtype_is_float(x.dtype()) || r.dtype() != x.dtype()) return unsupported_cuda_dtype(ctx, x.dtype());
-  bool runtime_training = ctx.node().attr_int("runtime_training", 0) != 0;
-  double ratio = ctx.node().attr_float("ratio", 0.5f);
-  bool training = ctx.options().training;
-  if (!runtime_training) {
-    ASSIGN_OR_RETURN(ratio, scalar_or(ctx, 2, 0.5));
-    ASSIGN_OR_RETURN(double mode, scalar_or(ctx, 3, 0.0));
-    training = mode != 0.0;
-  }
+  ASSIGN_OR_RETURN(auto settings, ratio_and_training(ctx, 2));
+  auto [ratio, training] = settings;
   bool dropping = training && ratio != 0.0;
   if (dropping && !(ratio > 0.0 && ratio < 1.0))
     return invalid_argument("{}: ratio must be in [0, 1), got {}", ctx.node().describe(), ratio);
@@ -100,14 +105,8 @@ Status dropout_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   auto t = elem_type(dy.dtype());
   if (!t || !dtype_is_float(dy.dtype())) return unsupported_cuda_dtype(ctx, dy.dtype());
-  bool runtime_training = ctx.node().attr_int("runtime_training", 0) != 0;
-  double ratio = ctx.node().attr_float("ratio", 0.5f);
-  bool training = ctx.options().training;
-  if (!runtime_training) {
-    ASSIGN_OR_RETURN(ratio, scalar_or(ctx, 2, 0.5));
-    ASSIGN_OR_RETURN(double mode, scalar_or(ctx, 3, 0.0));
-    training = mode != 0.0;
-  }
+  ASSIGN_OR_RETURN(auto settings, ratio_and_training(ctx, 2));
+  auto [ratio, training] = settings;
   double scale = training && ratio > 0.0 ? 1.0 / (1.0 - ratio) : 1.0;
   CUDA_OUTPUT(dx, ctx, 0);
   CUDA_RETURN_IF_ERROR(launch_dropout_grad(*t, dy.raw(), ctx.input(1).data<bool>(), dx.raw(), dy.numel(), scale, stream()));

@@ -46,6 +46,8 @@ EXPECTED = {
     # Casts to the type a value has (Llama's float32 upcasts of float32 activations, GPT-2's size
     # arithmetic) and GPT-2's Squeeze-then-Unsqueeze of sizes.
     "redundant_node_elimination": lambda model, opset: {"bert": 0, "gpt2": 14, "llama": 35}[model],
+    # Shape nodes the exporters wrote away from their input (moved next to its producer).
+    "shape_hoisting": lambda model, opset: {"bert": 2, "gpt2": 10, "llama": 6}[model],
     # Attention's Softmax(scores + mask), one per layer: BERT's padding mask, GPT-2's and Llama's causal ones.
     "bias_softmax_fusion": lambda model, opset: {"bert": 2, "gpt2": 2, "llama": 2}[model],
     # The Dropouts before each layer's two residual Adds (BERT's after the attention output and the
@@ -54,6 +56,8 @@ EXPECTED = {
 }
 # Matches in the training graph after the backward, where a pass has them there.
 EXPECTED_AFTER_BACKWARD = {
+    # The backward's Shape(x) nodes that size gradients: moved up to x's producer.
+    "shape_hoisting": lambda model, opset: {"bert": 12, "gpt2": 12, "llama": 25}[model],
     "matmul_transpose_fusion": lambda model, opset: {"bert": 4, "gpt2": 8, "llama": 4}[model],
 }
 STEPS, TOLERANCE = 10, 1e-5
