@@ -26,7 +26,9 @@ std::string layer_scope(const std::string& node_name) {
   size_t start = 0;
   for (size_t slash = node_name.find('/'); slash != std::string::npos; slash = node_name.find('/', start)) {
     std::string comp = node_name.substr(start, slash - start);
-    size_t sep = comp.find_last_of("._");
+    // "<name>.<index>" is a module-list entry; exporters mark a module called
+    // again with "_<count>" ("dropout_1"), which is no layer.
+    size_t sep = comp.find_last_of('.');
     bool indexed = sep != std::string::npos && sep > 0 && sep + 1 < comp.size() &&
                    std::isalpha(static_cast<unsigned char>(comp[0])) &&
                    std::all_of(comp.begin() + static_cast<std::ptrdiff_t>(sep) + 1, comp.end(),

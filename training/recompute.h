@@ -7,7 +7,7 @@
 //
 // Layers are found by name, as exporters scope them: the first path component
 // of a node name that indexes a module list ("layer.3", "h.0", "layers.11",
-// "block.2"). The copies compute exactly what the originals did (the same
+// "block.2"; not "dropout_1", an exporter's mark of a module called again). The copies compute exactly what the originals did (the same
 // kernels on the same inputs); a Dropout is not drawn again but re-applied
 // with the forward's mask (DropoutGrad's arithmetic, the forward's exactly),
 // so losses are bit-identical with and without recompute. Random ops without

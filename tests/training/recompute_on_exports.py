@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """--recompute on real exports: the examples' Hugging Face BERT and GPT-2
 (Dropout 0.1, so the masks must be re-applied, not drawn again) and the tiny
-Llama export (tests/models/hf).
+Llama and T5 exports (tests/models/hf).
 
 For each: 5 AdamW steps with --recompute layers give the loss trajectory
 (and held-out loss, where the example has held-out data) of 5 steps without
@@ -61,10 +61,11 @@ def main():
                           "synthetic"],
         "examples/gpt2": ["--model", os.path.join(src, "examples/gpt2/gpt2.onnx"), "--data", "synthetic",
                           "--batch-size", "8", "--dim", "seq=64"],
-        "hf llama_opset14": ["--model", os.path.join(src, "tests/models/hf/llama_opset14/model.onnx"), "--config",
-                             os.path.join(src, "tests/models/hf/llama_opset14/training.yaml"), "--data",
-                             os.path.join(src, "tests/models/hf/llama_opset14/train_batches")],
     }
+    for hf in ("llama_opset14", "t5_opset14"):  # T5: encoder and decoder blocks, cross-attention
+        d = os.path.join(src, "tests/models/hf", hf)
+        cases["hf " + hf] = ["--model", os.path.join(d, "model.onnx"), "--config", os.path.join(d, "training.yaml"),
+                             "--data", os.path.join(d, "train_batches")]
     failed = False
     with tempfile.TemporaryDirectory() as tmp:
         for name, args in cases.items():
