@@ -4,7 +4,7 @@
 The graph passes (graph/passes/) are tested on the patterns real exports
 contain: torch.onnx.export of Hugging Face's BertForMaskedLM,
 GPT2LMHeadModel, LlamaForCausalLM, DistilBertForMaskedLM and
-T5ForConditionalGeneration, at opsets 12, 14 and 17 (LayerNorm is
+T5ForConditionalGeneration, and ViTForImageClassification, at opsets 12, 14 and 17 (LayerNorm is
 decomposed before opset 17; BERT's and DistilBERT's GELU is the Erf form,
 GPT-2's the Tanh form; Llama has RMSNorm, SiLU and grouped-query attention;
 T5 has its own RMSNorm, ReLU, relative position biases and an
@@ -108,7 +108,32 @@ def tiny_t5():
     return T5ForConditionalGeneration(cfg)
 
 
-MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2, "llama": tiny_llama, "distilbert": tiny_distilbert, "t5": tiny_t5}
+def tiny_vit():
+    from transformers import ViTConfig, ViTForImageClassification
+    if SIZE == "base":  # vit-base-patch16-224's shape
+        cfg = ViTConfig(num_labels=LABELS, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    else:
+        cfg = ViTConfig(image_size=IMAGE, patch_size=4, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, num_labels=LABELS, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0)
+    return ViTForImageClassification(cfg)
+
+
+MODELS = {"bert": tiny_bert, "gpt2": tiny_gpt2, "llama": tiny_llama, "distilbert": tiny_distilbert, "t5": tiny_t5,
+          "vit": tiny_vit}
+IMAGE, LABELS = 16, 10  # ViT: 16x16 RGB images of 4x4 patches, 10 classes
+
+
+class ImageWithLoss(torch.nn.Module):
+    """An image classifier's loss first, then its logits."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, pixel_values, labels):
+        out = self.model(pixel_values=pixel_values, labels=labels)
+        return out.loss, out.logits
 
 
 def export_lm(model, example, path, opset):
@@ -123,6 +148,11 @@ def export_lm(model, example, path, opset):
 
 def batches(name, gen):
     out = []
+    if name == "vit":
+        for _ in range(BATCHES):
+            out.append({"pixel_values": torch.randn(BATCH, 3, IMAGE, IMAGE, generator=gen),
+                        "labels": torch.randint(0, LABELS, (BATCH,), generator=gen)})
+        return out
     for _ in range(BATCHES):
         ids = torch.randint(0, VOCAB, (BATCH, SEQ), generator=gen)
         mask = torch.ones(BATCH, SEQ, dtype=torch.int64)
@@ -147,25 +177,50 @@ dims: {{batch: {batch}, seq: {seq}}}
 """
 
 
+IMAGE_DESCRIPTION = """# Written by tools/export_hf_models.py: a Hugging Face {model} export at opset {opset}.
+inputs:
+  - {{name: pixel_values, dtype: float32, shape: [batch, 3, {image}, {image}]}}
+labels:
+  - {{name: labels, dtype: int64, shape: [batch]}}
+loss: {{output: loss}}
+dims: {{batch: {batch}}}
+"""
+
+
+def export_image(model, example, path, opset):
+    """torch.onnx.export of an ImageWithLoss classifier: inputs pixel_values and
+    labels with a dynamic batch, outputs loss and logits, training mode."""
+    torch.onnx.export(model, example, path, input_names=["pixel_values", "labels"], output_names=["loss", "logits"],
+                      dynamic_axes={"pixel_values": {0: "batch"}, "labels": {0: "batch"}}, opset_version=opset,
+                      do_constant_folding=True, training=torch.onnx.TrainingMode.TRAINING)
+
+
 def export(name, opset, out_root):
     torch.manual_seed(0)
-    model = WithLoss(MODELS[name]()).eval()
+    image = name == "vit"
+    model = (ImageWithLoss if image else WithLoss)(MODELS[name]()).eval()
     data = batches(name, torch.Generator().manual_seed(1))
     final = os.path.join(out_root, f"{name}_opset{opset}")
     tmp = tempfile.mkdtemp(prefix=f".{name}_opset{opset}.", dir=out_root)
     try:
         path = os.path.join(tmp, "model.onnx")
         first = data[0]
-        export_lm(model, (first["input_ids"], first["attention_mask"], first["labels"]), path, opset)
+        if image:
+            export_image(model, (first["pixel_values"], first["labels"]), path, opset)
+        else:
+            export_lm(model, (first["input_ids"], first["attention_mask"], first["labels"]), path, opset)
         onnx.checker.check_model(onnx.load(path))
         with open(os.path.join(tmp, "training.yaml"), "w") as f:
-            f.write(DESCRIPTION.format(model=name, opset=opset, batch=BATCH, seq=SEQ))
+            text = IMAGE_DESCRIPTION if image else DESCRIPTION
+            f.write(text.format(model=name, opset=opset, batch=BATCH, seq=SEQ, image=IMAGE))
         for i, b in enumerate(data):
             d = os.path.join(tmp, "train_batches", f"batch_{i}")
             os.makedirs(d)
             for k, v in b.items():
                 with open(os.path.join(d, k + ".pb"), "wb") as f:
-                    f.write(numpy_helper.from_array(v.numpy().astype(np.int64), k).SerializeToString())
+                    a = v.numpy()
+                    a = a.astype(np.float32) if a.dtype.kind == "f" else a.astype(np.int64)
+                    f.write(numpy_helper.from_array(a, k).SerializeToString())
         shutil.rmtree(final, ignore_errors=True)
         os.rename(tmp, final)
     except BaseException:
@@ -194,8 +249,10 @@ def main():
     names = [n for n in args.only.split(",") if n] or list(MODELS)
     for name in names:
         for opset in map(int, args.opsets.split(",")):
+            global IMAGE
             if SIZE == "base":
-                VOCAB = {"bert": 30522, "gpt2": 50257, "llama": 32000, "distilbert": 30522, "t5": 32128}[name]
+                IMAGE = 224 if name == "vit" else IMAGE
+                VOCAB = {"bert": 30522, "gpt2": 50257, "llama": 32000, "distilbert": 30522, "t5": 32128, "vit": 0}[name]
             export(name, opset, args.out)
 
 

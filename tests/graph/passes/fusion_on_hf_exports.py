@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A fusion pass on real Hugging Face exports (tests/models/hf/, made by
 tools/export_hf_models.py): BertForMaskedLM, GPT2LMHeadModel,
-LlamaForCausalLM, DistilBertForMaskedLM and T5ForConditionalGeneration at
-opsets 12, 14 and 17, each trained with its own loss. (DistilBERT masks its
+LlamaForCausalLM, DistilBertForMaskedLM, T5ForConditionalGeneration and
+ViTForImageClassification at opsets 12, 14 and 17, each trained with its own
+loss. (DistilBERT masks its
 scores with Where, so bias_softmax_fusion does not fire there, and scales q
 before the product, which matmul_scale_fusion does not take; T5 scales
 nothing, and adds its position bias and mask to the scores.)
@@ -26,46 +27,58 @@ import tempfile
 # LayerNormalization from 17 on; GELU is spelled out at every opset below 20.
 EXPECTED = {
     "layer_norm_fusion": lambda model, opset:
-        0 if opset >= 17 else {"bert": 6, "gpt2": 5, "llama": 0, "distilbert": 6, "t5": 0}[model],
-    "gelu_fusion": lambda model, opset: {"bert": 3, "gpt2": 2, "llama": 0, "distilbert": 3, "t5": 0}[model],
+        0 if opset >= 17 else {"bert": 6, "gpt2": 5, "llama": 0, "distilbert": 6, "t5": 0, "vit": 5}[model],
+    "gelu_fusion": lambda model, opset:
+        {"bert": 3, "gpt2": 2, "llama": 0, "distilbert": 3, "t5": 0, "vit": 2}[model],
     # Llama: two RMSNorms per layer and the final one; SiLU in each layer's MLP.
-    "rms_norm_fusion": lambda model, opset: {"bert": 0, "gpt2": 0, "llama": 5, "distilbert": 0, "t5": 12}[model],
-    "silu_fusion": lambda model, opset: {"bert": 0, "gpt2": 0, "llama": 2, "distilbert": 0, "t5": 0}[model],
+    "rms_norm_fusion": lambda model, opset:
+        {"bert": 0, "gpt2": 0, "llama": 5, "distilbert": 0, "t5": 12, "vit": 0}[model],
+    "silu_fusion": lambda model, opset:
+        {"bert": 0, "gpt2": 0, "llama": 2, "distilbert": 0, "t5": 0, "vit": 0}[model],
     # Attention's scores / sqrt(16) (head dim 16 in every tiny export). GPT-2 divides by a value computed
     # from the key's Shape, which is not folded yet, so its scale stays.
-    "matmul_scale_fusion": lambda model, opset: {"bert": 2, "gpt2": 0, "llama": 2, "distilbert": 0, "t5": 0}[model],
+    "matmul_scale_fusion": lambda model, opset:
+        {"bert": 2, "gpt2": 0, "llama": 2, "distilbert": 0, "t5": 0, "vit": 2}[model],
     # q @ k^T with k^T a Transpose of its own: Llama's. BERT and GPT-2 export the head split and k^T as
     # one Transpose (perm 0,2,3,1), which stays; the backward's transposed operands fuse in all three
     # (counted after the backward below).
-    "matmul_transpose_fusion": lambda model, opset: {"bert": 0, "gpt2": 0, "llama": 2, "distilbert": 0, "t5": 0}[model],
+    "matmul_transpose_fusion": lambda model, opset:
+        {"bert": 0, "gpt2": 0, "llama": 2, "distilbert": 0, "t5": 0, "vit": 0}[model],
     # BERT's Linear layers as MatMul + Add: six per layer, the MLM head's transform and decoder. GPT-2's
     # Conv1D exports as Gemm with its bias already inside; Llama's projections have no bias.
     # (the intermediate dense and the MLM head's transform keep their bias for bias_gelu_fusion: 14 - 3).
-    "matmul_add_fusion": lambda model, opset: {"bert": 11, "gpt2": 0, "llama": 0, "distilbert": 11, "t5": 0}[model],
+    "matmul_add_fusion": lambda model, opset:
+        {"bert": 11, "gpt2": 0, "llama": 0, "distilbert": 11, "t5": 0, "vit": 10}[model],
     # BERT's intermediate dense and MLM-head transform: MatMul, Add of the bias, GELU. GPT-2's Conv1D is a
     # Gemm with its bias inside; Llama's MLP has SiLU and no bias.
-    "bias_gelu_fusion": lambda model, opset: {"bert": 3, "gpt2": 0, "llama": 0, "distilbert": 3, "t5": 0}[model],
+    "bias_gelu_fusion": lambda model, opset:
+        {"bert": 3, "gpt2": 0, "llama": 0, "distilbert": 3, "t5": 0, "vit": 2}[model],
     # Sizes read through Shape that the inferred shapes know: the hidden size before BERT's MLM loss,
     # GPT-2's and Llama's Slices of Shape(x)[-1] before each Linear layer's reshape.
-    "shape_folding": lambda model, opset: {"bert": 1, "gpt2": 6, "llama": 6, "distilbert": 1, "t5": 8}[model],
+    "shape_folding": lambda model, opset:
+        {"bert": 1, "gpt2": 6, "llama": 6, "distilbert": 1, "t5": 8, "vit": 7}[model],
     # Casts to the type a value has (Llama's float32 upcasts of float32 activations, GPT-2's size
     # arithmetic) and GPT-2's Squeeze-then-Unsqueeze of sizes.
     "redundant_node_elimination": lambda model, opset:
-        {"bert": 0, "gpt2": 14, "llama": 35, "distilbert": 3, "t5": 28}[model],
+        {"bert": 0, "gpt2": 14, "llama": 35, "distilbert": 3, "t5": 28, "vit": 1}[model],
     # Shape nodes the exporters wrote away from their input (moved next to its producer).
-    "shape_hoisting": lambda model, opset: {"bert": 2, "gpt2": 10, "llama": 6, "distilbert": 2, "t5": 3}[model],
+    "shape_hoisting": lambda model, opset:
+        {"bert": 2, "gpt2": 10, "llama": 6, "distilbert": 2, "t5": 3, "vit": 2}[model],
     # Attention's Softmax(scores + mask), one per layer: BERT's padding mask, GPT-2's and Llama's causal ones.
-    "bias_softmax_fusion": lambda model, opset: {"bert": 2, "gpt2": 2, "llama": 2, "distilbert": 0, "t5": 6}[model],
+    "bias_softmax_fusion": lambda model, opset:
+        {"bert": 2, "gpt2": 2, "llama": 2, "distilbert": 0, "t5": 6, "vit": 0}[model],
     # The Dropouts before each layer's two residual Adds (BERT's after the attention output and the
     # FFN; GPT-2's resid_dropout in attention and MLP). Llama has no Dropout there.
-    "dropout_add_fusion": lambda model, opset: {"bert": 4, "gpt2": 4, "llama": 0, "distilbert": 2, "t5": 10}[model],
+    "dropout_add_fusion": lambda model, opset:
+        {"bert": 4, "gpt2": 4, "llama": 0, "distilbert": 2, "t5": 10, "vit": 4}[model],
 }
 # Matches in the training graph after the backward, where a pass has them there.
 EXPECTED_AFTER_BACKWARD = {
     # The backward's Shape(x) nodes that size gradients: moved up to x's producer.
-    "shape_hoisting": lambda model, opset: {"bert": 12, "gpt2": 12, "llama": 25, "distilbert": 18, "t5": 44}[model],
+    "shape_hoisting": lambda model, opset:
+        {"bert": 12, "gpt2": 12, "llama": 25, "distilbert": 18, "t5": 44, "vit": 9}[model],
     "matmul_transpose_fusion": lambda model, opset:
-        {"bert": 4, "gpt2": 8, "llama": 4, "distilbert": 8, "t5": 24}[model],
+        {"bert": 4, "gpt2": 8, "llama": 4, "distilbert": 8, "t5": 24, "vit": 4}[model],
 }
 STEPS, TOLERANCE = 10, 1e-5
 
