@@ -240,31 +240,23 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
   report.complete = before.complete;
   if (mode == RecomputeMode::kNone || report.layers.empty()) return report;
 
-  auto try_layers = [&](size_t k) {
-    Model m = tg.model;  // initializers share storage: a cheap copy
+  uint64_t weights = before.initializer_bytes;
+  auto fits = [&](const MemoryEstimate& e) { return weights + e.peak_activation_bytes <= budget_bytes; };
+  // auto: nothing to judge against, or nothing to do.
+  if (mode == RecomputeMode::kAuto && (!before.complete || budget_bytes == 0 || fits(before))) return report;
+  // layers: every layer; auto: the first k layers for the smallest k that fits (all when none does).
+  const size_t all = report.layers.size();
+  Model m;
+  size_t k = mode == RecomputeMode::kAuto ? 1 : all, copied = 0;
+  MemoryEstimate after;
+  for (;; ++k) {
+    m = tg.model;  // initializers share storage: a cheap copy
     std::set<std::string> chosen(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(k));
-    size_t copied = recompute_layers(m, tg.eval_outputs, chosen);
-    return std::make_pair(std::move(m), copied);
-  };
-  size_t k = report.layers.size();
-  if (mode == RecomputeMode::kAuto) {
-    uint64_t weights = before.initializer_bytes;
-    auto fits = [&](const MemoryEstimate& e) { return weights + e.peak_activation_bytes <= budget_bytes; };
-    if (!before.complete || budget_bytes == 0 || fits(before)) {
-      report.fits = before.complete && budget_bytes > 0 ? true : report.fits;
-      return report;  // nothing to judge against, or nothing to do
-    }
-    for (k = 1; k <= report.layers.size(); ++k) {
-      auto [m, copied] = try_layers(k);
-      MemoryEstimate e = estimate_memory(m, bound);
-      if (fits(e) || k == report.layers.size()) {
-        report.fits = fits(e);
-        break;
-      }
-    }
+    copied = recompute_layers(m, tg.eval_outputs, chosen);
+    after = estimate_memory(m, bound);
+    if (mode != RecomputeMode::kAuto || fits(after) || k == all) break;
   }
-  auto [m, copied] = try_layers(k);
-  MemoryEstimate after = estimate_memory(m, bound);
+  if (mode == RecomputeMode::kAuto) report.fits = fits(after);
   report.recomputed.assign(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(k));
   report.copied_nodes = copied;
   report.peak_after = after.peak_activation_bytes;

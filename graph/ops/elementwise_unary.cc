@@ -17,15 +17,23 @@ Status softmax_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// The fused ops taking X and a bias B (BiasSoftmax, BiasGelu): float32 or
+// float64, the bias of X's type.
+Status float_with_bias(InferContext& ctx, const char* op) {
+  DType dt = ctx.input_dtype(0);
+  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kUndefined)
+    return shape_error("{}: {} takes float32 or float64, got {}", ctx.node().describe(), op, dtype_name(dt));
+  if (ctx.input_dtype(1) != dt && ctx.input_dtype(1) != DType::kUndefined && dt != DType::kUndefined)
+    return shape_error("{}: the bias is {}, X {}", ctx.node().describe(), dtype_name(ctx.input_dtype(1)), dtype_name(dt));
+  return Status::Ok();
+}
+
 // com.ort_train BiasSoftmax (bias_softmax_fusion's): Softmax(X + B) over the
 // last axis, with numpy broadcasting (attention's mask: [B, 1, 1, T] or
 // [B, 1, T, T] against [B, H, T, T] scores).
 Status bias_softmax_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(float_with_bias(ctx, "BiasSoftmax"));
   DType dt = ctx.input_dtype(0);
-  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kUndefined)
-    return shape_error("{}: BiasSoftmax takes float32 or float64, got {}", ctx.node().describe(), dtype_name(dt));
-  if (ctx.input_dtype(1) != dt && ctx.input_dtype(1) != DType::kUndefined && dt != DType::kUndefined)
-    return shape_error("{}: the bias is {}, X {}", ctx.node().describe(), dtype_name(ctx.input_dtype(1)), dtype_name(dt));
   const OptShape &x = ctx.input_shape(0), &b = ctx.input_shape(1);
   if (!x || !b) {
     ctx.set_output(0, dt, std::nullopt);
@@ -40,11 +48,7 @@ Status bias_softmax_rule(InferContext& ctx) {
 // com.ort_train BiasGelu (bias_gelu_fusion's): Gelu(X + B) for a 1-D B of X's
 // last dim, attribute approximate as Gelu's.
 Status bias_gelu_rule(InferContext& ctx) {
-  DType dt = ctx.input_dtype(0);
-  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kUndefined)
-    return shape_error("{}: BiasGelu takes float32 or float64, got {}", ctx.node().describe(), dtype_name(dt));
-  if (ctx.input_dtype(1) != dt && ctx.input_dtype(1) != DType::kUndefined && dt != DType::kUndefined)
-    return shape_error("{}: the bias is {}, X {}", ctx.node().describe(), dtype_name(ctx.input_dtype(1)), dtype_name(dt));
+  RETURN_IF_ERROR(float_with_bias(ctx, "BiasGelu"));
   const OptShape &x = ctx.input_shape(0), &b = ctx.input_shape(1);
   if (x && x->empty()) return shape_error("{}: BiasGelu needs X of rank >= 1", ctx.node().describe());
   if (b && (b->size() != 1 || (x && (*b)[0].known() && x->back().known() && (*b)[0].value != x->back().value)))

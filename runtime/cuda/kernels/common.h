@@ -14,4 +14,9 @@ std::optional<ElemType> elem_type(DType t);
 // Every element type a CUDA kernel stores, the 16-bit floats included (Cast).
 std::optional<ElemType> stored_elem_type(DType t);
 
+// out = X + B for a 1-D B along X's last dim (a Linear layer's bias), the
+// float addition an Add node makes; `out` may be X's own buffer. The fused
+// ops that take a bias (FusedMatMul, BiasGelu, BiasGeluGrad) add it so.
+Status add_bias_into(KernelContext& ctx, const Tensor& x, const Tensor& b, void* out);
+
 }  // namespace ort_train::cuda

@@ -164,18 +164,6 @@ KernelFn activation_grad(ActivationGrad op) {
   };
 }
 
-// X + B (B 1-D along X's last dim) into `out`, as the Add node made it.
-Status add_bias_into(KernelContext& ctx, const Tensor& x, const Tensor& b, void* out) {
-  auto t = elem_type(x.dtype());
-  if (!t || !dtype_is_float(x.dtype()) || b.dtype() != x.dtype() || x.dims().empty() || b.dims().size() != 1 ||
-      b.dims()[0] != x.dims().back())
-    return invalid_argument("{}: needs a 1-D bias of X's dtype and last dim", ctx.node().describe());
-  ASSIGN_OR_RETURN(IndexMap xm, broadcast_map(x.dims(), x.dims()));
-  ASSIGN_OR_RETURN(IndexMap bm, broadcast_map(b.dims(), x.dims()));
-  CUDA_RETURN_IF_ERROR(launch_binary(BinaryOp::kAdd, *t, x.raw(), b.raw(), out, x.numel(), false, xm, bm, stream()));
-  return Status::Ok();
-}
-
 // bias_gelu_fusion's BiasGelu(X, B): the sum into Y, then GELU in place.
 Status bias_gelu(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);

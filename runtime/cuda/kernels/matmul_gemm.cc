@@ -5,7 +5,6 @@
 // column-major C^T = B^T A^T. float32 may use TF32 tensor cores unless the
 // device was configured with allow_tf32 = false.
 #include "cuda_kernels/copy.h"
-#include "cuda_kernels/elementwise.h"
 #include "cuda_kernels/vector_math.h"
 #include "runtime/cuda/kernels/common.h"
 
@@ -111,18 +110,9 @@ Status fused_matmul(KernelContext& ctx) {
   RETURN_IF_ERROR(matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
                               node.attr_float("alpha", 1.f)));
   if (!ctx.has_input(2)) return Status::Ok();
-  const Tensor& bias = ctx.input(2);
   CUDA_OUTPUT(Y, ctx, 0);
-  auto t = elem_type(Y.dtype());
-  if (!t || bias.dtype() != Y.dtype() || bias.dims().size() != 1 || bias.dims()[0] != Y.dims().back())
-    return invalid_argument("{}: the bias must be a 1-D {} of the output's last dim", node.describe(),
-                            dtype_name(Y.dtype()));
   if (Y.numel() == 0) return Status::Ok();
-  ASSIGN_OR_RETURN(IndexMap ym, broadcast_map(Y.dims(), Y.dims()));
-  ASSIGN_OR_RETURN(IndexMap bm, broadcast_map(bias.dims(), Y.dims()));
-  CUDA_RETURN_IF_ERROR(
-      launch_binary(BinaryOp::kAdd, *t, Y.raw(), bias.raw(), Y.raw(), Y.numel(), false, ym, bm, stream()));
-  return Status::Ok();
+  return add_bias_into(ctx, Y, ctx.input(2), Y.raw());
 }
 
 Status gemm(KernelContext& ctx) {
