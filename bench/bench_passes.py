@@ -22,7 +22,7 @@ import sys
 
 FUSIONS = ["layer_norm_fusion", "rms_norm_fusion", "gelu_fusion", "silu_fusion", "matmul_scale_fusion",
            "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion", "dropout_add_fusion",
-           "bias_gelu_fusion"]
+           "bias_gelu_fusion", "attention_fusion"]
 CONFIGS = {"default passes": [], "fusions disabled": sum((["--disable-pass", p] for p in FUSIONS), [])}
 
 

@@ -19,13 +19,14 @@ namespace ort_train {
 std::vector<std::string> default_pass_names() {
   // Fusions come after folding and merging, which turn exporters' Constant
   // nodes into initializers and merge the duplicate subexpressions they emit.
-  // bias_gelu_fusion takes its bias before matmul_add_fusion would.
+  // bias_gelu_fusion takes its bias before matmul_add_fusion would;
+  // attention_fusion reads the scale, transposes and mask the fusions before it folded.
   return {"constant_folding",    "shape_folding",         "dead_code_elimination", "common_subexpression_elimination",
           "redundant_node_elimination",
           "layer_norm_fusion",   "rms_norm_fusion",       "gelu_fusion",
           "bias_gelu_fusion",    "silu_fusion",           "matmul_scale_fusion",
           "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion",
-          "dropout_add_fusion",  "shape_hoisting"};
+          "attention_fusion",    "dropout_add_fusion",  "shape_hoisting"};
 }
 
 std::string PassReport::summary() const {

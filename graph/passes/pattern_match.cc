@@ -17,6 +17,14 @@ const Node* PatternMatcher::producer(const std::string& value, const std::string
   return n.op_type == op_type && n.domain.empty() && n.inputs.size() >= min_inputs ? &n : nullptr;
 }
 
+const Node* PatternMatcher::fused_producer(const std::string& value, const std::string& op_type,
+                                           size_t min_inputs) const {
+  auto p = index_.producer(value);
+  if (!p || claimed_.count(*p)) return nullptr;
+  const Node& n = index_.graph().nodes[*p];
+  return n.op_type == op_type && n.domain == kOrtTrainDomain && n.inputs.size() >= min_inputs ? &n : nullptr;
+}
+
 const Node* PatternMatcher::sole_reader(const std::string& value, const std::string& op_type, size_t min_inputs) const {
   const auto& uses = index_.consumers(value);
   if (uses.size() != 1 || claimed_.count(uses[0].node) || index_.is_graph_output(value)) return nullptr;
@@ -25,6 +33,16 @@ const Node* PatternMatcher::sole_reader(const std::string& value, const std::str
 }
 
 std::optional<double> PatternMatcher::scalar(const std::string& value) const {
+  return scalar_of_type(value, false);
+}
+
+std::optional<bool> PatternMatcher::bool_scalar(const std::string& value) const {
+  auto v = scalar_of_type(value, true);
+  if (!v) return std::nullopt;
+  return *v != 0.0;
+}
+
+std::optional<double> PatternMatcher::scalar_of_type(const std::string& value, bool boolean) const {
   const Graph& g = index_.graph();
   const Tensor* t = nullptr;
   auto init = g.initializers.find(value);
@@ -36,8 +54,9 @@ std::optional<double> PatternMatcher::scalar(const std::string& value) const {
     const Attribute* a = n.op_type == "Constant" && n.domain.empty() ? n.attr("value") : nullptr;
     if (a && a->type == Attribute::Type::kTensor) t = &a->t;
   }
-  if (!t || t->numel() != 1 || t->dtype() == DType::kString || t->dtype() == DType::kBool) return std::nullopt;
-  return t->to_double_vector()[0];
+  if (!t || t->numel() != 1 || t->dtype() == DType::kString || (t->dtype() == DType::kBool) != boolean)
+    return std::nullopt;
+  return boolean ? (t->data<bool>()[0] ? 1.0 : 0.0) : t->to_double_vector()[0];
 }
 
 bool PatternMatcher::is_scalar(const std::string& value, double want) const {

@@ -28,6 +28,8 @@ class PatternMatcher {
   // file's nodes, so a Pow may have one) not yet claimed by another match;
   // else nullptr.
   const Node* producer(const std::string& value, const std::string& op_type, size_t min_inputs) const;
+  // The same for a com.ort_train node (one an earlier fusion made).
+  const Node* fused_producer(const std::string& value, const std::string& op_type, size_t min_inputs) const;
   // The node reading `value` when it is the only reader, a default-domain
   // `op_type` node with at least `min_inputs` inputs, not yet claimed, and
   // `value` is no graph output; else nullptr.
@@ -38,6 +40,8 @@ class PatternMatcher {
   // a Constant node's output); none for anything else, a trainable
   // initializer above all: it changes every step.
   std::optional<double> scalar(const std::string& value) const;
+  // The value of a one-element bool constant (Dropout's training_mode), under the same rules.
+  std::optional<bool> bool_scalar(const std::string& value) const;
   // Whether `value` is a scalar constant within a relative 1e-5 of `want`.
   bool is_scalar(const std::string& value, double want) const;
   // For a commutative binary node: the input that is not the scalar `want`
@@ -63,6 +67,8 @@ class PatternMatcher {
   const PassContext& context() const { return ctx_; }
 
  private:
+  std::optional<double> scalar_of_type(const std::string& value, bool boolean) const;
+
   GraphIndex& index_;
   const PassContext& ctx_;
   std::set<std::string> protected_;

@@ -1,0 +1,125 @@
+// com.ort_train Attention's CPU kernel against a naive reference in double
+// (scores, fill, bias, softmax, product), across its query and key blocks,
+// with K as given or transposed, grouped-query heads, and dropout.
+#include <cmath>
+
+#include "test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+namespace {
+
+struct Case {
+  int64_t b, h, hk, t, s, d, dv;
+  bool k_transposed = false;
+  bool bias = false, mask = false;
+};
+
+// O and LSE from the definition. K is read in the layout the case says.
+std::pair<Tensor, Tensor> reference(const Case& c, const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor* bias, const Tensor* mask, double scale, double fill) {
+  Tensor o = Tensor::host(DType::kFloat, {c.b, c.h, c.t, c.dv}), lse = Tensor::host(DType::kFloat, {c.b, c.h, c.t});
+  auto Q = q.to_double_vector(), K = k.to_double_vector(), V = v.to_double_vector();
+  for (int64_t b = 0; b < c.b; ++b)
+    for (int64_t h = 0; h < c.h; ++h) {
+      int64_t kh = h / (c.h / c.hk);
+      for (int64_t t = 0; t < c.t; ++t) {
+        std::vector<double> x(static_cast<size_t>(c.s));
+        double mx = -INFINITY;
+        for (int64_t s = 0; s < c.s; ++s) {
+          double dot = 0;
+          for (int64_t d = 0; d < c.d; ++d) {
+            int64_t ko = (b * c.hk + kh) * c.s * c.d + (c.k_transposed ? d * c.s + s : s * c.d + d);
+            dot += Q[static_cast<size_t>(((b * c.h + h) * c.t + t) * c.d + d)] * K[static_cast<size_t>(ko)];
+          }
+          double xv = scale * dot;
+          if (mask && !mask->data<bool>()[t * c.s + s]) xv = fill;  // mask [1, 1, T, S]
+          if (bias) xv += bias->data<float>()[b * c.s + s];        // bias [B, 1, 1, S]
+          x[static_cast<size_t>(s)] = xv;
+          mx = std::max(mx, xv);
+        }
+        double sum = 0;
+        for (double& xv : x) sum += (xv = std::exp(xv - mx));
+        lse.data<float>()[(b * c.h + h) * c.t + t] = static_cast<float>(mx + std::log(sum));
+        for (int64_t e = 0; e < c.dv; ++e) {
+          double acc = 0;
+          for (int64_t s = 0; s < c.s; ++s)
+            acc += x[static_cast<size_t>(s)] / sum * V[static_cast<size_t>(((b * c.hk + kh) * c.s + s) * c.dv + e)];
+          o.data<float>()[((b * c.h + h) * c.t + t) * c.dv + e] = static_cast<float>(acc);
+        }
+      }
+    }
+  return {o, lse};
+}
+
+NodeSpec spec(const Case& c, uint64_t seed, std::vector<Attribute> attrs, Tensor* bias_out = nullptr,
+              Tensor* mask_out = nullptr) {
+  Tensor q = random_tensor({c.b, c.h, c.t, c.d}, seed, -2, 2);
+  Tensor k = random_tensor(c.k_transposed ? Dims{c.b, c.hk, c.d, c.s} : Dims{c.b, c.hk, c.s, c.d}, seed + 1, -2, 2);
+  Tensor v = random_tensor({c.b, c.hk, c.s, c.dv}, seed + 2);
+  Tensor bias = c.bias ? random_tensor({c.b, 1, 1, c.s}, seed + 3, -3, 0) : Tensor();
+  Tensor mask;
+  if (c.mask) {
+    mask = Tensor::host(DType::kBool, {1, 1, c.t, c.s});
+    for (int64_t t = 0; t < c.t; ++t)
+      for (int64_t s = 0; s < c.s; ++s) mask.data<bool>()[t * c.s + s] = s <= t + (c.s - c.t);
+  }
+  if (bias_out) *bias_out = bias;
+  if (mask_out) *mask_out = mask;
+  attrs.push_back(Attribute::make_int("k_transposed", c.k_transposed));
+  NodeSpec n{.op = "Attention", .inputs = {q, k, v, bias, mask}, .attributes = std::move(attrs), .num_outputs = 2};
+  n.domain = kOrtTrainDomain;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("Attention matches softmax(scale Q K^T, filled, + bias) V, across blocks and layouts",
+          "[kernels][Attention]") {
+  std::vector<Case> cases = {
+      {1, 2, 2, 5, 7, 4, 3},
+      {2, 4, 2, 70, 150, 8, 6, true, true, true},  // several query and key blocks, GQA, K^T, bias, causal mask
+      {1, 3, 1, 130, 130, 16, 16, false, false, true},
+      {2, 2, 2, 17, 300, 5, 7, false, true, false},
+  };
+  for (const Case& c : cases) {
+    Tensor bias, mask;
+    NodeSpec n = spec(c, 7, {Attribute::make_float("scale", 0.35f), Attribute::make_float("mask_fill", -1e9f)},
+                      &bias, &mask);
+    auto out = run_node(n);
+    auto [o, lse] = reference(c, n.inputs[0], n.inputs[1], n.inputs[2], c.bias ? &bias : nullptr,
+                              c.mask ? &mask : nullptr, 0.35, -1e9);
+    INFO("case T=" << c.t << " S=" << c.s << " heads " << c.h << "/" << c.hk);
+    require_close(out[0], o, 1e-4, 1e-5);
+    require_close(out[1], lse, 1e-5, 1e-5);
+  }
+}
+
+TEST_CASE("Attention's dropout drops about its ratio, is fixed by the seed and changes with the step",
+          "[kernels][Attention]") {
+  Case c{1, 1, 1, 64, 256, 4, 256};
+  // V = identity-like one-hot rows make O the dropped probabilities themselves.
+  NodeSpec n = spec(c, 3, {Attribute::make_float("dropout_ratio", 0.25f), Attribute::make_int("seed", 9)});
+  Tensor eye = Tensor::host(DType::kFloat, {1, 1, 256, 256});
+  for (int64_t i = 0; i < 256; ++i)
+    for (int64_t j = 0; j < 256; ++j) eye.data<float>()[i * 256 + j] = i == j ? 1.f : 0.f;
+  n.inputs[2] = eye;
+  auto a = run_node(n), b = run_node(n);
+  require_close(a[0], b[0], 0, 0);
+  int64_t zeros = 0, total = a[0].numel();
+  for (int64_t i = 0; i < total; ++i) zeros += a[0].data<float>()[i] == 0.f;
+  CHECK(static_cast<double>(zeros) / static_cast<double>(total) == Approx(0.25).margin(0.02));
+  n.run_options.step = 1;
+  auto later = run_node(n);
+  int64_t differ = 0;
+  for (int64_t i = 0; i < total; ++i) differ += (a[0].data<float>()[i] == 0.f) != (later[0].data<float>()[i] == 0.f);
+  CHECK(differ > total / 10);
+}
+
+TEST_CASE("Attention refuses operands that do not fit together", "[kernels][Attention]") {
+  Case c{1, 3, 2, 4, 4, 2, 2};  // 3 heads on 2 key/value heads
+  NodeSpec n = spec(c, 1, {});
+  Status s = run_node_error(n);
+  CHECK_THAT(s.message(), Catch::Contains("multiple of Hk"));
+}
