@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/dim_values.h"
 #include "graph/graph.h"
 #include "graph/status.h"
 
@@ -26,6 +27,7 @@ class InferContext {
     DType dtype = DType::kUndefined;
     const OptShape* shape = nullptr;  // never null for a present input
     const Tensor* value = nullptr;    // known value (constant, initializer, or run-time tensor)
+    const DimValues* dim_values = nullptr;  // partial value of a shape tensor (graph/dim_values.h)
   };
   struct Output {
     DType dtype = DType::kUndefined;
@@ -49,6 +51,8 @@ class InferContext {
     if (inputs_[i].value) values_read_ |= i < 64 ? uint64_t{1} << i : ~uint64_t{0};
     return inputs_[i].value;
   }
+  // The partial value of a shape tensor input (known element by element), or nullptr.
+  const DimValues* input_dim_values(size_t i) const { return has_input(i) ? inputs_[i].dim_values : nullptr; }
   // Which inputs' values the rule read (bit i; all bits past input 63): the
   // executor replays a rule's answer only when those values cannot change.
   uint64_t values_read() const { return values_read_; }

@@ -71,6 +71,8 @@ Status ShapeInferencer::infer(const Node& n) {
       in.dtype = v ? v->dtype : DType::kUndefined;
       in.shape = v ? &v->shape : &kUnknown;
       in.value = constant(name);
+      auto dv = dim_values_.find(name);
+      if (dv != dim_values_.end()) in.dim_values = &dv->second;
     }
     inputs.push_back(in);
   }
@@ -96,6 +98,20 @@ Status ShapeInferencer::infer(const Node& n) {
         for (size_t i = 0; i < n.outputs.size() && i < folded->size(); ++i)
           if (!n.outputs[i].empty() && (*folded)[i].defined()) ctx.set_output_value(i, (*folded)[i]);
     }
+  }
+  if (!n.outputs.empty() && !n.outputs[0].empty() && !constant(n.outputs[0])) {
+    DimValueInputs known{
+        [&](const std::string& v) -> std::optional<DimValues> {
+          auto it = dim_values_.find(v);
+          return it == dim_values_.end() ? std::nullopt : std::optional<DimValues>(it->second);
+        },
+        [&](const std::string& v) { return constant(v); },
+        [&](const std::string& v) -> const OptShape* {
+          const ValueInfo* info = g.value(v);
+          return info ? &info->shape : nullptr;
+        }};
+    if (!ctx.output(0).value)
+      if (auto dv = propagate_dim_values(n, opset, known)) dim_values_[n.outputs[0]] = std::move(*dv);
   }
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     if (n.outputs[i].empty()) continue;

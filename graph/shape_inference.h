@@ -53,6 +53,7 @@ class ShapeInferencer {
   Model& model_;
   ShapeInferenceOptions options_;
   std::map<std::string, Tensor> constants_;
+  std::map<std::string, DimValues> dim_values_;  // partial values of shape tensors
 };
 
 // Fills model.graph.values for every node output. Errors name the node.

@@ -41,6 +41,24 @@ Result<Dim> inferred_dim(const Shape& in, const Shape& out, size_t infer_at, con
 Status reshape_rule(InferContext& ctx) {
   DType dt = ctx.input_dtype(0);
   const Tensor* target = ctx.input_value(1);
+  if (!target && ctx.input_dim_values(1) && !ctx.input_dim_values(1)->scalar) {
+    // A target computed from shapes: its elements as far as they are known.
+    const Shape& want = ctx.input_dim_values(1)->elements;
+    const OptShape& in = ctx.input_shape(0);
+    bool allowzero = ctx.opset() >= 14 && ctx.attr_int("allowzero", 0) != 0;
+    Shape out;
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (want[i].known() && want[i].value == 0 && !allowzero)
+        out.push_back(in && i < in->size() ? (*in)[i] : Dim());
+      else
+        out.push_back(want[i]);
+    }
+    if (auto at = ctx.input_dim_values(1)->minus_one; at && in && *at < out.size()) {
+      ASSIGN_OR_RETURN(out[*at], inferred_dim(*in, out, *at, ctx.node()));
+    }
+    ctx.set_output(0, dt, std::move(out));
+    return Status::Ok();
+  }
   if (!target) {
     const OptShape& ts = ctx.input_shape(1);
     if (ts && ts->size() == 1 && (*ts)[0].known()) ctx.set_output(0, dt, Shape(static_cast<size_t>((*ts)[0].value), Dim()));

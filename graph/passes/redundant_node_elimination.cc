@@ -4,7 +4,11 @@
 //   - Cast(x) to the type x already has;
 //   - Unsqueeze(Squeeze(x, axes), axes) and Squeeze(Unsqueeze(x, axes), axes)
 //     (GPT-2's export squeezes each size to a scalar and unsqueezes it back
-//     for a Concat).
+//     for a Concat);
+//   - Expand(x, Shape(y)) when every reader broadcasts its operands and reads y
+//     too (DistilBERT's mask.expand_as(scores) before a Where on the scores):
+//     the reader's own broadcasting makes the same tensor, and the scores are
+//     no longer read by a Shape (which kept attention_fusion away).
 // Readers of the output read x instead; the node (and a Squeeze or Unsqueeze
 // nobody reads any more, through dead_code_elimination) goes. Exact by
 // construction, so on by default. A graph output keeps its name (an Identity
@@ -12,6 +16,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "graph/graph_index.h"
 #include "graph/op_schema.h"
@@ -39,6 +44,32 @@ std::optional<std::vector<int64_t>> axes_of(const Graph& g, const Node& n, int64
   }
   std::sort(axes.begin(), axes.end());
   return axes;
+}
+
+// Ops that broadcast all their operands against each other (numpy style).
+bool broadcasts_operands(const Node& n) {
+  static const std::set<std::string> ops = {"Add", "Sub", "Mul", "Div", "Pow", "Where", "Equal", "Less", "Greater",
+                                            "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Max", "Min",
+                                            "Sum", "Mean"};
+  return n.domain.empty() && ops.count(n.op_type);
+}
+
+// Whether Expand node `n` only spells out a broadcast its readers make anyway.
+bool expand_is_broadcast(const Graph& g, const GraphIndex& index, const Node& n) {
+  if (n.inputs.size() != 2) return false;
+  auto p = index.producer(n.inputs[1]);
+  const Node* shape = p ? &g.nodes[*p] : nullptr;
+  if (!shape || shape->op_type != "Shape" || !shape->domain.empty() || shape->attr("start") || shape->attr("end"))
+    return false;
+  const std::string& y = shape->inputs[0];
+  const auto& uses = index.consumers(n.outputs[0]);
+  if (uses.empty()) return false;
+  for (const auto& use : uses) {
+    const Node& reader = g.nodes[use.node];
+    if (!broadcasts_operands(reader) || std::find(reader.inputs.begin(), reader.inputs.end(), y) == reader.inputs.end())
+      return false;
+  }
+  return true;
 }
 
 const ValueInfo* info(const Graph& g, const std::string& v) {
@@ -80,6 +111,8 @@ class RedundantNodeElimination : public Pass {
         const int64_t rank = static_cast<int64_t>(larger->shape->size());
         auto a = axes_of(g, n, opset, rank), b = axes_of(g, *inner, opset, rank);
         if (a && b && *a == *b && !a->empty()) source = inner->inputs[0];
+      } else if (n.op_type == "Expand" && expand_is_broadcast(g, index, n)) {
+        source = n.inputs[0];
       }
       if (source.empty() || source == out) continue;
       RETURN_IF_ERROR(index.replace_all_uses(out, source));

@@ -66,14 +66,51 @@ TEST_CASE("exported shape arithmetic folds to concrete shapes at load time", "[g
   g.outputs.push_back({"y", DType::kUndefined, std::nullopt, ""});
   ShapeInferenceOptions opts;
   REQUIRE(infer_shapes(m, opts).ok());
-  REQUIRE(shape_to_string(m.graph.value("y")->shape) == "[?,?]");  // batch is symbolic: nothing to fold
+  // batch is symbolic, so nothing folds, but the target's elements are followed (graph/dim_values.h).
+  REQUIRE(shape_to_string(m.graph.value("y")->shape) == "[batch,12]");
   opts.dim_values["batch"] = 5;
   REQUIRE(infer_shapes(m, opts).ok());
   REQUIRE(shape_to_string(m.graph.value("y")->shape) == "[5,12]");
-  // Without an evaluator the same graph stays partly unknown: folding is what resolved it.
+  // Without an evaluator the sizes are still followed element by element.
   opts.evaluate = nullptr;
   Model m2 = m;
   m2.graph.values.clear();
   REQUIRE(infer_shapes(m2, opts).ok());
-  REQUIRE(shape_to_string(m2.graph.value("y")->shape) == "[?,?]");
+  REQUIRE(shape_to_string(m2.graph.value("y")->shape) == "[5,12]");
+}
+
+// graph/dim_values.h: sizes computed from Shape(x) reach Reshape element by element.
+TEST_CASE("Reshape reads sizes computed from shapes: symbols and numbers, element by element",
+          "[graph][shape_inference]") {
+  Model m;
+  m.opset_imports = {{"", 14}};
+  m.graph.inputs.push_back({"x", DType::kFloat, Shape{Dim("batch"), Dim("seq"), Dim(64)}, ""});
+  m.graph.initializers["zero"] = make<int64_t>({}, {0});
+  m.graph.initializers["one"] = make<int64_t>({}, {1});
+  m.graph.initializers["axes"] = make<int64_t>({1}, {0});
+  m.graph.initializers["heads"] = make<int64_t>({1}, {4});
+  m.graph.initializers["size"] = make<int64_t>({1}, {16});
+  m.graph.initializers["last"] = make<int64_t>({1}, {-1});
+  m.graph.initializers["end"] = make<int64_t>({1}, {INT64_MAX});
+  auto& n = m.graph.nodes;
+  n.push_back({"shape", "Shape", "", {"x"}, {"s"}, {}, ""});
+  n.push_back({"g0", "Gather", "", {"s", "zero"}, {"b"}, {}, ""});  // scalar: batch
+  n.push_back({"g1", "Gather", "", {"s", "one"}, {"t"}, {}, ""});   // scalar: seq
+  n.push_back({"u0", "Unsqueeze", "", {"b", "axes"}, {"b1"}, {}, ""});
+  n.push_back({"u1", "Unsqueeze", "", {"t", "axes"}, {"t1"}, {}, ""});
+  n.push_back({"cat", "Concat", "", {"b1", "t1", "heads", "size"}, {"target"}, {Attribute::make_int("axis", 0)}, ""});
+  n.push_back({"reshape", "Reshape", "", {"x", "target"}, {"y"}, {}, ""});
+  // Shape(y)[-1:] is now a number: what shape_folding folds (GPT-2's head size under its scale).
+  n.push_back({"shape_y", "Shape", "", {"y"}, {"sy"}, {}, ""});
+  n.push_back({"tail", "Slice", "", {"sy", "last", "end"}, {"d"}, {}, ""});
+  n.push_back({"sq", "Squeeze", "", {"d", "axes"}, {"d0"}, {}, ""});
+  n.push_back({"cast", "Cast", "", {"d0"}, {"d0i"}, {Attribute::make_int("to", 7)}, ""});
+  n.push_back({"u2", "Unsqueeze", "", {"d0i", "axes"}, {"d1"}, {}, ""});
+  n.push_back({"cat2", "Concat", "", {"b1", "d1", "last"}, {"target2"}, {Attribute::make_int("axis", 0)}, ""});
+  n.push_back({"reshape2", "Reshape", "", {"y", "target2"}, {"z"}, {}, ""});
+  m.graph.outputs.push_back({"z", DType::kUndefined, std::nullopt, ""});
+  REQUIRE(infer_shapes(m).ok());
+  CHECK(shape_to_string(m.graph.value("y")->shape) == "[batch,seq,4,16]");
+  // The -1 of a computed target is the rest, seq * 4 here: no single symbol, so unknown.
+  CHECK(shape_to_string(m.graph.value("z")->shape) == "[batch,16,?]");
 }
