@@ -122,7 +122,7 @@ Status inspect_command(const InspectArgs& args) {
               mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),
               mib(est.peak_activation_bytes),
               tg->model.graph.nodes.empty() ? "-" : tg->model.graph.nodes[est.peak_at].name.c_str(),
-              est.complete ? "" : " (lower bound: some shapes depend on unbound dims; give --batch-size or dims:)");
+              est.complete ? "" : " (lower bound: some shapes depend on unbound dims, which --batch-size or dims: binds, or on the data, such as NonZero's)");
   ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
   Status fits = check_plan_fits(tg->model, est, *cpu);
   std::printf("memory budget on the CPU: %.1f MiB%s: %s\n", mib(cpu->memory_budget()),

@@ -288,10 +288,10 @@ Status train_command(const TrainArgs& args) {
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
   MemoryEstimate plan = estimate_memory(tg.model, gradient_outputs(tg));
-  if (plan.complete)
-    spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB; memory budget {:.1f} MiB",
-                 plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,
-                 device->memory_budget() / 1048576.0);
+  spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB{}; memory budget {:.1f} MiB",
+               plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,
+               plan.complete ? "" : " (a lower bound: some sizes depend on the data or on unbound dims)",
+               device->memory_budget() / 1048576.0);
   RETURN_IF_ERROR(check_plan_fits(tg.model, plan, *device));
   if (!training || !args.dump_gradients.empty() || args.repeat > 1 || args.profile)
     RETURN_IF_ERROR(first_pass(args, tg, source, seed, device));

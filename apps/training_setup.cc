@@ -47,22 +47,23 @@ void add_pass_options(CLI::App* cmd, SetupArgs& args) {
 
 void add_recompute_option(CLI::App* cmd, SetupArgs& args) {
   cmd->add_option("--recompute", args.recompute,
-                  "recompute activations in the backward instead of keeping them: none (default), layers (every "
-                  "layer), auto (the first layers until the planned peak fits --max-memory)");
+                  "recompute activations in the backward instead of keeping them: none (default), cheap (the outputs "
+                  "of GELU, SiLU, LayerNorm... from inputs the backward keeps), layers (every layer), auto (cheap, "
+                  "then the first layers, until the planned peak fits --max-memory)");
 }
 
 Status apply_recompute_option(const SetupArgs& args, TrainingGraph& tg, uint64_t budget_bytes) {
   ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));
   if (mode == RecomputeMode::kNone) return Status::Ok();
   ASSIGN_OR_RETURN(RecomputeReport r, apply_recompute(tg, mode, budget_bytes));
-  if (r.layers.empty()) {
+  if (r.layers.empty() && mode == RecomputeMode::kLayers) {
     spdlog::warn("--recompute {}: no layer found (no node name has a scope like layer.N or h.N): nothing recomputed",
                  args.recompute);
     return Status::Ok();
   }
-  spdlog::info("recompute ({}): {} of {} layers{}, {} forward nodes copied into the backward; planned peak "
-               "activations {:.2f} -> {:.2f} MiB{}",
-               args.recompute, r.recomputed.size(), r.layers.size(),
+  spdlog::info("recompute ({}): {} cheap-op nodes; {} of {} layers{}, {} forward nodes copied into the backward; "
+               "planned peak activations {:.2f} -> {:.2f} MiB{}",
+               args.recompute, r.cheap_nodes, r.recomputed.size(), r.layers.size(),
                r.recomputed.empty() ? "" : fmt::format(" ({} .. {})", r.recomputed.front(), r.recomputed.back()),
                r.copied_nodes, r.peak_before / 1048576.0, r.peak_after / 1048576.0,
                !r.complete ? " (some shapes unknown: give --dim or dims:)" : !r.fits ? "; still over the budget" : "");

@@ -20,7 +20,7 @@ struct SetupArgs {
   std::string passes;                        // --passes: comma-separated names, or "none"
   std::vector<std::string> disabled_passes;  // --disable-pass (repeatable)
   std::string max_memory;                    // --max-memory: the memory budget (apps/memory_option.cc)
-  std::string recompute = "none";            // --recompute: none, layers or auto (training/recompute.h)
+  std::string recompute = "none";            // --recompute: none, cheap, layers or auto (training/recompute.h)
 };
 
 // Adds --dim NAME=SIZE (repeatable) to a subcommand.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The fusion passes' effect on real exports: training-graph node counts,
 forward+backward time and peak intermediate memory, with the default passes
-and with the fusions disabled, interleaved round by round.
+and with the fusions (and computation_reduction) disabled, interleaved round by round.
 
 Export the models first (hundreds of MB; never committed):
 
@@ -22,7 +22,7 @@ import sys
 
 FUSIONS = ["layer_norm_fusion", "rms_norm_fusion", "gelu_fusion", "silu_fusion", "matmul_scale_fusion",
            "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion", "dropout_add_fusion",
-           "bias_gelu_fusion", "attention_fusion"]
+           "bias_gelu_fusion", "attention_fusion", "computation_reduction"]
 CONFIGS = {"default passes": [], "fusions disabled": sum((["--disable-pass", p] for p in FUSIONS), [])}
 
 

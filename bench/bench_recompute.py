@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""--recompute layers against keeping every activation, on a real export:
+"""--recompute cheap and --recompute layers against keeping every activation, on a real export:
 planned and measured peak activation memory and the training step's time,
 the two configurations interleaved round by round in separate processes.
 
@@ -23,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 
-CONFIGS = {"keep activations": [], "--recompute layers": ["--recompute", "layers"]}
+CONFIGS = {"keep activations": [], "--recompute cheap": ["--recompute", "cheap"],
+           "--recompute layers": ["--recompute", "layers"]}
 
 
 def run(ort_train, d, extra, steps, threads, metrics):

@@ -46,6 +46,9 @@ bool keep_host_copy(const Tensor& t) {
 
 // Host-side shape arithmetic on a GPU executor is limited to small integer outputs.
 constexpr int64_t kMaxHostOutputElements = 4096;
+// A shape rule that needs an integer or bool input's data (NonZero's count,
+// computation_reduction's labelled rows) gets it copied over up to this size.
+constexpr int64_t kMaxHostFetchElements = int64_t{1} << 22;
 
 // Each output's bytes, computed in 64 bits with overflow checks, against the
 // device's memory: shapes come from files (a ConstantOfShape of [2^30, 2^30],
@@ -442,7 +445,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
         // computed by device kernels): bring the small integer ones over and retry.
         for (int s : step.inputs)
           if (s >= 0 && !host[s].defined() && is_integer_or_bool(slots[s].dtype()) &&
-              slots[s].numel() <= kMaxHostOutputElements) {
+              slots[s].numel() <= kMaxHostFetchElements) {
             ASSIGN_OR_RETURN(host[s], to_host(*device_, slots[s]));
             host_fetched.push_back(s);
           }

@@ -16,9 +16,10 @@ namespace ort_train {
 
 Result<RecomputeMode> parse_recompute_mode(const std::string& text) {
   if (text == "none" || text.empty()) return RecomputeMode::kNone;
+  if (text == "cheap") return RecomputeMode::kCheap;
   if (text == "layers") return RecomputeMode::kLayers;
   if (text == "auto") return RecomputeMode::kAuto;
-  return invalid_argument("--recompute '{}': expected none, layers or auto", text);
+  return invalid_argument("--recompute '{}': expected none, cheap, layers or auto", text);
 }
 
 std::string layer_scope(const std::string& node_name) {
@@ -101,6 +102,126 @@ std::vector<Node> recomputation_of(const Node& n, int64_t opset) {
   add.inputs = {d.outputs[0], n.inputs[1]};
   add.outputs = {n.outputs[0]};
   return {d, add};
+}
+
+// Places the copies (`inserted`: position -> nodes to put before it) and
+// makes every backward node that reads values (`rewired`) read the copies'
+// values instead of the originals (`redirect`).
+void splice_copies(Graph& g, std::map<size_t, std::vector<Node>>& inserted,
+                   const std::unordered_map<std::string, std::string>& redirect,
+                   const std::function<bool(size_t)>& rewired) {
+  const size_t count = g.nodes.size();
+  std::vector<Node> nodes;
+  nodes.reserve(count + inserted.size());
+  for (size_t i = 0; i < count; ++i) {
+    if (auto it = inserted.find(i); it != inserted.end())
+      for (Node& c : it->second) nodes.push_back(std::move(c));
+    Node& n = g.nodes[i];
+    if (rewired(i))
+      for (std::string& in : n.inputs)
+        if (auto r = redirect.find(in); r != redirect.end()) in = r->second;
+    nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+}
+
+// The ops cheap to run again, per byte of output (elementwise, or a pass over
+// the rows): ONNX Runtime recomputes GELU the same way (GeluRecompute).
+bool cheap(const Node& n) {
+  static const std::set<std::string> standard = {"Gelu", "Relu", "Sigmoid", "Tanh", "LayerNormalization"};
+  static const std::set<std::string> fused = {"BiasGelu", "Silu", "LayerNormalization", "SimplifiedLayerNormalization"};
+  return (n.domain.empty() && standard.count(n.op_type)) || (n.domain == kOrtTrainDomain && fused.count(n.op_type));
+}
+
+// Copies of cheap forward nodes whose first output the backward reads (the
+// next GEMM's weight gradient reads a GELU's or a LayerNorm's output), placed
+// just before its first backward reader, when every input of the node is
+// kept for the backward anyway (the GELU's gradient reads its input, the
+// LayerNorm's its input and statistics): the output's buffer is then free
+// from its last forward reader on, and nothing lives longer. Views of the
+// output that the backward reads are copied with it. Returns how many nodes
+// were copied.
+size_t recompute_cheap_ops(Model& model, const std::vector<std::string>& eval_outputs) {
+  Graph& g = model.graph;
+  const size_t count = g.nodes.size();
+  std::vector<bool> forward(count, false);
+  for (size_t i : nodes_reaching(g, eval_outputs)) forward[i] = true;
+  GraphIndex index(g);
+  std::set<std::string> graph_outputs;
+  for (const ValueInfo& o : g.outputs) graph_outputs.insert(o.name);
+  auto backward_data_reader = [&](const GraphIndex::Use& u) {
+    const Node& n = g.nodes[u.node];
+    return !forward[u.node] && !(n.op_type == "Shape" && n.domain.empty());
+  };
+  static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  std::map<size_t, std::vector<Node>> inserted;
+  std::unordered_map<std::string, std::string> redirect;
+  size_t copied = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const Node& n = g.nodes[i];
+    if (!forward[i] || !cheap(n) || n.outputs.empty() || n.outputs[0].empty()) continue;
+    // The output and the forward views of it (GPT-2's Conv1D reads a Reshape of
+    // the GELU's output), with the nodes that make them.
+    std::vector<size_t> chain = {i};
+    std::vector<std::string> aliases = {n.outputs[0]};
+    for (size_t a = 0; a < aliases.size(); ++a)
+      for (const GraphIndex::Use& u : index.consumers(aliases[a])) {
+        const Node& v = g.nodes[u.node];
+        if (forward[u.node] && u.slot == 0 && v.domain.empty() && views.count(v.op_type) && v.outputs.size() == 1) {
+          chain.push_back(u.node);
+          aliases.push_back(v.outputs[0]);
+        }
+      }
+    size_t at = count;
+    bool output = false;
+    for (const std::string& a : aliases) {
+      output = output || graph_outputs.count(a);
+      for (const GraphIndex::Use& u : index.consumers(a))
+        if (backward_data_reader(u)) at = std::min(at, u.node);
+    }
+    if (output || at == count) continue;
+    // Every input the copies read outside the chain is alive at `at` anyway:
+    // a parameter or feed, read by the backward from `at` on, or a small
+    // shape tensor (a view's target).
+    bool inputs_kept = true;
+    for (size_t c : chain)
+      for (size_t k = 0; k < g.nodes[c].inputs.size(); ++k) {
+        const std::string& in = g.nodes[c].inputs[k];
+        if (in.empty() || g.is_initializer(in) || !index.producer(in)) continue;
+        if (std::find(aliases.begin(), aliases.end(), in) != aliases.end()) continue;
+        if (c != i) continue;  // a view's shape input
+        bool alive = false;
+        for (const GraphIndex::Use& u : index.consumers(in)) alive = alive || (backward_data_reader(u) && u.node >= at);
+        inputs_kept = inputs_kept && alive;
+      }
+    if (!inputs_kept) continue;
+    std::unordered_map<std::string, std::string> renamed;
+    for (size_t c : chain) {
+      Node copy = g.nodes[c];
+      copy.name = index.fresh_node_name(copy.name + "_recompute");
+      for (std::string& in : copy.inputs)
+        if (renamed.count(in)) in = renamed.at(in);
+      for (std::string& o : copy.outputs) {
+        if (o.empty()) continue;
+        std::string fresh = index.fresh_value_name(o + "_recompute");
+        if (const ValueInfo* v = g.value(o)) {
+          ValueInfo info = *v;
+          info.name = fresh;
+          g.values[fresh] = std::move(info);
+        }
+        renamed[o] = fresh;
+        o = fresh;
+      }
+      inserted[at].push_back(std::move(copy));
+      ++copied;
+    }
+    for (const std::string& a : aliases) redirect[a] = renamed.at(a);
+  }
+  if (copied == 0) return 0;
+  splice_copies(g, inserted, redirect, [&](size_t i) {
+    return !forward[i] && !(g.nodes[i].op_type == "Shape" && g.nodes[i].domain.empty());
+  });
+  return copied;
 }
 
 // Copies of the chosen layers' nodes, placed and wired into `model`; returns
@@ -208,18 +329,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
     slot.insert(slot.end(), std::make_move_iterator(made.begin()), std::make_move_iterator(made.end()));
   }
   if (copied == 0) return 0;
-  std::vector<Node> nodes;
-  nodes.reserve(count + copied);
-  for (size_t i = 0; i < count; ++i) {
-    if (auto it = inserted.find(i); it != inserted.end())
-      for (Node& c : it->second) nodes.push_back(std::move(c));
-    Node& n = g.nodes[i];
-    if (reads_data(i))
-      for (std::string& in : n.inputs)
-        if (auto r = redirect.find(in); r != redirect.end()) in = r->second;
-    nodes.push_back(std::move(n));
-  }
-  g.nodes = std::move(nodes);
+  splice_copies(g, inserted, redirect, reads_data);
   return copied;
 }
 
@@ -238,26 +348,34 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
   MemoryEstimate before = estimate_memory(tg.model, bound);
   report.peak_before = report.peak_after = before.peak_activation_bytes;
   report.complete = before.complete;
-  if (mode == RecomputeMode::kNone || report.layers.empty()) return report;
+  if (mode == RecomputeMode::kNone) return report;
 
   uint64_t weights = before.initializer_bytes;
   auto fits = [&](const MemoryEstimate& e) { return weights + e.peak_activation_bytes <= budget_bytes; };
-  // auto: nothing to judge against, or nothing to do.
-  if (mode == RecomputeMode::kAuto && (!before.complete || budget_bytes == 0 || fits(before))) return report;
-  // layers: every layer; auto: the first k layers for the smallest k that fits (all when none does).
+  // auto: nothing to judge against, or nothing to do. An incomplete estimate
+  // (a size that depends on the data, as computation_reduction's labelled
+  // rows) is a lower bound: recompute when even it does not fit.
+  if (mode == RecomputeMode::kAuto && (budget_bytes == 0 || fits(before))) return report;
+  // The cost model: cheap ops first (an elementwise pass or a row pass per
+  // byte saved), then whole layers (their GEMMs again) from the first on.
+  Model m = tg.model;  // initializers share storage: a cheap copy
+  if (mode == RecomputeMode::kCheap || mode == RecomputeMode::kAuto)
+    report.cheap_nodes = recompute_cheap_ops(m, tg.eval_outputs);
+  MemoryEstimate after = estimate_memory(m, bound);
   const size_t all = report.layers.size();
-  Model m;
-  size_t k = mode == RecomputeMode::kAuto ? 1 : all, copied = 0;
-  MemoryEstimate after;
-  for (;; ++k) {
-    m = tg.model;  // initializers share storage: a cheap copy
+  size_t k = 0, copied = 0;
+  if (mode == RecomputeMode::kLayers) k = all;
+  if (mode == RecomputeMode::kAuto && !fits(after)) k = 1;
+  const Model cheap_done = k > 0 && all > 0 ? m : Model{};
+  for (; k > 0 && all > 0; ++k) {
+    m = cheap_done;
     std::set<std::string> chosen(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(k));
     copied = recompute_layers(m, tg.eval_outputs, chosen);
     after = estimate_memory(m, bound);
     if (mode != RecomputeMode::kAuto || fits(after) || k == all) break;
   }
   if (mode == RecomputeMode::kAuto) report.fits = fits(after);
-  report.recomputed.assign(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(k));
+  report.recomputed.assign(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(std::min(k, all)));
   report.copied_nodes = copied;
   report.peak_after = after.peak_activation_bytes;
   report.complete = report.complete && after.complete;

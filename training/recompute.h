@@ -22,23 +22,28 @@
 
 namespace ort_train {
 
-enum class RecomputeMode { kNone, kLayers, kAuto };
+enum class RecomputeMode { kNone, kCheap, kLayers, kAuto };
 
-// "none", "layers" or "auto"; an error lists them.
+// "none", "cheap", "layers" or "auto"; an error lists them.
 Result<RecomputeMode> parse_recompute_mode(const std::string& text);
 
 struct RecomputeReport {
   std::vector<std::string> layers;      // every layer found, in forward order
   std::vector<std::string> recomputed;  // those whose activations are recomputed
-  size_t copied_nodes = 0;              // forward nodes copied into the backward
+  size_t copied_nodes = 0;              // forward nodes of layers copied into the backward
+  size_t cheap_nodes = 0;               // cheap ops (GELU, LayerNorm...) and views of them copied into the backward
   size_t peak_before = 0, peak_after = 0;  // planned peak activation bytes
   bool complete = true;                 // whether both estimates know every shape
   bool fits = true;                     // auto: whether the plan fits the budget
 };
 
-// kLayers recomputes every layer. kAuto recomputes layers from the first on
-// (the first layer's activations live longest) until weights plus planned
-// peak activations fit `budget_bytes`, and none when they already do. The
+// kCheap recomputes the outputs of cheap ops (GELU, SiLU, LayerNorm, RMSNorm...)
+// whose inputs the backward keeps anyway, before their first backward reader.
+// kLayers recomputes every layer. kAuto does what fits `budget_bytes` (weights
+// plus planned peak activations) at the least cost: nothing when the plan
+// fits already (the plan is a lower bound when some size depends on the
+// data), else the cheap ops, then also layers from the first on (the first
+// layer's activations live longest) until it fits. The
 // graph is left unchanged for kNone or when no layer is found.
 Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes);
 

@@ -9,5 +9,6 @@ ORT_GRADIENT("Size").not_differentiable();
 ORT_GRADIENT("ConstantOfShape").not_differentiable();
 ORT_GRADIENT("Constant").not_differentiable();
 ORT_GRADIENT("Range").not_differentiable();
+ORT_GRADIENT("NonZero").not_differentiable();  // coordinates, not values
 
 }  // namespace ort_train
