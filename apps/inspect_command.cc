@@ -95,9 +95,10 @@ Status inspect_command(const InspectArgs& args) {
   if (recompute != RecomputeMode::kNone) {
     ASSIGN_OR_RETURN(auto budget_device, get_device(DeviceKind::kCpu));
     ASSIGN_OR_RETURN(RecomputeReport r, apply_recompute(*tg, recompute, budget_device->memory_budget()));
-    std::printf("recompute (%s): %zu of %zu layers, %zu forward nodes copied into the backward; peak activations "
-                "%.2f MiB without, %.2f MiB with%s\n",
-                args.setup.recompute.c_str(), r.recomputed.size(), r.layers.size(), r.copied_nodes, mib(r.peak_before),
+    std::printf("recompute (%s): %zu cheap-op nodes; %zu of %zu layers, %zu forward nodes copied into the backward; "
+                "peak activations %.2f MiB without, %.2f MiB with%s\n",
+                args.setup.recompute.c_str(), r.cheap_nodes, r.recomputed.size(), r.layers.size(), r.copied_nodes,
+                mib(r.peak_before),
                 mib(r.peak_after), r.complete ? "" : " (lower bounds: some shapes unknown)");
     for (const std::string& l : r.recomputed) std::printf("  %s\n", l.c_str());
   }
