@@ -117,7 +117,8 @@ Status inspect_command(const InspectArgs& args) {
     Status cuda = check_kernels(tg->model, DeviceKind::kCuda);
     std::printf("training graph on --device cuda: %s\n", cuda.ok() ? "every node has a kernel" : cuda.message().c_str());
   }
-  MemoryEstimate est = estimate_memory(tg->model, gradient_outputs(*tg));
+  ASSIGN_OR_RETURN(Model step, training_step_model(*tg));
+  MemoryEstimate est = estimate_memory(step, gradient_outputs(*tg));
   std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB (after node %s)%s\n",
               mib(est.initializer_bytes),
               mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),

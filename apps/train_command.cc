@@ -110,7 +110,8 @@ Status dump_gradients(const TrainingGraph& tg, const std::map<std::string, Tenso
 Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const BatchSource& source, uint64_t seed,
                   const std::shared_ptr<Device>& device) {
   ASSIGN_OR_RETURN(auto feeds, source(0));
-  ASSIGN_OR_RETURN(auto executor, Executor::create(tg.model, device));
+  ASSIGN_OR_RETURN(Model step, training_step_model(tg));
+  ASSIGN_OR_RETURN(auto executor, Executor::create(step, device));
   RunOptions options;
   options.training = true;
   options.seed = seed;
@@ -287,7 +288,8 @@ Status train_command(const TrainArgs& args) {
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
-  MemoryEstimate plan = estimate_memory(tg.model, gradient_outputs(tg));
+  ASSIGN_OR_RETURN(Model step, training_step_model(tg));
+  MemoryEstimate plan = estimate_memory(step, gradient_outputs(tg));
   spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB{}; memory budget {:.1f} MiB",
                plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,
                plan.complete ? "" : " (a lower bound: some sizes depend on the data or on unbound dims)",

@@ -335,6 +335,15 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
 
 }  // namespace
 
+// The plan of what a step runs (training_step_model) of `model`, a version of tg.model.
+static MemoryEstimate plan_step(const Model& model, const TrainingGraph& tg, const std::set<std::string>& bound) {
+  TrainingGraph view;
+  view.gradients = tg.gradients;
+  view.model = model;  // initializers share storage: a cheap copy
+  auto step = training_step_model(view);
+  return estimate_memory(step.ok() ? *step : model, bound);
+}
+
 Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes) {
   RecomputeReport report;
   const Graph& g = tg.model.graph;
@@ -345,7 +354,7 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
       report.layers.push_back(s);
   }
   const std::set<std::string> bound = gradient_outputs(tg);
-  MemoryEstimate before = estimate_memory(tg.model, bound);
+  MemoryEstimate before = plan_step(tg.model, tg, bound);
   report.peak_before = report.peak_after = before.peak_activation_bytes;
   report.complete = before.complete;
   if (mode == RecomputeMode::kNone) return report;
@@ -361,7 +370,7 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
   Model m = tg.model;  // initializers share storage: a cheap copy
   if (mode == RecomputeMode::kCheap || mode == RecomputeMode::kAuto)
     report.cheap_nodes = recompute_cheap_ops(m, tg.eval_outputs);
-  MemoryEstimate after = estimate_memory(m, bound);
+  MemoryEstimate after = plan_step(m, tg, bound);
   const size_t all = report.layers.size();
   size_t k = 0, copied = 0;
   if (mode == RecomputeMode::kLayers) k = all;
@@ -371,7 +380,7 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
     m = cheap_done;
     std::set<std::string> chosen(report.layers.begin(), report.layers.begin() + static_cast<std::ptrdiff_t>(k));
     copied = recompute_layers(m, tg.eval_outputs, chosen);
-    after = estimate_memory(m, bound);
+    after = plan_step(m, tg, bound);
     if (mode != RecomputeMode::kAuto || fits(after) || k == all) break;
   }
   if (mode == RecomputeMode::kAuto) report.fits = fits(after);
