@@ -6,7 +6,7 @@ the two configurations interleaved round by round in separate processes.
 Export the model first (hundreds of MB; never committed):
 
     .venv-hf/bin/python tools/export_hf_models.py --size base --opsets 14 --out /tmp/hfbase
-    python3 bench/bench_recompute.py --ort-train build/ort_train --model-dir /tmp/hfbase/bert_opset14
+    python3 bench/bench_recompute.py --ort-train build/ort_train --model-dir /tmp/hfbase/bert_opset14 [--auto-max-memory 832M]
 
 Each run is `ort_train train --steps S` (AdamW, 2 threads, the CPU) on the
 export's own batches; the first step (which plans and warms the allocator)
@@ -50,16 +50,21 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--auto-max-memory", help="also run --recompute auto under this budget (e.g. 832M)")
     args = ap.parse_args()
-    results = {c: [] for c in CONFIGS}
+    configs = dict(CONFIGS)
+    if args.auto_max_memory:
+        configs[f"--recompute auto --max-memory {args.auto_max_memory}"] = ["--recompute", "auto", "--max-memory",
+                                                                           args.auto_max_memory]
+    results = {c: [] for c in configs}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
-            for c, extra in CONFIGS.items():
+            for c, extra in configs.items():
                 res = run(args.ort_train, args.model_dir, extra, args.steps, args.threads, os.path.join(tmp, "m.jsonl"))
                 results[c].append(res)
                 print(f"round {r + 1} {c}: {statistics.median(res['ms']):.0f} ms/step", file=sys.stderr)
     first = results["keep activations"][0]["losses"]
-    for c in CONFIGS:
+    for c in configs:
         for res in results[c]:
             if res["losses"] != first:
                 sys.exit(f"{c}: losses differ from keeping the activations: {res['losses']} vs {first}")
@@ -70,7 +75,7 @@ def main():
     print("| configuration | planned peak activations MiB | measured peak intermediate MiB | step ms, median (range) "
           "| step time vs keeping |")
     print("|---|---|---|---|---|")
-    for c in CONFIGS:
+    for c in configs:
         rs = results[c]
         ms = sum((x["ms"] for x in rs), [])
         print(f"| {c} | {rs[0]['planned']:.1f} | {rs[0]['measured']:.1f} | {statistics.median(ms):.0f} "

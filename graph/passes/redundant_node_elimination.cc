@@ -8,7 +8,9 @@
 //   - Expand(x, Shape(y)) when every reader broadcasts its operands and reads y
 //     too (DistilBERT's mask.expand_as(scores) before a Where on the scores):
 //     the reader's own broadcasting makes the same tensor, and the scores are
-//     no longer read by a Shape (which kept attention_fusion away).
+//     no longer read by a Shape (which kept attention_fusion away);
+//   - the inner Reshape of Reshape(Reshape(x, a), b), when b is a constant
+//     that copies no dim (no 0, or allowzero): the outer one reads x itself.
 // Readers of the output read x instead; the node (and a Squeeze or Unsqueeze
 // nobody reads any more, through dead_code_elimination) goes. Exact by
 // construction, so on by default. A graph output keeps its name (an Identity
@@ -119,9 +121,29 @@ class RedundantNodeElimination : public Pass {
       ctx.note(fmt::format("{} ({})", n.name, n.op_type));
       removed.push_back(i);
     }
+    // Reshape chains: the outer Reshape reads the inner one's input (the inner
+    // one, read by nothing else now, is left to dead_code_elimination).
+    int64_t chains = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      Node& n = g.nodes[i];
+      if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.size() < 2) continue;
+      auto p = index.producer(n.inputs[0]);
+      const Node* inner = p ? &g.nodes[*p] : nullptr;
+      if (!inner || inner->op_type != "Reshape" || !inner->domain.empty() || inner->inputs.empty()) continue;
+      auto target = g.initializers.find(n.inputs[1]);
+      if (target == g.initializers.end() || target->second.dtype() != DType::kInt64) continue;
+      const int64_t* t = target->second.data<int64_t>();
+      bool allowzero = opset >= 14 && n.attr_int("allowzero", 0) != 0;
+      bool has_zero = std::find(t, t + target->second.numel(), 0) != t + target->second.numel();
+      if (has_zero && !allowzero) continue;  // a 0 copies a dim of the inner Reshape's output
+      ctx.note(fmt::format("{} (Reshape of a Reshape)", inner->name));
+      n.inputs[0] = inner->inputs[0];
+      ++chains;
+    }
+    if (chains > 0) index.rebuild();
     index.remove_nodes(removed);
-    ctx.count(static_cast<int64_t>(removed.size()));
-    return !removed.empty();
+    ctx.count(static_cast<int64_t>(removed.size()) + chains);
+    return !removed.empty() || chains > 0;
   }
 };
 
