@@ -117,7 +117,7 @@ Status inspect_command(const InspectArgs& args) {
     Status cuda = check_kernels(tg->model, DeviceKind::kCuda);
     std::printf("training graph on --device cuda: %s\n", cuda.ok() ? "every node has a kernel" : cuda.message().c_str());
   }
-  ASSIGN_OR_RETURN(Model step, training_step_model(*tg));
+  ASSIGN_OR_RETURN(Model step, training_step_model(tg->model, tg->gradients));
   MemoryEstimate est = estimate_memory(step, gradient_outputs(*tg));
   std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB (after node %s)%s\n",
               mib(est.initializer_bytes),

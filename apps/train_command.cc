@@ -105,12 +105,12 @@ Status dump_gradients(const TrainingGraph& tg, const std::map<std::string, Tenso
   return Status::Ok();
 }
 
-// One forward+backward on the first micro-batch: timing (--repeat, --profile),
-// loss and gradient norm, and --dump-gradients. Nothing is updated.
-Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const BatchSource& source, uint64_t seed,
-                  const std::shared_ptr<Device>& device) {
+// One forward+backward of the step's graph `step` on the first micro-batch:
+// timing (--repeat, --profile), loss and gradient norm, and --dump-gradients.
+// Nothing is updated.
+Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const Model& step, const BatchSource& source,
+                  uint64_t seed, const std::shared_ptr<Device>& device) {
   ASSIGN_OR_RETURN(auto feeds, source(0));
-  ASSIGN_OR_RETURN(Model step, training_step_model(tg));
   ASSIGN_OR_RETURN(auto executor, Executor::create(step, device));
   RunOptions options;
   options.training = true;
@@ -288,7 +288,7 @@ Status train_command(const TrainArgs& args) {
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
-  ASSIGN_OR_RETURN(Model step, training_step_model(tg));
+  ASSIGN_OR_RETURN(Model step, training_step_model(tg.model, tg.gradients));
   MemoryEstimate plan = estimate_memory(step, gradient_outputs(tg));
   spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB{}; memory budget {:.1f} MiB",
                plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,
@@ -296,7 +296,7 @@ Status train_command(const TrainArgs& args) {
                device->memory_budget() / 1048576.0);
   RETURN_IF_ERROR(check_plan_fits(tg.model, plan, *device));
   if (!training || !args.dump_gradients.empty() || args.repeat > 1 || args.profile)
-    RETURN_IF_ERROR(first_pass(args, tg, source, seed, device));
+    RETURN_IF_ERROR(first_pass(args, tg, step, source, seed, device));
   if (!training) return Status::Ok();
 
   if (!desc.steps && desc.epochs) {  // epochs count passes over the training data

@@ -69,12 +69,13 @@ std::set<std::string> gradient_outputs(const TrainingGraph& tg) {
   return out;
 }
 
-Result<Model> training_step_model(const TrainingGraph& tg, const std::vector<std::string>& extra) {
-  std::vector<std::string> outputs = {tg.gradients.loss};
-  for (const std::string& w : tg.gradients.trainable) outputs.push_back(tg.gradients.gradient.at(w));
+Result<Model> training_step_model(const Model& model, const GradientGraph& gradients,
+                                  const std::vector<std::string>& extra) {
+  std::vector<std::string> outputs = {gradients.loss};
+  for (const std::string& w : gradients.trainable) outputs.push_back(gradients.gradient.at(w));
   for (const std::string& e : extra)
     if (std::find(outputs.begin(), outputs.end(), e) == outputs.end()) outputs.push_back(e);
-  return extract_subgraph(tg.model, outputs);
+  return extract_subgraph(model, outputs);
 }
 
 size_t forward_node_count(const TrainingGraph& tg) {

@@ -51,7 +51,9 @@ std::set<std::string> gradient_outputs(const TrainingGraph& tg);
 // as its outputs. A model output nothing in the step reads, such as the
 // logits a Hugging Face export returns beside its loss, is not computed (the
 // evaluation graph and `--save-training-graph` keep it).
-Result<Model> training_step_model(const TrainingGraph& tg, const std::vector<std::string>& extra = {});
+// `model` is tg.model or a rewrite of it that keeps its value names (recompute's).
+Result<Model> training_step_model(const Model& model, const GradientGraph& gradients,
+                                  const std::vector<std::string>& extra = {});
 
 // The fraction of gradient bytes that are final once the first
 // `backward_fraction` of the backward nodes (in graph order) have run: how

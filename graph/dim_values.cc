@@ -6,36 +6,44 @@
 namespace ort_train {
 namespace {
 
+const Tensor* constant(const DimValueInputs& in, const Node& n, size_t i) {
+  if (!n.has_input(i)) return nullptr;
+  auto it = in.constants.find(n.inputs[i]);
+  return it == in.constants.end() ? nullptr : &it->second;
+}
+
 std::optional<std::vector<int64_t>> int_constant(const DimValueInputs& in, const Node& n, size_t i) {
-  if (!n.has_input(i)) return std::nullopt;
-  const Tensor* t = in.constant(n.inputs[i]);
+  const Tensor* t = constant(in, n, i);
   if (!t || (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32)) return std::nullopt;
   return t->to_int64_vector();
 }
 
 std::optional<DimValues> input(const DimValueInputs& in, const Node& n, size_t i) {
   if (!n.has_input(i)) return std::nullopt;
-  if (const Tensor* t = in.constant(n.inputs[i])) return dim_values_of_constant(*t);
-  return in.dim_values(n.inputs[i]);
+  if (const Tensor* t = constant(in, n, i)) return dim_values_of_constant(*t);
+  auto it = in.dim_values.find(n.inputs[i]);
+  if (it == in.dim_values.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<DimValues> shape_of(const Node& n, int64_t opset, const DimValueInputs& in) {
-  const OptShape* s = in.shape(n.inputs[0]);
-  if (!s || !*s) return std::nullopt;
-  int64_t rank = static_cast<int64_t>((*s)->size());
+  const ValueInfo* v = in.graph.value(n.inputs[0]);
+  if (!v || !v->shape) return std::nullopt;
+  const Shape& s = *v->shape;
+  int64_t rank = static_cast<int64_t>(s.size());
   auto clamp = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
   int64_t start = opset >= 15 ? clamp(n.attr_int("start", 0)) : 0;
   int64_t end = opset >= 15 && n.attr("end") ? clamp(n.attr_int("end", rank)) : rank;
   DimValues out;
-  for (int64_t i = start; i < end; ++i) out.elements.push_back((**s)[static_cast<size_t>(i)]);
+  for (int64_t i = start; i < end; ++i) out.elements.push_back(s[static_cast<size_t>(i)]);
   return out;
 }
 
 std::optional<DimValues> gather(const Node& n, const DimValueInputs& in) {
   auto data = input(in, n, 0);
   auto idx = int_constant(in, n, 1);
-  const Tensor* it = n.has_input(1) ? in.constant(n.inputs[1]) : nullptr;
-  if (!data || data->scalar || !idx || !it || it->rank() > 1 || n.attr_int("axis", 0) != 0) return std::nullopt;
+  const Tensor* it = constant(in, n, 1);
+  if (!data || data->scalar || !idx || it->rank() > 1 || n.attr_int("axis", 0) != 0) return std::nullopt;
   DimValues out;  // a -1 picked out is just an unknown size here
   out.scalar = it->rank() == 0;
   auto size = static_cast<int64_t>(data->elements.size());

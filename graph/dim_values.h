@@ -8,8 +8,9 @@
 // propagation"). Only these few ops are followed; anything else ends the
 // chain.
 #pragma once
-#include <functional>
+#include <map>
 #include <optional>
+#include <string>
 
 #include "graph/graph.h"
 #include "graph/shape.h"
@@ -26,9 +27,9 @@ struct DimValues {
 
 // What shape inference knows of a node's inputs.
 struct DimValueInputs {
-  std::function<std::optional<DimValues>(const std::string&)> dim_values;  // partial values so far
-  std::function<const Tensor*(const std::string&)> constant;               // fully known values
-  std::function<const OptShape*(const std::string&)> shape;                 // inferred shapes
+  const std::map<std::string, DimValues>& dim_values;  // partial values so far
+  const std::map<std::string, Tensor>& constants;      // fully known values
+  const Graph& graph;                                  // inferred shapes (graph.values)
 };
 
 // The partial value of output 0 of `n`, when it is one of the ops above and its inputs' values are known enough.

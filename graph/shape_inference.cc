@@ -99,20 +99,9 @@ Status ShapeInferencer::infer(const Node& n) {
           if (!n.outputs[i].empty() && (*folded)[i].defined()) ctx.set_output_value(i, (*folded)[i]);
     }
   }
-  if (!n.outputs.empty() && !n.outputs[0].empty() && !constant(n.outputs[0])) {
-    DimValueInputs known{
-        [&](const std::string& v) -> std::optional<DimValues> {
-          auto it = dim_values_.find(v);
-          return it == dim_values_.end() ? std::nullopt : std::optional<DimValues>(it->second);
-        },
-        [&](const std::string& v) { return constant(v); },
-        [&](const std::string& v) -> const OptShape* {
-          const ValueInfo* info = g.value(v);
-          return info ? &info->shape : nullptr;
-        }};
-    if (!ctx.output(0).value)
-      if (auto dv = propagate_dim_values(n, opset, known)) dim_values_[n.outputs[0]] = std::move(*dv);
-  }
+  // A size list the rule could not compute in full may still be known element by element.
+  if (!n.outputs.empty() && !n.outputs[0].empty() && !ctx.output(0).value)
+    if (auto dv = propagate_dim_values(n, opset, {dim_values_, constants_, g})) dim_values_[n.outputs[0]] = std::move(*dv);
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     if (n.outputs[i].empty()) continue;
     const auto& out = ctx.output(i);

@@ -23,10 +23,10 @@ bool broadcast_strides(const Dims& dims, const int64_t (&scores)[4], int64_t (&s
 }  // namespace
 
 Result<AttentionGeometry> attention_geometry(const KernelContext& ctx, size_t q, size_t bias) {
+  // The shape rule (graph/ops/attention.cc), run on these very tensors before
+  // the kernel, has checked that Q, K and V are 4-D and agree, and the dtypes.
   const Node& n = ctx.node();
   const Dims &qd = ctx.input(q).dims(), &kd = ctx.input(q + 1).dims(), &vd = ctx.input(q + 2).dims();
-  if (qd.size() != 4 || kd.size() != 4 || vd.size() != 4)
-    return invalid_argument("{}: Q, K and V must be 4-D", n.describe());
   AttentionGeometry g;
   g.k_transposed = n.attr_int("k_transposed", 0) != 0;
   g.batch = qd[0];
@@ -36,10 +36,6 @@ Result<AttentionGeometry> attention_geometry(const KernelContext& ctx, size_t q,
   g.kv_heads = kd[1];
   g.keys = g.k_transposed ? kd[3] : kd[2];
   g.value_size = vd[3];
-  if (kd[0] != g.batch || vd[0] != g.batch || vd[1] != g.kv_heads || vd[2] != g.keys ||
-      (g.k_transposed ? kd[2] : kd[3]) != g.head_size || g.kv_heads == 0 || g.heads % g.kv_heads != 0)
-    return invalid_argument("{}: Q {}, K {} and V {} do not agree", n.describe(), dims_to_string(qd),
-                            dims_to_string(kd), dims_to_string(vd));
   g.scale = n.attr_float("scale", 1.0f);
   int64_t scores[4] = {g.batch, g.heads, g.queries, g.keys};
   if (ctx.has_input(bias) && !broadcast_strides(ctx.input(bias).dims(), scores, g.bias_stride))

@@ -9,7 +9,8 @@ namespace ort_train {
 
 // `q`: the index of the Q input (K and V follow); `bias`: the index of the
 // bias input (the mask follows): 0 and 3 for Attention, 1 and 6 for
-// AttentionGrad. Fails on operands the shape rule would refuse.
+// AttentionGrad. The shape rule has checked the operands; this fails only on
+// a bad dropout_ratio or a bias or mask that does not broadcast.
 Result<AttentionGeometry> attention_geometry(const KernelContext& ctx, size_t q, size_t bias);
 
 }  // namespace ort_train

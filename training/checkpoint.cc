@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/onnx_io.h"
+#include "graph/stable_hash.h"
 
 namespace ort_train {
 namespace fs = std::filesystem;
@@ -32,14 +33,7 @@ T get(const std::string& in, size_t at) {
 
 }  // namespace
 
-uint64_t checkpoint_hash(const char* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(p[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
+uint64_t checkpoint_hash(const char* p, size_t n) { return fnv1a64(p, n); }
 
 Result<std::unique_ptr<CheckpointDirLock>> CheckpointDirLock::acquire(const std::string& dir) {
   std::error_code ec;

@@ -104,6 +104,24 @@ std::vector<Node> recomputation_of(const Node& n, int64_t opset) {
   return {d, add};
 }
 
+// What both kinds of recompute read of a built training graph: which nodes
+// are the forward (they reach the loss or a model output) and the graph's
+// outputs (kept to the end anyway).
+struct ForwardPart {
+  std::vector<bool> forward;
+  std::set<std::string> outputs;
+  ForwardPart(const Graph& g, const std::vector<std::string>& eval_outputs) : forward(g.nodes.size(), false) {
+    for (size_t i : nodes_reaching(g, eval_outputs)) forward[i] = true;
+    for (const ValueInfo& o : g.outputs) outputs.insert(o.name);
+  }
+  // A backward node that reads an activation's values. A Shape reads only its
+  // dims (shape_hoisting has put the backward's Shapes right after their
+  // input's producer): it keeps reading the original, which is not kept for it.
+  bool reads_data(const Graph& g, size_t node) const {
+    return !forward[node] && !(g.nodes[node].op_type == "Shape" && g.nodes[node].domain.empty());
+  }
+};
+
 // Places the copies (`inserted`: position -> nodes to put before it) and
 // makes every backward node that reads values (`rewired`) read the copies'
 // values instead of the originals (`redirect`).
@@ -144,15 +162,10 @@ bool cheap(const Node& n) {
 size_t recompute_cheap_ops(Model& model, const std::vector<std::string>& eval_outputs) {
   Graph& g = model.graph;
   const size_t count = g.nodes.size();
-  std::vector<bool> forward(count, false);
-  for (size_t i : nodes_reaching(g, eval_outputs)) forward[i] = true;
+  const ForwardPart part(g, eval_outputs);
+  const std::vector<bool>& forward = part.forward;
   GraphIndex index(g);
-  std::set<std::string> graph_outputs;
-  for (const ValueInfo& o : g.outputs) graph_outputs.insert(o.name);
-  auto backward_data_reader = [&](const GraphIndex::Use& u) {
-    const Node& n = g.nodes[u.node];
-    return !forward[u.node] && !(n.op_type == "Shape" && n.domain.empty());
-  };
+  auto backward_data_reader = [&](const GraphIndex::Use& u) { return part.reads_data(g, u.node); };
   static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
   std::map<size_t, std::vector<Node>> inserted;
   std::unordered_map<std::string, std::string> redirect;
@@ -175,25 +188,21 @@ size_t recompute_cheap_ops(Model& model, const std::vector<std::string>& eval_ou
     size_t at = count;
     bool output = false;
     for (const std::string& a : aliases) {
-      output = output || graph_outputs.count(a);
+      output = output || part.outputs.count(a);
       for (const GraphIndex::Use& u : index.consumers(a))
         if (backward_data_reader(u)) at = std::min(at, u.node);
     }
     if (output || at == count) continue;
-    // Every input the copies read outside the chain is alive at `at` anyway:
-    // a parameter or feed, read by the backward from `at` on, or a small
-    // shape tensor (a view's target).
+    // Every input of the cheap node is alive at `at` anyway: a parameter or
+    // feed, or read by the backward from `at` on. (The views' other input is a
+    // small shape tensor, whose life the copies may lengthen.)
     bool inputs_kept = true;
-    for (size_t c : chain)
-      for (size_t k = 0; k < g.nodes[c].inputs.size(); ++k) {
-        const std::string& in = g.nodes[c].inputs[k];
-        if (in.empty() || g.is_initializer(in) || !index.producer(in)) continue;
-        if (std::find(aliases.begin(), aliases.end(), in) != aliases.end()) continue;
-        if (c != i) continue;  // a view's shape input
-        bool alive = false;
-        for (const GraphIndex::Use& u : index.consumers(in)) alive = alive || (backward_data_reader(u) && u.node >= at);
-        inputs_kept = inputs_kept && alive;
-      }
+    for (const std::string& in : n.inputs) {
+      if (in.empty() || g.is_initializer(in) || !index.producer(in)) continue;
+      bool alive = false;
+      for (const GraphIndex::Use& u : index.consumers(in)) alive = alive || (backward_data_reader(u) && u.node >= at);
+      inputs_kept = inputs_kept && alive;
+    }
     if (!inputs_kept) continue;
     std::unordered_map<std::string, std::string> renamed;
     for (size_t c : chain) {
@@ -218,9 +227,7 @@ size_t recompute_cheap_ops(Model& model, const std::vector<std::string>& eval_ou
     for (const std::string& a : aliases) redirect[a] = renamed.at(a);
   }
   if (copied == 0) return 0;
-  splice_copies(g, inserted, redirect, [&](size_t i) {
-    return !forward[i] && !(g.nodes[i].op_type == "Shape" && g.nodes[i].domain.empty());
-  });
+  splice_copies(g, inserted, redirect, [&](size_t node) { return part.reads_data(g, node); });
   return copied;
 }
 
@@ -230,22 +237,14 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
                         const std::set<std::string>& layers) {
   Graph& g = model.graph;
   const size_t count = g.nodes.size();
-  std::vector<bool> forward(count, false);
-  for (size_t i : nodes_reaching(g, eval_outputs)) forward[i] = true;
+  const ForwardPart part(g, eval_outputs);
+  const std::vector<bool>& forward = part.forward;
+  const std::set<std::string>& graph_outputs = part.outputs;
   std::vector<std::string> scope(count);
   for (size_t i = 0; i < count; ++i)
     if (forward[i]) scope[i] = layer_scope(g.nodes[i].name);
   GraphIndex index(g);
-  std::set<std::string> graph_outputs;
-  for (const ValueInfo& o : g.outputs) graph_outputs.insert(o.name);
-
-  // A backward node that reads an activation's values. A Shape reads only its
-  // dims (shape_hoisting has put the backward's Shapes right after their
-  // input's producer): it keeps reading the original, which is not kept for it.
-  auto reads_data = [&](size_t node) {
-    const Node& n = g.nodes[node];
-    return !forward[node] && !(n.op_type == "Shape" && n.domain.empty());
-  };
+  auto reads_data = [&](size_t node) { return part.reads_data(g, node); };
   std::map<size_t, std::vector<Node>> inserted;     // backward position -> copies placed before it
   std::unordered_map<std::string, std::string> redirect;  // activation -> its copy, for backward readers
   size_t copied = 0;
@@ -337,10 +336,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
 
 // The plan of what a step runs (training_step_model) of `model`, a version of tg.model.
 static MemoryEstimate plan_step(const Model& model, const TrainingGraph& tg, const std::set<std::string>& bound) {
-  TrainingGraph view;
-  view.gradients = tg.gradients;
-  view.model = model;  // initializers share storage: a cheap copy
-  auto step = training_step_model(view);
+  auto step = training_step_model(model, tg.gradients);
   return estimate_memory(step.ok() ? *step : model, bound);
 }
 

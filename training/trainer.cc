@@ -72,7 +72,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   for (const ParameterStore::Entry& e : t->store_->entries()) g.initializers[e.name] = e.param;
   std::vector<std::string> stats;
   for (const auto& writeback : t->stat_writebacks_) stats.push_back(writeback.first);
-  ASSIGN_OR_RETURN(Model step, training_step_model(t->tg_, stats));
+  ASSIGN_OR_RETURN(Model step, training_step_model(t->tg_.model, t->tg_.gradients, stats));
   ASSIGN_OR_RETURN(t->executor_, Executor::create(step, t->device_));
   ASSIGN_OR_RETURN(t->math_, vector_ops(t->device_->kind()));
   std::vector<ParamSlot> params;

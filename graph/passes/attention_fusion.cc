@@ -27,6 +27,7 @@
 
 #include "graph/op_schema.h"
 #include "graph/passes/pattern_match.h"
+#include "graph/stable_hash.h"
 
 namespace ort_train {
 namespace {
@@ -134,7 +135,8 @@ class AttentionFusion : public FusionPass {
       attrs.push_back(Attribute::make_float("dropout_ratio", static_cast<float>(ratio)));
       // A seed of the node's own (kept from the Dropout, else from its name),
       // so that the forward, its gradient and recompute's copy draw one mask.
-      int64_t seed = d.attr_int("seed", static_cast<int64_t>(std::hash<std::string>{}(d.name) & 0x7fffffff));
+      // The name's hash is the same in every build, so a run repeats across versions.
+      int64_t seed = d.attr_int("seed", static_cast<int64_t>(fnv1a64(d.name.data(), d.name.size()) & 0x7fffffff));
       attrs.push_back(Attribute::make_int("seed", seed));
     }
     return true;

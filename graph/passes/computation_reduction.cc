@@ -37,9 +37,10 @@ class ComputationReduction : public Pass {
       if (g.nodes[i].op_type != "SoftmaxCrossEntropyLoss" || !g.nodes[i].domain.empty()) continue;
       auto plan = match(g.nodes[i], pm);
       if (!plan) continue;
+      const std::string loss = g.nodes[i].outputs[0];
       RETURN_IF_ERROR(rewrite(model, index, i, *plan, ctx));
       ++rewritten;
-      i = index.producer(g.nodes[i].outputs[0]).value_or(i);  // past the inserted nodes
+      i = index.producer(loss).value_or(i);  // past the inserted nodes
     }
     ctx.count(rewritten);
     return rewritten > 0;
@@ -84,10 +85,10 @@ class ComputationReduction : public Pass {
     // h [..., H] @ W [H, V] (2-D weights, so rows are independent); V the scores' last dim.
     if (!h || h->empty() || !h->back().known() || !w || w->size() != 2 || !l || l->empty() || !l->back().known())
       return std::nullopt;
-    if (pm.shape(sce.inputs[0]) && !(*pm.shape(sce.inputs[0]))[1].known()) return std::nullopt;
     p.hidden_size = h->back().value;
     p.vocab = l->back().value;
-    if (pm.shape(sce.inputs[0]) && (*pm.shape(sce.inputs[0]))[1].value != p.vocab) return std::nullopt;
+    OptShape scores_shape = pm.shape(sce.inputs[0]);  // [rows, V]: the reshape keeps the vocabulary dim
+    if (scores_shape && (*scores_shape)[1].value != p.vocab) return std::nullopt;
     return p;
   }
 

@@ -142,7 +142,7 @@ TEST_CASE("training_graph.the_step_leaves_out_outputs_the_loss_does_not_need") {
                        [&](const Node& n) { return n.name == name; });
   };
   CHECK(has(tg->model, "extra_head"));
-  auto step = training_step_model(*tg);
+  auto step = training_step_model(tg->model, tg->gradients);
   REQUIRE(step.ok());
   CHECK_FALSE(has(*step, "extra_head"));
   CHECK(step->graph.outputs.size() == 1 + tg->gradients.trainable.size());

@@ -121,27 +121,28 @@ void attention_forward(const AttentionGeometry& g, const Operands<T>& in, T* out
   });
 }
 
+template <typename T>
 struct GradOutputs {
-  void* dq;
-  void* dk;
-  void* dv;
-  void* dscores;  // null unless the bias needs a gradient
+  T* dq;
+  T* dk;
+  T* dv;
+  T* dscores;  // null unless the bias needs a gradient
 };
 
 // The backward of every head reading key/value head (b, kh).
 template <typename T>
 void backward_group(const AttentionGeometry& g, const Operands<T>& in, const T* dout, const T* out, const T* lse,
-                    int64_t b, int64_t kh, const GradOutputs& grads) {
+                    int64_t b, int64_t kh, const GradOutputs<T>& grads) {
   int64_t D = g.head_size, dv = g.value_size, group = g.heads / g.kv_heads;
   std::vector<T> kpack, dkpack(static_cast<size_t>(g.keys * D), T(0));
   std::vector<T> prob(kQueryBlock * kKeyBlock), dprob(kQueryBlock * kKeyBlock), dscore(kQueryBlock * kKeyBlock);
   std::vector<T> dqacc(static_cast<size_t>(kQueryBlock * D)), rowdot(kQueryBlock);
   const T* krows = key_rows(g, in.k, b, kh, kpack);
   const T* vrows = in.v + (b * g.kv_heads + kh) * g.keys * dv;
-  T* dvrows = static_cast<T*>(grads.dv) + (b * g.kv_heads + kh) * g.keys * dv;
+  T* dvrows = grads.dv + (b * g.kv_heads + kh) * g.keys * dv;
   std::fill(dvrows, dvrows + g.keys * dv, T(0));
   // dK rows accumulate in dK itself, or (k_transposed) in a packed copy written out at the end.
-  T* dkrows = g.k_transposed ? dkpack.data() : static_cast<T*>(grads.dk) + (b * g.kv_heads + kh) * g.keys * D;
+  T* dkrows = g.k_transposed ? dkpack.data() : grads.dk + (b * g.kv_heads + kh) * g.keys * D;
   std::fill(dkrows, dkrows + g.keys * D, T(0));
   for (int64_t h = kh * group; h < (kh + 1) * group; ++h) {
     int64_t bh = b * g.heads + h;
@@ -176,7 +177,7 @@ void backward_group(const AttentionGeometry& g, const Operands<T>& in, const T* 
             size_t at = static_cast<size_t>(i * sk + j);
             T dp = dprob[at] * attention_dropout_factor<T>(g, b, h, t0 + i, s0 + j);
             T ds = p[at] * (dp - rowdot[static_cast<size_t>(i)]);
-            if (grads.dscores) static_cast<T*>(grads.dscores)[(bh * g.queries + t0 + i) * g.keys + s0 + j] = ds;
+            if (grads.dscores) grads.dscores[(bh * g.queries + t0 + i) * g.keys + s0 + j] = ds;
             // A filled score is a constant: no gradient reaches Q and K through it.
             dscore[at] = attention_filled(g, in.mask, b, h, t0 + i, s0 + j) ? T(0) : ds;
           }
@@ -184,33 +185,33 @@ void backward_group(const AttentionGeometry& g, const Operands<T>& in, const T* 
              dqacc.data(), D);
         gemm(true, false, sk, D, tq, static_cast<T>(g.scale), dscore.data(), sk, qrows, D, T(1), dkrows + s0 * D, D);
       }
-      T* dqrows = static_cast<T*>(grads.dq) + (bh * g.queries + t0) * D;
+      T* dqrows = grads.dq + (bh * g.queries + t0) * D;
       std::copy(dqacc.begin(), dqacc.begin() + tq * D, dqrows);
     }
   }
   if (g.k_transposed) {
-    T* dk = static_cast<T*>(grads.dk) + (b * g.kv_heads + kh) * g.keys * D;
+    T* dk = grads.dk + (b * g.kv_heads + kh) * g.keys * D;
     for (int64_t s = 0; s < g.keys; ++s)
       for (int64_t d = 0; d < D; ++d) dk[d * g.keys + s] = dkrows[s * D + d];
   }
 }
 
+// Q, K, V from input `q` on; the bias and mask from input `bias` on.
 template <typename T>
-Operands<T> operands(const KernelContext& ctx, size_t q) {
+Operands<T> operands(const KernelContext& ctx, size_t q, size_t bias) {
   return {ctx.input(q).data<T>(), ctx.input(q + 1).data<T>(), ctx.input(q + 2).data<T>(),
-          ctx.has_input(q + 3) ? ctx.input(q + 3).data<T>() : nullptr,
-          ctx.has_input(q + 4) ? ctx.input(q + 4).data<bool>() : nullptr};
+          ctx.has_input(bias) ? ctx.input(bias).data<T>() : nullptr,
+          ctx.has_input(bias + 1) ? ctx.input(bias + 1).data<bool>() : nullptr};
 }
 
 Status attention(KernelContext& ctx) {
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
   DType dt = ctx.input(0).dtype();
-  if (ctx.has_input(4) && ctx.input(4).dtype() != DType::kBool) return unsupported_dtype(ctx, ctx.input(4).dtype());
   Tensor& out = ctx.output(0);
   // The log-sum-exp is made even when the graph does not read it.
   Tensor lse = ctx.has_output(1) ? ctx.output(1) : ctx.allocate(dt, {g.batch, g.heads, g.queries});
   bool ok = dispatch_float(dt, [&]<typename T>() {
-    attention_forward<T>(g, operands<T>(ctx, 0), out.data<T>(), lse.data<T>());
+    attention_forward<T>(g, operands<T>(ctx, 0, 3), out.data<T>(), lse.data<T>());
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
 }
@@ -219,12 +220,12 @@ Status attention(KernelContext& ctx) {
 Status attention_grad(KernelContext& ctx) {
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
   DType dt = ctx.input(1).dtype();
-  GradOutputs grads{ctx.output(0).raw(), ctx.output(1).raw(), ctx.output(2).raw(),
-                    ctx.has_output(3) ? ctx.output(3).raw() : nullptr};
+  // Outputs taken before the parallel region (KernelContext::output is not thread-safe).
+  Tensor *dq = &ctx.output(0), *dk = &ctx.output(1), *dv = &ctx.output(2);
+  Tensor* dscores = ctx.has_output(3) ? &ctx.output(3) : nullptr;
   bool ok = dispatch_float(dt, [&]<typename T>() {
-    Operands<T> in{ctx.input(1).data<T>(), ctx.input(2).data<T>(), ctx.input(3).data<T>(),
-                   ctx.has_input(6) ? ctx.input(6).data<T>() : nullptr,
-                   ctx.has_input(7) ? ctx.input(7).data<bool>() : nullptr};
+    GradOutputs<T> grads{dq->data<T>(), dk->data<T>(), dv->data<T>(), dscores ? dscores->data<T>() : nullptr};
+    Operands<T> in = operands<T>(ctx, 1, 6);
     const T* dout = ctx.input(0).data<T>();
     const T* out = ctx.input(4).data<T>();
     const T* lse = ctx.input(5).data<T>();

@@ -120,3 +120,46 @@ TEST_CASE("attention_fusion: probabilities read elsewhere, or a Dropout mode kno
   REQUIRE_FALSE(apply_pass("attention_fusion", runtime_mode));
   CHECK(count_op(runtime_mode, "Attention") == 0);
 }
+
+// Grouped-query attention as Llama's repeat_kv writes it: each key/value head
+// Unsqueezed at axis 2, Expanded n times and Reshaped to [B, H, S, D]. Where
+// the shapes prove it, the Attention reads the unrepeated K and V (2 heads for
+// 4 query heads) and computes the same outputs.
+TEST_CASE("attention_fusion: repeated key/value heads are read unrepeated", "[passes][fusion]") {
+  Model m = empty_model();
+  m.opset_imports = {{"", 17}, {kOrtTrainDomain, 1}};
+  Graph& g = m.graph;
+  add_input(g, "q", DType::kFloat, {1, 4, 6, 4});
+  add_input(g, "k", DType::kFloat, {1, 2, 7, 4});
+  add_input(g, "v", DType::kFloat, {1, 2, 7, 3});
+  add_initializer(g, "axis2", make<int64_t>({1}, {2}));
+  add_initializer(g, "k_expanded", make<int64_t>({5}, {1, 2, 2, 7, 4}));
+  add_initializer(g, "v_expanded", make<int64_t>({5}, {1, 2, 2, 7, 3}));
+  add_initializer(g, "k_heads", make<int64_t>({4}, {1, 4, 7, 4}));
+  add_initializer(g, "v_heads", make<int64_t>({4}, {1, 4, 7, 3}));
+  for (const char* x : {"k", "v"}) {
+    std::string s = x;
+    g.nodes.push_back(node(s + "/Unsqueeze", "Unsqueeze", {s, "axis2"}, {s + "_u"}));
+    g.nodes.push_back(node(s + "/Expand", "Expand", {s + "_u", s + "_expanded"}, {s + "_e"}));
+    g.nodes.push_back(node(s + "/Reshape", "Reshape", {s + "_e", s + "_heads"}, {s + "_rep"}));
+  }
+  Node scores = node("attn/FusedMatMul", "FusedMatMul", {"q", "k_rep"}, {"scores"},
+                     {Attribute::make_int("transB", 1), Attribute::make_float("alpha", 0.5f)});
+  scores.domain = kOrtTrainDomain;
+  g.nodes.push_back(scores);
+  g.nodes.push_back(node("attn/Softmax", "Softmax", {"scores"}, {"probs"}));
+  g.nodes.push_back(node("attn/MatMul_1", "MatMul", {"probs", "v_rep"}, {"y"}));
+  add_output(g, "y");
+  REQUIRE(infer_shapes(m).ok());
+  std::map<std::string, Tensor> f = {{"q", random_tensor({1, 4, 6, 4}, 7, -2, 2)},
+                                     {"k", random_tensor({1, 2, 7, 4}, 8, -2, 2)},
+                                     {"v", random_tensor({1, 2, 7, 3}, 9)}};
+  auto before = run_model(m, f);
+  REQUIRE(apply_pass("attention_fusion", m));
+  REQUIRE(m.graph.nodes.size() == 1);
+  const Node& n = m.graph.nodes[0];
+  CHECK(n.op_type == "Attention");
+  CHECK(n.inputs == std::vector<std::string>{"q", "k", "v"});
+  CHECK(n.attr_int("k_transposed", 0) == 0);
+  require_close(run_model(m, f).at("y"), before.at("y"), 1e-5, 1e-6);
+}
