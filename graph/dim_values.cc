@@ -91,6 +91,121 @@ std::optional<DimValues> concat(const Node& n, const DimValueInputs& in) {
   return out;
 }
 
+
+// Reshape of a list of sizes to one dim ([-1] or its own length): the same list.
+std::optional<DimValues> reshape_list(const Node& n, const DimValueInputs& in) {
+  auto data = input(in, n, 0);
+  auto target = int_constant(in, n, 1);
+  if (!data || data->scalar || !target || target->size() != 1) return std::nullopt;
+  if ((*target)[0] != -1 && (*target)[0] != static_cast<int64_t>(data->elements.size())) return std::nullopt;
+  return data;
+}
+
+// One element of a partial value as Equal/Where see it: an exact number (a
+// Reshape's -1 included), a named size (never negative), or unknown.
+struct Element {
+  std::optional<int64_t> exact;
+  std::string symbol;
+};
+
+// The elements of input i: a constant's raw numbers (every -1 exact, which
+// DimValues keeps only for the first), else its partial value.
+std::optional<std::vector<Element>> elements(const DimValueInputs& in, const Node& n, size_t i) {
+  std::vector<Element> out;
+  if (const Tensor* t = constant(in, n, i)) {
+    if (t->rank() > 1 || t->numel() > 64) return std::nullopt;
+    if (t->dtype() == DType::kBool) {
+      for (size_t k = 0; k < static_cast<size_t>(t->numel()); ++k) out.push_back({t->data<uint8_t>()[k] != 0 ? 1 : 0, {}});
+      return out;
+    }
+    if (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32) return std::nullopt;
+    for (int64_t v : t->to_int64_vector()) out.push_back({v, {}});
+    return out;
+  }
+  auto dv = input(in, n, i);
+  if (!dv) return std::nullopt;
+  for (size_t k = 0; k < dv->elements.size(); ++k) {
+    const Dim& d = dv->elements[k];
+    if (dv->minus_one == k) out.push_back({-1, {}});
+    else if (d.known()) out.push_back({d.value, {}});
+    else out.push_back({std::nullopt, d.symbol});
+  }
+  return out;
+}
+
+// Elementwise over two lists of equal length or one of length one.
+template <typename F>
+std::optional<DimValues> elementwise(const std::vector<Element>& a, const std::vector<Element>& b, F f) {
+  if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
+  DimValues out;
+  size_t size = std::max(a.size(), b.size());
+  for (size_t k = 0; k < size; ++k) {
+    auto r = f(a[a.size() == 1 ? 0 : k], b[b.size() == 1 ? 0 : k]);
+    if (!r) return std::nullopt;
+    out.elements.push_back(*r);
+  }
+  return out;
+}
+
+// Sizes multiplied or added (Llama's num_key_value_heads * n_rep): exact
+// numbers, or a size times 1 / plus 0.
+template <bool kMul>
+std::optional<DimValues> arithmetic(const Node& n, const DimValueInputs& in) {
+  auto a = elements(in, n, 0), b = elements(in, n, 1);
+  if (!a || !b) return std::nullopt;
+  const int64_t unit = kMul ? 1 : 0;
+  auto out = elementwise(*a, *b, [&](const Element& x, const Element& y) -> std::optional<Dim> {
+    if (x.exact && y.exact) {
+      int64_t r = kMul ? *x.exact * *y.exact : *x.exact + *y.exact;
+      if (*x.exact < 0 || *y.exact < 0 || r < 0 || (kMul && *x.exact != 0 && r / *x.exact != *y.exact))
+        return std::nullopt;  // only sizes; a -1 or an overflow is not one
+      return Dim(r);
+    }
+    if (!x.symbol.empty() && y.exact == unit) return Dim(x.symbol);
+    if (!y.symbol.empty() && x.exact == unit) return Dim(y.symbol);
+    return std::nullopt;
+  });
+  if (!out) return std::nullopt;
+  auto da = input(in, n, 0), db = input(in, n, 1);
+  out->scalar = (!da || da->scalar) && (!db || db->scalar);
+  return out;
+}
+
+// torch.onnx's expand writes its target as Where(Equal(t, -1), 1, t): known
+// element by element when each size is known to be, or not to be, -1.
+std::optional<DimValues> equal(const Node& n, const DimValueInputs& in) {
+  auto a = elements(in, n, 0), b = elements(in, n, 1);
+  if (!a || !b) return std::nullopt;
+  return elementwise(*a, *b, [](const Element& x, const Element& y) -> std::optional<Dim> {
+    if (x.exact && y.exact) return Dim(*x.exact == *y.exact ? 1 : 0);
+    if (!x.symbol.empty() && x.symbol == y.symbol) return Dim(1);
+    if ((!x.symbol.empty() && y.exact && *y.exact < 0) || (!y.symbol.empty() && x.exact && *x.exact < 0)) return Dim(0);
+    return std::nullopt;
+  });
+}
+
+std::optional<DimValues> where(const Node& n, const DimValueInputs& in) {
+  auto c = elements(in, n, 0);
+  auto a = input(in, n, 1), b = input(in, n, 2);
+  if (!c || !a || !b || a->scalar != b->scalar) return std::nullopt;
+  size_t size = std::max({c->size(), a->elements.size(), b->elements.size()});
+  DimValues out;
+  out.scalar = a->scalar && c->size() == 1;
+  for (size_t k = 0; k < size; ++k) {
+    const Element& e = (*c)[c->size() == 1 ? 0 : k];
+    if (!e.exact) return std::nullopt;
+    const DimValues& from = *e.exact ? *a : *b;
+    if (from.elements.size() != 1 && from.elements.size() != size) return std::nullopt;
+    size_t at = from.elements.size() == 1 ? 0 : k;
+    if (from.minus_one == at) {
+      if (out.minus_one) return std::nullopt;
+      out.minus_one = k;
+    }
+    out.elements.push_back(from.elements[at]);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<DimValues> dim_values_of_constant(const Tensor& t) {
@@ -112,6 +227,11 @@ std::optional<DimValues> propagate_dim_values(const Node& n, int64_t opset, cons
   if (op == "Gather") return gather(n, in);
   if (op == "Slice") return slice(n, opset, in);
   if (op == "Concat") return concat(n, in);
+  if (op == "Reshape") return reshape_list(n, in);
+  if (op == "Equal") return equal(n, in);
+  if (op == "Mul") return arithmetic<true>(n, in);
+  if (op == "Add") return arithmetic<false>(n, in);
+  if (op == "Where") return where(n, in);
   if (op == "Identity" || (op == "Cast" && (n.attr_int("to", 0) == 7 || n.attr_int("to", 0) == 6)))
     return input(in, n, 0);
   if (op == "Unsqueeze") {  // a scalar size becoming a one-element list

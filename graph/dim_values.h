@@ -1,6 +1,8 @@
 // Partial values of shape tensors: an int64 tensor of rank 0 or 1 that
 // holds sizes (Shape(x) and what exporters compute from it: Gather of one
-// element, Unsqueeze, Concat with constants, Slice, Squeeze, Cast), known
+// element, Unsqueeze, Concat with constants, Slice, Squeeze, Cast, a Reshape
+// to one dim, and the Where(Equal(t, -1), 1, t) torch.onnx writes around an
+// expand's target, a 0/1 list standing for Equal's booleans), known
 // element by element as Dims: a number, a symbol such as `batch`, or
 // unknown. Shape inference carries them beside the values it knows fully, so
 // that Reshape(x, Concat(Shape(x)[0], Shape(x)[1], 12, 64)) gets the shape

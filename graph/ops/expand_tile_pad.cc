@@ -31,6 +31,26 @@ Status expand_rule(InferContext& ctx) {
   const OptShape& in = ctx.input_shape(0);
   const Tensor* shape = ctx.input_value(1);
   const OptShape& shape_shape = ctx.input_shape(1);
+  if (in && !shape && ctx.input_dim_values(1) && !ctx.input_dim_values(1)->scalar) {
+    // A target computed from shapes (Llama's repeat_kv): broadcast dim by dim
+    // as far as its elements are known.
+    const DimValues& want = *ctx.input_dim_values(1);
+    size_t rank = std::max(in->size(), want.elements.size());
+    Shape out(rank, Dim());
+    for (size_t i = 0; i < rank; ++i) {
+      bool has_a = i + in->size() >= rank, has_t = i + want.elements.size() >= rank;
+      Dim a = has_a ? (*in)[i + in->size() - rank] : Dim(1);
+      Dim t = has_t && want.minus_one != i + want.elements.size() - rank ? want.elements[i + want.elements.size() - rank] : Dim();
+      if (!has_t || (t.known() && t.value == 1)) out[i] = a;
+      else if (!has_a || (a.known() && a.value == 1)) out[i] = t;
+      else if (a.known() && t.known() && a.value != t.value)
+        return shape_error("{}: cannot expand axis {} of size {} to {}", ctx.node().describe(), i, a.value, t.value);
+      else if (a.known() || (!a.symbol.empty() && a == t)) out[i] = a;  // a valid target is 1 or a
+      else if (t.known() && t.value != 1 && !a.known()) out[i] = t;
+    }
+    ctx.set_output(0, ctx.input_dtype(0), std::move(out));
+    return Status::Ok();
+  }
   if (in && !shape && shape_shape && shape_shape->size() == 1 && (*shape_shape)[0].known()) {
     // The target's length gives the rank; a known input dim other than 1 survives any valid target.
     size_t rank = std::max(in->size(), static_cast<size_t>((*shape_shape)[0].value));

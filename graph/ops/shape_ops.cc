@@ -100,7 +100,12 @@ Status range_rule(InferContext& ctx) {
                               dtype_name(ctx.input_dtype(i)));
   const Tensor *s = ctx.input_value(0), *l = ctx.input_value(1), *d = ctx.input_value(2);
   if (!s || !l || !d) {
-    ctx.set_output(0, dt, Shape{Dim()});
+    // range(0, n, 1) with n a size computed from a shape (Llama's position
+    // ids, arange(seq_len)): n elements, whatever n is.
+    const DimValues* limit = ctx.input_dim_values(1);
+    bool counts = s && d && s->numel() == 1 && d->numel() == 1 && s->to_double_vector()[0] == 0 &&
+                  d->to_double_vector()[0] == 1 && limit && limit->elements.size() == 1 && !limit->minus_one;
+    ctx.set_output(0, dt, Shape{counts ? limit->elements[0] : Dim()});
     return Status::Ok();
   }
   if (s->numel() != 1 || l->numel() != 1 || d->numel() != 1)

@@ -66,7 +66,18 @@ Status slice_rule(InferContext& ctx) {
     bool axes_known = !ctx.has_input(3) || ctx.input_value(3);
     bool steps_known = !ctx.has_input(4) || ctx.input_value(4);
     if (!in || !s || !e || !axes_known || !steps_known) {
-      ctx.set_output(0, dt, in ? OptShape(Shape(in->size(), Dim())) : std::nullopt);
+      // Bounds computed at run time (Llama's rotate_half slices the head dim
+      // at Shape(x)[-1] / 2): only the sliced axes are unknown, when the axes are.
+      OptShape out = in ? OptShape(Shape(in->size(), Dim())) : std::nullopt;
+      if (in && ctx.has_input(3) && ctx.input_value(3)) {
+        out = *in;
+        auto rank = static_cast<int64_t>(in->size());
+        for (int64_t a : ctx.input_value(3)->to_int64_vector()) {
+          if (a < -rank || a >= rank) return shape_error("{}: axis {} out of range for rank {}", ctx.node().describe(), a, rank);
+          (*out)[static_cast<size_t>(a < 0 ? a + rank : a)] = Dim();
+        }
+      }
+      ctx.set_output(0, dt, std::move(out));
       return Status::Ok();
     }
     starts = s->to_int64_vector();

@@ -89,7 +89,7 @@ class AttentionFusion : public FusionPass {
       return std::nullopt;
     nodes.insert(scores->nodes.begin(), scores->nodes.end());
     std::string v = out.inputs[1];
-    ungroup(scores->k, v, scores->k_transposed, nodes, pm);
+    bool grouped = ungroup(scores->k, v, scores->k_transposed, nodes, pm);
     if (!pm.closed(nodes, pm.position(&out))) return std::nullopt;
     attrs.push_back(Attribute::make_float("scale", static_cast<float>(scores->scale)));
     if (scores->k_transposed) attrs.push_back(Attribute::make_int("k_transposed", 1));
@@ -101,9 +101,10 @@ class AttentionFusion : public FusionPass {
     if (!bias.empty() || !scores->mask.empty()) inputs.push_back(bias);
     if (!scores->mask.empty()) inputs.push_back(scores->mask);
     Node fused = fused_node(pm.index(), out, "Attention", std::move(inputs), std::move(attrs));
-    pm.context().note(fmt::format("{}: {} nodes -> 1 ({}{}{}{})", fused.name, nodes.size(),
+    pm.context().note(fmt::format("{}: {} nodes -> 1 ({}{}{}{}{})", fused.name, nodes.size(),
                                   scores->k_transposed ? "K^T" : "K", bias.empty() ? "" : ", bias",
-                                  scores->mask.empty() ? "" : ", mask", fused.attr("dropout_ratio") ? ", dropout" : ""));
+                                  scores->mask.empty() ? "" : ", mask", fused.attr("dropout_ratio") ? ", dropout" : "",
+                                  grouped ? ", grouped K/V" : ""));
     return FusedMatch{pm.position(&out), std::move(nodes), std::move(fused)};
   }
 
@@ -216,20 +217,21 @@ class AttentionFusion : public FusionPass {
                                                              pm.position(unsq)});
   }
 
-  // Reads K and V unrepeated when both are repeat_kv's output (K as [B, H, S, D]).
-  static void ungroup(std::string& k, std::string& v, bool k_transposed, std::set<size_t>& nodes,
+  // Reads K and V unrepeated when both are repeat_kv's output (K as [B, H, S, D]); true when it does.
+  static bool ungroup(std::string& k, std::string& v, bool k_transposed, std::set<size_t>& nodes,
                       const PatternMatcher& pm) {
-    if (k_transposed) return;
+    if (k_transposed) return false;
     auto rk = repeated(k, pm), rv = repeated(v, pm);
-    if (!rk || !rv) return;
+    if (!rk || !rv) return false;
     std::set<size_t> with = nodes;
     with.insert(rk->second.begin(), rk->second.end());
     with.insert(rv->second.begin(), rv->second.end());
     // Only when nothing else reads the repeated tensors (closed() checks the rest).
-    if (!pm.only_read_by(k, nodes) || !pm.only_read_by(v, nodes)) return;
+    if (!pm.only_read_by(k, nodes) || !pm.only_read_by(v, nodes)) return false;
     k = rk->first;
     v = rv->first;
     nodes = std::move(with);
+    return true;
   }
 };
 

@@ -26,7 +26,8 @@ std::vector<std::string> default_pass_names() {
           "layer_norm_fusion",   "rms_norm_fusion",       "gelu_fusion",
           "bias_gelu_fusion",    "silu_fusion",           "matmul_scale_fusion",
           "matmul_transpose_fusion", "matmul_add_fusion", "bias_softmax_fusion",
-          "attention_fusion",    "dropout_add_fusion",  "computation_reduction",  "shape_hoisting"};
+          "attention_fusion",    "dropout_add_fusion",  "computation_reduction",  "shape_hoisting",
+          "memory_aware_order"};
 }
 
 std::string PassReport::summary() const {

@@ -114,3 +114,49 @@ TEST_CASE("Reshape reads sizes computed from shapes: symbols and numbers, elemen
   // The -1 of a computed target is the rest, seq * 4 here: no single symbol, so unknown.
   CHECK(shape_to_string(m.graph.value("z")->shape) == "[batch,16,?]");
 }
+
+// torch.onnx writes x.expand(b, hk, 2, s, d) with its target wrapped as
+// Where(Equal(t, -1), 1, t), t = Reshape(Concat(sizes), [-1]): Llama's
+// repeat_kv. The Expand's output shape is proved from the sizes, so
+// attention_fusion can read the key/value heads unrepeated.
+TEST_CASE("Expand reads a target computed from shapes through torch's Where(Equal(t, -1), 1, t)",
+          "[graph][shape_inference]") {
+  Model m;
+  m.opset_imports = {{"", 14}};
+  m.graph.inputs.push_back({"x", DType::kFloat, Shape{Dim("batch"), Dim(2), Dim("seq"), Dim(8)}, ""});
+  m.graph.initializers["axes"] = make<int64_t>({1}, {0});
+  m.graph.initializers["axis2"] = make<int64_t>({1}, {2});
+  m.graph.initializers["rep"] = make<int64_t>({1}, {2});
+  m.graph.initializers["flat"] = make<int64_t>({1}, {-1});
+  m.graph.initializers["minus"] = make<int64_t>({5}, {-1, -1, -1, -1, -1});
+  m.graph.initializers["ones"] = make<int64_t>({5}, {1, 1, 1, 1, 1});
+  auto& n = m.graph.nodes;
+  n.push_back({"shape", "Shape", "", {"x"}, {"s"}, {}, ""});
+  std::vector<std::string> sizes;
+  for (int i = 0; i < 4; ++i) {
+    std::string k = std::to_string(i);
+    m.graph.initializers["i" + k] = make<int64_t>({}, {i});
+    n.push_back({"g" + k, "Gather", "", {"s", "i" + k}, {"d" + k}, {}, ""});
+    n.push_back({"u" + k, "Unsqueeze", "", {"d" + k, "axes"}, {"e" + k}, {}, ""});
+    sizes.push_back("e" + k);
+  }
+  n.push_back({"cat", "Concat", "", {sizes[0], sizes[1], "rep", sizes[2], sizes[3]}, {"c"},
+               {Attribute::make_int("axis", 0)}, ""});
+  n.push_back({"flatten", "Reshape", "", {"c", "flat"}, {"t"}, {}, ""});
+  n.push_back({"eq", "Equal", "", {"t", "minus"}, {"is_minus"}, {}, ""});
+  n.push_back({"where", "Where", "", {"is_minus", "ones", "t"}, {"target"}, {}, ""});
+  n.push_back({"unsq", "Unsqueeze", "", {"x", "axis2"}, {"x5"}, {}, ""});
+  n.push_back({"expand", "Expand", "", {"x5", "target"}, {"y"}, {}, ""});
+  m.graph.outputs.push_back({"y", DType::kUndefined, std::nullopt, ""});
+  REQUIRE(infer_shapes(m).ok());
+  CHECK(shape_to_string(m.graph.value("y")->shape) == "[batch,2,2,seq,8]");
+
+  SECTION("a size that may be -1 stops the chain: dims unknown, not guessed") {
+    m.graph.inputs.push_back({"n_rep", DType::kInt64, Shape{Dim(1)}, ""});  // data: could be -1
+    m.graph.initializers.erase("rep");
+    n[std::find_if(n.begin(), n.end(), [](const Node& x) { return x.name == "cat"; }) - n.begin()].inputs[2] = "n_rep";
+    m.graph.values.clear();  // what the first inference wrote
+    REQUIRE(infer_shapes(m).ok());
+    CHECK(shape_to_string(m.graph.value("y")->shape) == "[?,2,?,?,8]");
+  }
+}

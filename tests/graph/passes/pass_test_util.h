@@ -42,13 +42,15 @@ inline size_t count_op(const Model& m, const std::string& op) {
   return n;
 }
 
-// Applies the registered pass `name`; REQUIREs success. `changed` receives PassContext::changed.
+// Applies the registered pass `name`; REQUIREs success. `changed` receives
+// PassContext::changed; `shapes_bound` is PassContext's (a training graph's).
 inline bool apply_pass(const std::string& name, Model& m, const std::set<std::string>& frozen = {},
-                       int64_t* changed = nullptr) {
+                       int64_t* changed = nullptr, bool shapes_bound = false) {
   auto pass = PassRegistry::instance().create(name);
   REQUIRE(pass != nullptr);
   PassContext ctx;
   ctx.frozen = frozen;
+  ctx.shapes_bound = shapes_bound;
   auto r = pass->apply(m, ctx);
   INFO(r.status().message());
   REQUIRE(r.ok());
