@@ -373,15 +373,18 @@ Status train_command(const TrainArgs& args) {
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
   for (int64_t i = start; i < steps; ++i) {
-    ASSIGN_OR_RETURN(StepReport r, trainer->step());
+    // The gradient norm is read by the log line, --metrics and --tensorboard:
+    // without them, and between log lines, the step skips it (unless it clips).
+    const int64_t next = trainer->optimizer().steps_taken() + 1;
+    const bool logs_next = next % log_every == 0 || next == steps || next == 1;
+    ASSIGN_OR_RETURN(StepReport r, trainer->step(logs_next || metrics || board));
     elapsed_ms += r.step_ms;
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
-    Figures figures = {{"loss", r.loss},
-                       {"lr", r.lr},
-                       {"grad_norm", r.grad_norm},
-                       {"samples_per_s", samples_per_s},
-                       {"step_ms", r.step_ms}};
+    Figures figures = {{"loss", r.loss}, {"lr", r.lr}};
+    if (r.grad_norm) figures.emplace_back("grad_norm", *r.grad_norm);
+    figures.emplace_back("samples_per_s", samples_per_s);
+    figures.emplace_back("step_ms", r.step_ms);
     if (r.tokens > 0) figures.emplace_back("tokens_per_s", r.tokens / (r.step_ms / 1000.0));
     if (comm->size() > 1) figures.emplace_back("allreduce_ms", r.allreduce_ms);
     RETURN_IF_ERROR(record(r.step, figures));
@@ -398,7 +401,7 @@ Status train_command(const TrainArgs& args) {
     if (logged) {
       double per_step = elapsed_ms / static_cast<double>(r.step - start) / 1000.0;
       spdlog::info("step {}/{}  loss {:.6g}  lr {:.3g}  grad norm {:.4g}  {:.1f} samples/s{}  ETA {}", r.step, steps,
-                   r.loss, r.lr, r.grad_norm, samples_per_s,
+                   r.loss, r.lr, r.grad_norm.value_or(std::nan("")), samples_per_s,
                    r.tokens > 0 ? fmt::format("  {:.0f} tokens/s", r.tokens / (r.step_ms / 1000.0)) : "",
                    eta(per_step * static_cast<double>(steps - r.step)));
     }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_clones.h"
 
 namespace ort_train {
 namespace {
@@ -107,6 +108,25 @@ class Sgd final : public Optimizer {
   Tensor buf_;
 };
 
+struct AdamCoefficients {
+  float decay, coupled, b1, c1, b2, c2, step, sqrt_bc2, eps;
+};
+
+// One chunk of torch's Adam/AdamW update, at the CPU's widest vectors
+// (runtime/cpu/simd_clones.h: the same IEEE operations in every clone).
+ORT_TRAIN_SIMD_CLONES void adam_update(float* __restrict w, float* __restrict m, float* __restrict v,
+                                       const float* __restrict g, int64_t n, AdamCoefficients c) {
+  for (int64_t k = 0; k < n; ++k) {
+    float d = g[k] + c.coupled * w[k];
+    float wk = w[k] * c.decay;
+    float mk = c.b1 * m[k] + c.c1 * d;
+    float vk = c.b2 * v[k] + c.c2 * d * d;
+    m[k] = mk;
+    v[k] = vk;
+    w[k] = wk - c.step * mk / (std::sqrt(vk) / c.sqrt_bc2 + c.eps);
+  }
+}
+
 // torch.optim.Adam / AdamW (decoupled decay before the update), or, in
 // huggingface mode, transformers.AdamW: denom on the uncorrected v, step size
 // lr*sqrt(1-b2^t)/(1-b1^t), decay after the update.
@@ -149,15 +169,7 @@ class Adam final : public Optimizer {
       const float* __restrict gr = g;
       float decay = decoupled_ ? 1 - static_cast<float>(lr) * wd : 1.f;
       float coupled = decoupled_ ? 0.f : wd;
-      for (int64_t k = b; k < e; ++k) {
-        float d = gr[k] + coupled * wr[k];
-        float wk = wr[k] * decay;
-        float mk = fb1 * mr[k] + c1 * d;
-        float vk = fb2 * vr[k] + c2 * d * d;
-        mr[k] = mk;
-        vr[k] = vk;
-        wr[k] = wk - step * mk / (std::sqrt(vk) / sqrt_bc2 + eps);
-      }
+      adam_update(wr + b, mr + b, vr + b, gr + b, e - b, {decay, coupled, fb1, c1, fb2, c2, step, sqrt_bc2, eps});
     });
     return Status::Ok();
   }

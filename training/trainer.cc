@@ -166,7 +166,7 @@ Result<double> Trainer::read_loss(const Tensor& loss) const {
   return float_element(host.dtype(), host.raw(), 0);
 }
 
-Result<StepReport> Trainer::step() {
+Result<StepReport> Trainer::step(bool want_grad_norm) {
   auto started = std::chrono::steady_clock::now();
   StepReport r;
   const GradientGraph& gg = tg_.gradients;
@@ -236,17 +236,22 @@ Result<StepReport> Trainer::step() {
     float inv = 1.f / static_cast<float>(micro_batches);
     for (const Tensor& t : all_here ? grads_ : shard_grads_) RETURN_IF_ERROR(math_->scale(t, inv));
   }
-  if (all_here) {
-    ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
-  } else {
-    ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
-    Tensor sq = Tensor::from_vector<double>({1}, {share * share});
-    RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
-    r.grad_norm = std::sqrt(sq.data<double>()[0]);
+  // The norm is one more pass over every gradient: skipped when nobody reads it.
+  // (Every rank takes the same branch: clipping is the run's setting, and
+  // train asks for the norm at the same steps on every rank.)
+  if (want_grad_norm || options_.optimizer.max_grad_norm) {
+    if (all_here) {
+      ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
+    } else {
+      ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
+      Tensor sq = Tensor::from_vector<double>({1}, {share * share});
+      RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
+      r.grad_norm = std::sqrt(sq.data<double>()[0]);
+    }
   }
   if (options_.optimizer.max_grad_norm) {
     // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
-    double coef = *options_.optimizer.max_grad_norm / (r.grad_norm + 1e-6);
+    double coef = *options_.optimizer.max_grad_norm / (*r.grad_norm + 1e-6);
     if (coef < 1.0)
       for (const Tensor& t : mine) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
   }

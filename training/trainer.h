@@ -47,7 +47,9 @@ struct StepReport {
   int64_t step = 0;       // optimizer steps taken, 1-based
   double loss = 0;        // mean over the step's micro-batches (of every rank), before the update
   double lr = 0;
-  double grad_norm = 0;   // global L2 norm of the averaged gradients, before clipping
+  // Global L2 norm of the averaged gradients, before clipping: computed when
+  // clipping needs it or the caller asked for it (Trainer::step).
+  std::optional<double> grad_norm;
   double step_ms = 0;
   int64_t samples = 0;    // leading dim of the first input, summed over micro-batches and ranks
   double allreduce_ms = 0;  // data parallelism: time the step waited for the gradient allreduce after the backward
@@ -67,7 +69,10 @@ struct EvalReport {
 class Trainer {
  public:
   static Result<std::unique_ptr<Trainer>> create(TrainingGraph tg, TrainerOptions options, BatchSource source);
-  Result<StepReport> step();
+  // One optimizer step. The gradient norm (a pass over every gradient) is
+  // taken only when clipping needs it or `want_grad_norm` (a step that is
+  // logged or written to --metrics).
+  Result<StepReport> step(bool want_grad_norm = true);
   // Forward and loss only (no gradients, no updates) over `batches` micro-batches of `source`.
   Result<EvalReport> evaluate(const BatchSource& source, int64_t batches);
   // Everything needed to continue exactly, with `fingerprint` to check on load;

@@ -5,12 +5,26 @@
 
 #include "cuda_kernels/cast_value.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/simd_clones.h"
 #include "runtime/vector_ops.h"
 
 namespace ort_train {
 namespace {
 
 constexpr int64_t kNormChunk = 65536;  // elements per partial sum of the norm
+
+// Sum of squares in double over eight interleaved accumulators added in a
+// fixed order at the end: independent chains the compiler vectorizes (one
+// serial sum was a dependent add per element), and the same result wherever
+// the chunk runs (and in each clone: simd_clones.h).
+ORT_TRAIN_SIMD_CLONES double sum_of_squares(const float* p, int64_t n) {
+  double acc[8] = {};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int l = 0; l < 8; ++l) acc[l] += static_cast<double>(p[k + l]) * p[k + l];
+  for (; k < n; ++k) acc[k % 8] += static_cast<double>(p[k]) * p[k];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
 
 Status check_float_pair(const Tensor& a, const Tensor& b, const char* what) {
   if (a.dtype() != DType::kFloat || b.dtype() != DType::kFloat || a.numel() != b.numel())
@@ -93,10 +107,8 @@ class CpuVectorOps : public VectorOps {
       for (int64_t c = b; c < e; ++c) {
         const Tensor& g = ts[static_cast<size_t>(chunks[c][0])];
         const float* p = g.data<float>();
-        double sq = 0;
-        for (int64_t k = chunks[c][1], end = std::min(g.numel(), chunks[c][1] + kNormChunk); k < end; ++k)
-          sq += static_cast<double>(p[k]) * p[k];
-        partial[static_cast<size_t>(c)] = sq;
+        partial[static_cast<size_t>(c)] =
+            sum_of_squares(p + chunks[c][1], std::min(g.numel(), chunks[c][1] + kNormChunk) - chunks[c][1]);
       }
     });
     double sq = 0;

@@ -114,7 +114,7 @@ TEST_CASE("optimizers.accumulating_two_half_batches_equals_one_batch") {
     REQUIRE(b.ok());
     INFO("step " << s + 1);
     CHECK(b->loss == Approx(a->loss).epsilon(1e-6));
-    CHECK(b->grad_norm == Approx(a->grad_norm).epsilon(1e-5));
+    CHECK(*b->grad_norm == Approx(*a->grad_norm).epsilon(1e-5));
     CHECK(b->samples == 4);
   }
   fs::remove_all(dir);

@@ -94,7 +94,7 @@ TEST_CASE("float16 parameters train through float32 master weights", "[training]
     if (step == 0) CHECK(h->loss == f->loss);  // identical weights, all float32 arithmetic
     else CHECK(h->loss == Approx(f->loss).epsilon(1e-3));
     // The 16-bit gradient differs from the float32 one only by its rounding.
-    CHECK(h->grad_norm == Approx(f->grad_norm).epsilon(1e-3));
+    CHECK(*h->grad_norm == Approx(*f->grad_norm).epsilon(1e-3));
   }
   std::vector<float> master = values(w->master), param = values(w->param);
   std::vector<float> reference = values(full->parameters().find("W")->param);
@@ -125,7 +125,7 @@ TEST_CASE("float16 gradients accumulate over micro-batches in float32", "[traini
   REQUIRE(a.ok());
   REQUIRE(b.ok());
   CHECK(a->loss == b->loss);
-  CHECK(a->grad_norm == b->grad_norm);
+  CHECK(*a->grad_norm == *b->grad_norm);
   CHECK(values(one->parameters().find("W")->master) == values(two->parameters().find("W")->master));
   // A checkpoint carries the master, so a resumed run continues from it and not from its rounding.
   auto snap = two->snapshot({});

@@ -6,10 +6,12 @@
 //   BiasGeluGrad(dY, X, B)     GeluGrad at X + B, B 1-D along X's last dim
 //   LeakyReluGrad(dY, X)       dY * (X > 0 ? 1 : alpha)
 //   SiluGrad(dY, X)            dY * sigmoid(X) * (1 + X * (1 - sigmoid(X)))
+#include <algorithm>
 #include <cmath>
 
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/vector_math.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -56,7 +58,28 @@ struct SiluGrad {
   }
 };
 
-// d/dx gelu(x), in double: the erf form, or the tanh form's when `tanh_form`.
+// SiluGrad on float32: sigmoid vectorized per block, then the product.
+Status silu_grad(KernelContext& ctx) {
+  const Tensor& dy = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  if (dy.dtype() != DType::kFloat || x.dims() != dy.dims()) return binary_grad(SiluGrad{})(ctx);
+  const float* g = dy.data<float>();
+  const float* v = x.data<float>();
+  float* o = ctx.output(0).data<float>();
+  parallel_for(dy.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) {
+    constexpr int64_t kBlock = 512;
+    float sig[kBlock];
+    for (int64_t s = b; s < e; s += kBlock) {
+      const int64_t m = std::min(kBlock, e - s);
+      sigmoid_f32(v + s, sig, m);
+      for (int64_t i = 0; i < m; ++i) o[s + i] = g[s + i] * sig[i] * (1.f + v[s + i] * (1.f - sig[i]));
+    }
+  });
+  return Status::Ok();
+}
+
+// d/dx gelu(x), in double (float64 inputs; float32 takes gelu_grad_f32): the
+// erf form, or the tanh form's when `tanh_form`.
 double gelu_derivative(double x, bool tanh_form) {
   if (tanh_form) {
     const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
@@ -70,6 +93,14 @@ Status gelu_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   const Tensor& x = ctx.input(1);
   bool tanh_form = ctx.node().attr_string("approximate", "none") == "tanh";
+  if (dy.dtype() == DType::kFloat) {  // vectorized, in float (runtime/cpu/vector_math.h)
+    const float* g = dy.data<float>();
+    const float* v = x.data<float>();
+    float* o = ctx.output(0).data<float>();
+    parallel_for(dy.numel(), kElementwiseGrain,
+                 [&](int64_t b, int64_t e) { gelu_grad_f32(g + b, v + b, nullptr, 0, o + b, e - b, tanh_form); });
+    return Status::Ok();
+  }
   bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
     const T* g = dy.data<T>();
     const T* v = x.data<T>();
@@ -94,6 +125,16 @@ Status bias_gelu_grad(KernelContext& ctx) {
                        ctx.node().describe());
   const int64_t n = x.dims().back();
   if (n == 0) return Status::Ok();
+  if (dy.dtype() == DType::kFloat) {
+    const float* g = dy.data<float>();
+    const float* v = x.data<float>();
+    const float* pb = bias.data<float>();
+    float* o = ctx.output(0).data<float>();
+    parallel_for(dy.numel() / n, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t rb, int64_t re) {
+      gelu_grad_f32(g + rb * n, v + rb * n, pb, n, o + rb * n, (re - rb) * n, tanh_form);
+    });
+    return Status::Ok();
+  }
   bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
     const T* g = dy.data<T>();
     const T* v = x.data<T>();
@@ -119,6 +160,6 @@ ORT_REGISTER_KERNEL(kOrtTrainDomain, "TanhGrad", 1, 1000, DeviceKind::kCpu, bina
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(LeakyReluGrad{}));
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "GeluGrad", 1, 1000, DeviceKind::kCpu, gelu_grad);
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "BiasGeluGrad", 1, 1000, DeviceKind::kCpu, bias_gelu_grad);
-ORT_REGISTER_KERNEL(kOrtTrainDomain, "SiluGrad", 1, 1000, DeviceKind::kCpu, binary_grad(SiluGrad{}));
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "SiluGrad", 1, 1000, DeviceKind::kCpu, silu_grad);
 
 }  // namespace ort_train

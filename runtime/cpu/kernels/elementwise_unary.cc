@@ -8,6 +8,7 @@
 #include "cuda_kernels/cast_value.h"  // one element of Cast, shared with the CUDA kernel
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/vector_math.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -27,6 +28,23 @@ template <typename Op>
 KernelFn float_unary(Op op) {
   return [op](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
+    bool ok = dispatch_float(x.dtype(), [&]<typename T>() { map<T>(x, ctx.output(0), [&](T v) { return op(v); }); });
+    return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+  };
+}
+
+// Float-only ops with a vectorized float32 body (runtime/cpu/vector_math.h):
+// `vec` on float chunks, `op` on double.
+template <typename Op>
+KernelFn vector_unary(Op op, void (*vec)(const float*, float*, int64_t)) {
+  return [op, vec](KernelContext& ctx) -> Status {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() == DType::kFloat) {
+      const float* p = x.data<float>();
+      float* o = ctx.output(0).data<float>();
+      parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { vec(p + b, o + b, e - b); });
+      return Status::Ok();
+    }
     bool ok = dispatch_float(x.dtype(), [&]<typename T>() { map<T>(x, ctx.output(0), [&](T v) { return op(v); }); });
     return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
   };
@@ -128,6 +146,13 @@ Result<bool> gelu_tanh_form(const KernelContext& ctx) {
 Status gelu(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   ASSIGN_OR_RETURN(bool tanh_form, gelu_tanh_form(ctx));
+  if (x.dtype() == DType::kFloat) {
+    const float* p = x.data<float>();
+    float* o = ctx.output(0).data<float>();
+    parallel_for(x.numel(), kElementwiseGrain,
+                 [&](int64_t b, int64_t e) { gelu_f32(p + b, nullptr, 0, o + b, e - b, tanh_form); });
+    return Status::Ok();
+  }
   bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
     map<T>(x, ctx.output(0), [tanh_form](T v) { return gelu_of(v, tanh_form); });
   });
@@ -145,6 +170,15 @@ Status bias_gelu(KernelContext& ctx) {
     return invalid_argument("{}: BiasGelu needs a 1-D bias of X's dtype and last dim", ctx.node().describe());
   const int64_t n = x.dims().back();
   if (n == 0) return Status::Ok();
+  if (x.dtype() == DType::kFloat) {
+    const float* p = x.data<float>();
+    const float* pb = b.data<float>();
+    float* o = ctx.output(0).data<float>();
+    parallel_for(x.numel() / n, std::max<int64_t>(1, kElementwiseGrain / n), [&](int64_t rb, int64_t re) {
+      gelu_f32(p + rb * n, pb, n, o + rb * n, (re - rb) * n, tanh_form);
+    });
+    return Status::Ok();
+  }
   bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
     const T* p = x.data<T>();
     const T* pb = b.data<T>();
@@ -222,14 +256,14 @@ Status cast(KernelContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_CPU_KERNEL_INPLACE("Sqrt", 6, 1000, float_unary(Sqrt{}));
-ORT_REGISTER_CPU_KERNEL_INPLACE("Exp", 6, 1000, float_unary(Exp{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Exp", 6, 1000, vector_unary(Exp{}, exp_f32));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Log", 6, 1000, float_unary(Log{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Reciprocal", 6, 1000, float_unary(Reciprocal{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Sin", 7, 1000, float_unary(Sin{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Cos", 7, 1000, float_unary(Cos{}));
-ORT_REGISTER_CPU_KERNEL_INPLACE("Sigmoid", 6, 1000, float_unary(Sigmoid{}));
-ORT_REGISTER_CPU_KERNEL_INPLACE("Tanh", 6, 1000, float_unary(Tanh{}));
-ORT_REGISTER_CPU_KERNEL_INPLACE("Erf", 9, 1000, float_unary(Erf{}));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Sigmoid", 6, 1000, vector_unary(Sigmoid{}, sigmoid_f32));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Tanh", 6, 1000, vector_unary(Tanh{}, tanh_f32));
+ORT_REGISTER_CPU_KERNEL_INPLACE("Erf", 9, 1000, vector_unary(Erf{}, erf_f32));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Softplus", 1, 1000, float_unary(Softplus{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Atan", 7, 1000, float_unary(Atan{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Floor", 6, 1000, float_unary(Floor{}));
@@ -243,7 +277,7 @@ ORT_REGISTER_CPU_KERNEL_INPLACE("LeakyRelu", 6, 1000, leaky_relu);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Gelu", 20, 1000, gelu);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Gelu", 1, 1000, DeviceKind::kCpu, gelu);
 ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "BiasGelu", 1, 1000, DeviceKind::kCpu, bias_gelu);
-ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Silu", 1, 1000, DeviceKind::kCpu, float_unary(Silu{}));
+ORT_REGISTER_KERNEL_INPLACE(kOrtTrainDomain, "Silu", 1, 1000, DeviceKind::kCpu, vector_unary(Silu{}, silu_f32));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Clip", 6, 1000, clip);
 ORT_REGISTER_CPU_KERNEL_INPLACE("Not", 1, 1000, logical_not);
 // Cast is the one kernel that computes on float16 and bfloat16 so far: it converts.
