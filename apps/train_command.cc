@@ -370,14 +370,13 @@ Status train_command(const TrainArgs& args) {
     return record(trainer->optimizer().steps_taken(), {{"eval_loss", e.loss}, {"eval_perplexity", std::exp(e.loss)}});
   };
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
+  auto logs = [&](int64_t step) { return step % log_every == 0 || step == steps || step == 1; };
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
   for (int64_t i = start; i < steps; ++i) {
     // The gradient norm is read by the log line, --metrics and --tensorboard:
     // without them, and between log lines, the step skips it (unless it clips).
-    const int64_t next = trainer->optimizer().steps_taken() + 1;
-    const bool logs_next = next % log_every == 0 || next == steps || next == 1;
-    ASSIGN_OR_RETURN(StepReport r, trainer->step(logs_next || metrics || board));
+    ASSIGN_OR_RETURN(StepReport r, trainer->step(logs(trainer->optimizer().steps_taken() + 1) || metrics || board));
     elapsed_ms += r.step_ms;
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
@@ -388,7 +387,7 @@ Status train_command(const TrainArgs& args) {
     if (r.tokens > 0) figures.emplace_back("tokens_per_s", r.tokens / (r.step_ms / 1000.0));
     if (comm->size() > 1) figures.emplace_back("allreduce_ms", r.allreduce_ms);
     RETURN_IF_ERROR(record(r.step, figures));
-    bool logged = r.step % log_every == 0 || r.step == steps || r.step == 1;
+    bool logged = logs(r.step);
     if (tty) {
       // A progress bar on a terminal, cleared before each log line.
       int width = 30, done = static_cast<int>(width * r.step / std::max<int64_t>(steps, 1));

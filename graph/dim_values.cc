@@ -91,7 +91,6 @@ std::optional<DimValues> concat(const Node& n, const DimValueInputs& in) {
   return out;
 }
 
-
 // Reshape of a list of sizes to one dim ([-1] or its own length): the same list.
 std::optional<DimValues> reshape_list(const Node& n, const DimValueInputs& in) {
   auto data = input(in, n, 0);
@@ -108,34 +107,45 @@ struct Element {
   std::string symbol;
 };
 
-// The elements of input i: a constant's raw numbers (every -1 exact, which
-// DimValues keeps only for the first), else its partial value.
-std::optional<std::vector<Element>> elements(const DimValueInputs& in, const Node& n, size_t i) {
-  std::vector<Element> out;
+// The elements of input i, and whether it is a scalar: a constant's raw
+// numbers (every -1 exact, which DimValues keeps only for the first), else
+// its partial value.
+struct Elements {
+  std::vector<Element> items;
+  bool scalar = false;
+  size_t size() const { return items.size(); }
+  const Element& operator[](size_t k) const { return items[k]; }
+};
+
+std::optional<Elements> elements(const DimValueInputs& in, const Node& n, size_t i) {
+  Elements out;
   if (const Tensor* t = constant(in, n, i)) {
     if (t->rank() > 1 || t->numel() > 64) return std::nullopt;
+    out.scalar = t->rank() == 0;
     if (t->dtype() == DType::kBool) {
-      for (size_t k = 0; k < static_cast<size_t>(t->numel()); ++k) out.push_back({t->data<uint8_t>()[k] != 0 ? 1 : 0, {}});
+      for (size_t k = 0; k < static_cast<size_t>(t->numel()); ++k)
+        out.items.push_back({t->data<uint8_t>()[k] != 0 ? 1 : 0, {}});
       return out;
     }
     if (t->dtype() != DType::kInt64 && t->dtype() != DType::kInt32) return std::nullopt;
-    for (int64_t v : t->to_int64_vector()) out.push_back({v, {}});
+    for (int64_t v : t->to_int64_vector()) out.items.push_back({v, {}});
     return out;
   }
   auto dv = input(in, n, i);
   if (!dv) return std::nullopt;
+  out.scalar = dv->scalar;
   for (size_t k = 0; k < dv->elements.size(); ++k) {
     const Dim& d = dv->elements[k];
-    if (dv->minus_one == k) out.push_back({-1, {}});
-    else if (d.known()) out.push_back({d.value, {}});
-    else out.push_back({std::nullopt, d.symbol});
+    if (dv->minus_one == k) out.items.push_back({-1, {}});
+    else if (d.known()) out.items.push_back({d.value, {}});
+    else out.items.push_back({std::nullopt, d.symbol});
   }
   return out;
 }
 
 // Elementwise over two lists of equal length or one of length one.
 template <typename F>
-std::optional<DimValues> elementwise(const std::vector<Element>& a, const std::vector<Element>& b, F f) {
+std::optional<DimValues> elementwise(const Elements& a, const Elements& b, F f) {
   if (a.size() != b.size() && a.size() != 1 && b.size() != 1) return std::nullopt;
   DimValues out;
   size_t size = std::max(a.size(), b.size());
@@ -156,18 +166,16 @@ std::optional<DimValues> arithmetic(const Node& n, const DimValueInputs& in) {
   const int64_t unit = kMul ? 1 : 0;
   auto out = elementwise(*a, *b, [&](const Element& x, const Element& y) -> std::optional<Dim> {
     if (x.exact && y.exact) {
-      int64_t r = kMul ? *x.exact * *y.exact : *x.exact + *y.exact;
-      if (*x.exact < 0 || *y.exact < 0 || r < 0 || (kMul && *x.exact != 0 && r / *x.exact != *y.exact))
-        return std::nullopt;  // only sizes; a -1 or an overflow is not one
+      int64_t r = 0;
+      bool overflow = kMul ? __builtin_mul_overflow(*x.exact, *y.exact, &r) : __builtin_add_overflow(*x.exact, *y.exact, &r);
+      if (*x.exact < 0 || *y.exact < 0 || overflow) return std::nullopt;  // only sizes; a -1 or an overflow is not one
       return Dim(r);
     }
     if (!x.symbol.empty() && y.exact == unit) return Dim(x.symbol);
     if (!y.symbol.empty() && x.exact == unit) return Dim(y.symbol);
     return std::nullopt;
   });
-  if (!out) return std::nullopt;
-  auto da = input(in, n, 0), db = input(in, n, 1);
-  out->scalar = (!da || da->scalar) && (!db || db->scalar);
+  if (out) out->scalar = a->scalar && b->scalar;
   return out;
 }
 
@@ -176,13 +184,16 @@ std::optional<DimValues> arithmetic(const Node& n, const DimValueInputs& in) {
 std::optional<DimValues> equal(const Node& n, const DimValueInputs& in) {
   auto a = elements(in, n, 0), b = elements(in, n, 1);
   if (!a || !b) return std::nullopt;
-  return elementwise(*a, *b, [](const Element& x, const Element& y) -> std::optional<Dim> {
+  auto out = elementwise(*a, *b, [](const Element& x, const Element& y) -> std::optional<Dim> {
     if (x.exact && y.exact) return Dim(*x.exact == *y.exact ? 1 : 0);
     if (!x.symbol.empty() && x.symbol == y.symbol) return Dim(1);
     if ((!x.symbol.empty() && y.exact && *y.exact < 0) || (!y.symbol.empty() && x.exact && *x.exact < 0)) return Dim(0);
     return std::nullopt;
   });
+  if (out) out->scalar = a->scalar && b->scalar;
+  return out;
 }
+
 
 std::optional<DimValues> where(const Node& n, const DimValueInputs& in) {
   auto c = elements(in, n, 0);
@@ -190,7 +201,7 @@ std::optional<DimValues> where(const Node& n, const DimValueInputs& in) {
   if (!c || !a || !b || a->scalar != b->scalar) return std::nullopt;
   size_t size = std::max({c->size(), a->elements.size(), b->elements.size()});
   DimValues out;
-  out.scalar = a->scalar && c->size() == 1;
+  out.scalar = a->scalar && c->scalar;
   for (size_t k = 0; k < size; ++k) {
     const Element& e = (*c)[c->size() == 1 ? 0 : k];
     if (!e.exact) return std::nullopt;

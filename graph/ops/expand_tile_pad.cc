@@ -37,16 +37,16 @@ Status expand_rule(InferContext& ctx) {
     const DimValues& want = *ctx.input_dim_values(1);
     size_t rank = std::max(in->size(), want.elements.size());
     Shape out(rank, Dim());
+    const size_t from_in = rank - in->size(), from_t = rank - want.elements.size();  // leading dims each lacks
     for (size_t i = 0; i < rank; ++i) {
-      bool has_a = i + in->size() >= rank, has_t = i + want.elements.size() >= rank;
-      Dim a = has_a ? (*in)[i + in->size() - rank] : Dim(1);
-      Dim t = has_t && want.minus_one != i + want.elements.size() - rank ? want.elements[i + want.elements.size() - rank] : Dim();
-      if (!has_t || (t.known() && t.value == 1)) out[i] = a;
-      else if (!has_a || (a.known() && a.value == 1)) out[i] = t;
+      Dim a = i >= from_in ? (*in)[i - from_in] : Dim(1);
+      Dim t = i < from_t ? Dim(1) : want.minus_one == i - from_t ? Dim() : want.elements[i - from_t];
+      if (t.known() && t.value == 1) out[i] = a;
+      else if (a.known() && a.value == 1) out[i] = t;
       else if (a.known() && t.known() && a.value != t.value)
         return shape_error("{}: cannot expand axis {} of size {} to {}", ctx.node().describe(), i, a.value, t.value);
       else if (a.known() || (!a.symbol.empty() && a == t)) out[i] = a;  // a valid target is 1 or a
-      else if (t.known() && t.value != 1 && !a.known()) out[i] = t;
+      else if (t.known()) out[i] = t;  // a (unknown) is 1 or t
     }
     ctx.set_output(0, ctx.input_dtype(0), std::move(out));
     return Status::Ok();

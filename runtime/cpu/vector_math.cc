@@ -87,6 +87,18 @@ void add_bias(const float* x, const float* bias, int64_t bias_n, int64_t at, flo
   }
 }
 
+// GELU's gate term for a block: erf(v / sqrt2), or with `tanh_form`
+// tanh(sqrt(2/pi)(v + c v^3)); gelu(v) = 0.5 v (1 + gate).
+void gelu_gate(const float* v, float* t, int64_t m, bool tanh_form) {
+  if (tanh_form) {
+    for (int64_t i = 0; i < m; ++i) t[i] = kSqrt2OverPi * (v[i] + kCubic * v[i] * v[i] * v[i]);
+    apply(MathFn::kTanh, t, t, m);
+  } else {
+    for (int64_t i = 0; i < m; ++i) t[i] = v[i] * kRsqrt2;
+    apply(MathFn::kErf, t, t, m);
+  }
+}
+
 }  // namespace
 
 void exp_f32(const float* x, float* y, int64_t n) { apply(MathFn::kExp, x, y, n); }
@@ -120,13 +132,7 @@ void gelu_f32(const float* x, const float* bias, int64_t bias_n, float* y, int64
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
     add_bias(x + b, bias, bias_n, b, v, m);
-    if (tanh_form) {
-      for (int64_t i = 0; i < m; ++i) t[i] = kSqrt2OverPi * (v[i] + kCubic * v[i] * v[i] * v[i]);
-      tanh_f32(t, t, m);
-    } else {
-      for (int64_t i = 0; i < m; ++i) t[i] = v[i] * kRsqrt2;
-      erf_f32(t, t, m);
-    }
+    gelu_gate(v, t, m, tanh_form);
     for (int64_t i = 0; i < m; ++i) y[b + i] = 0.5f * v[i] * (1.f + t[i]);
   }
 }
@@ -137,10 +143,9 @@ void gelu_grad_f32(const float* dy, const float* x, const float* bias, int64_t b
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
     add_bias(x + b, bias, bias_n, b, v, m);
+    gelu_gate(v, t, m, tanh_form);
     if (tanh_form) {
       // d/dx: 0.5(1 + t) + 0.5x(1 - t^2) sqrt(2/pi)(1 + 3c x^2), t = tanh(sqrt(2/pi)(x + c x^3))
-      for (int64_t i = 0; i < m; ++i) t[i] = kSqrt2OverPi * (v[i] + kCubic * v[i] * v[i] * v[i]);
-      tanh_f32(t, t, m);
       for (int64_t i = 0; i < m; ++i) {
         float d = 0.5f * (1.f + t[i]) +
                   0.5f * v[i] * (1.f - t[i] * t[i]) * kSqrt2OverPi * (1.f + 3.f * kCubic * v[i] * v[i]);
@@ -148,11 +153,7 @@ void gelu_grad_f32(const float* dy, const float* x, const float* bias, int64_t b
       }
     } else {
       // d/dx: 0.5(1 + erf(x/sqrt2)) + x exp(-x^2/2) / sqrt(2 pi)
-      for (int64_t i = 0; i < m; ++i) {
-        t[i] = v[i] * kRsqrt2;
-        e[i] = -0.5f * v[i] * v[i];
-      }
-      erf_f32(t, t, m);
+      for (int64_t i = 0; i < m; ++i) e[i] = -0.5f * v[i] * v[i];
       exp_f32(e, e, m);
       for (int64_t i = 0; i < m; ++i) dx[b + i] = dy[b + i] * (0.5f * (1.f + t[i]) + v[i] * kRsqrt2Pi * e[i]);
     }
