@@ -14,16 +14,6 @@
 #include "runtime/communicator.h"
 
 int main(int argc, char** argv) {
-  // OpenMP threads that spin while idle starve OpenBLAS's own threads on small
-  // machines (2 cores: a small model's step measured 2.2 ms with spinning,
-  // 1.7 ms passive, with occasional 4x stalls). libgomp reads its wait policy
-  // when it loads, before main, so the process re-executes itself once with
-  // the policy set, unless the user chose one.
-  if (!std::getenv("OMP_WAIT_POLICY")) {
-    ::setenv("OMP_WAIT_POLICY", "passive", 1);
-    ::execv("/proc/self/exe", argv);  // returns only on failure: carry on as we are
-  }
-
   CLI::App app{"ort_train: train and run ONNX models on CPUs and NVIDIA GPUs", "ort_train"};
   app.require_subcommand(0, 1);
   // --log-level and --color are the app's, but read anywhere on the line: the

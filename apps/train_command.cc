@@ -81,7 +81,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--eval-every", args.eval_every, "also evaluate the held-out data every N steps (0: only at the end)")
       ->check(CLI::NonNegativeNumber);
   train->add_option("--seed", args.seed, "seeds synthetic data and dropout");
-  train->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
+  train->add_option("--threads", args.threads, "CPU threads (0 = all cores, split between the ranks on this machine)");
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
       ->check(CLI::PositiveNumber);
   train->add_flag("--profile", args.profile, "print the time spent per op type over all runs");
@@ -224,7 +224,10 @@ std::string eta(double seconds) {
 }  // namespace
 
 Status train_command(const TrainArgs& args) {
-  set_cpu_threads(args.threads);
+  // --threads 0 means the cores; ranks that share a node share its cores, so
+  // `mpirun -np 4` on one machine does not run four threads per core.
+  int local_ranks = launch_info_from_environment().local_size;
+  set_cpu_threads(args.threads > 0 ? args.threads : std::max(1, cpu_cores() / local_ranks));
   // Under mpirun or srun with more than one process: data parallelism. Only
   // rank 0 reports, writes metrics, checkpoints and exports; the others log
   // warnings and errors, prefixed with their rank.

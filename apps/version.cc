@@ -1,11 +1,13 @@
 // `ort_train --version`: the version, the commit it was built from, and the
-// build's options (CUDA, cuDNN, NCCL, MPI, BLAS), so a bug report says what
+// build's options (CUDA, cuDNN, NCCL, MPI, BLAS and whether its threads are
+// OpenMP's, read from the library that actually loaded), so a bug report says what
 // ran. The commit header is regenerated at every build (tools/git_commit.cmake).
 #include <string>
 
 #include "apps/build_info.h"
 #include "apps/commands.h"
 #include "apps/git_commit.h"
+#include "runtime/cpu/parallel.h"
 
 namespace ort_train::app {
 
@@ -17,6 +19,8 @@ std::string version_text() {
   s += "NCCL:   " ORT_TRAIN_BUILD_NCCL "\n";
   s += "MPI:    " ORT_TRAIN_BUILD_MPI "\n";
   s += "BLAS:   " ORT_TRAIN_BUILD_BLAS;
+  s += blas_shares_openmp_threads() ? " (threads: OpenMP, shared with the kernels)"
+                                    : " (threads: its own pool, beside the kernels' OpenMP threads)";
   return s;
 }
 

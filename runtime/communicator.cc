@@ -1,5 +1,6 @@
 #include "runtime/communicator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -59,17 +60,21 @@ class SingleProcess : public Communicator {
 
 LaunchInfo launch_info_from_environment() {
   LaunchInfo info;
-  // The first launcher whose variables are present; each names rank, size and local rank.
-  struct Vars { const char *rank, *size, *local, *launcher; };
-  for (const Vars& v : {Vars{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "mpirun"},
-                        Vars{"PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK", "pmi"},
-                        Vars{"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "pmi"},
-                        Vars{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "srun"}}) {
+  // The first launcher whose variables are present; each names rank, size,
+  // local rank and local size.
+  struct Vars { const char *rank, *size, *local, *local_size, *launcher; };
+  for (const Vars& v :
+       {Vars{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
+             "mpirun"},
+        Vars{"PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK", "PMIX_LOCAL_SIZE", "pmi"},
+        Vars{"PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS", "pmi"},
+        Vars{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE", "srun"}}) {
     int size = env_int(v.size, 0);
     if (size < 1 || !std::getenv(v.rank)) continue;
     info.size = size;
     info.rank = env_int(v.rank, 0);
     info.local_rank = env_int(v.local, info.rank);
+    info.local_size = std::max(1, env_int(v.local_size, 1));
     info.launcher = v.launcher;
     break;
   }

@@ -21,6 +21,7 @@ struct LaunchInfo {
   int rank = 0;
   int size = 1;
   int local_rank = 0;     // among the ranks on this node: which GPU to take
+  int local_size = 1;     // ranks on this node, which share its cores
   std::string launcher;   // "mpirun", "srun", "pmi", or "" when not launched
 };
 LaunchInfo launch_info_from_environment();

@@ -5,6 +5,7 @@
 namespace ort_train {
 
 extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_parallel();  // 0 sequential, 1 pthreads, 2 OpenMP
 
 namespace {
 int g_threads = 0;
@@ -14,6 +15,10 @@ void set_cpu_threads(int n) {
   g_threads = n > 0 ? n : omp_get_num_procs();
   openblas_set_num_threads(g_threads);
 }
+
+int cpu_cores() { return omp_get_num_procs(); }
+
+bool blas_shares_openmp_threads() { return openblas_get_parallel() == 2; }
 
 int cpu_threads() {
   if (g_threads == 0) g_threads = omp_get_max_threads();

@@ -6,8 +6,13 @@
 
 namespace ort_train {
 
-void set_cpu_threads(int n);
+void set_cpu_threads(int n);  // n = 0: one per core
 int cpu_threads();
+int cpu_cores();  // the cores this process may run on
+
+// Whether the BLAS that was loaded runs its GEMMs on OpenMP's threads, the
+// kernels' own pool (OpenBLAS's OpenMP build), rather than a pool of its own.
+bool blas_shares_openmp_threads();
 
 // Calls fn(begin, end) over [0, n) split into chunks of at least `grain` items.
 template <typename F>

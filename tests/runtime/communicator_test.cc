@@ -21,7 +21,8 @@ TEST_CASE("without a launcher the job is one process and MPI is not started", "[
 
 TEST_CASE("launch info comes from Open MPI's, PMI's or Slurm's variables", "[communicator]") {
   const char* saved[] = {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "PMIX_RANK",
-                         "PMIX_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"};
+                         "PMIX_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+                         "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"};
   std::map<std::string, std::string> before;
   for (const char* v : saved)
     if (const char* x = std::getenv(v)) before[v] = x;
@@ -34,6 +35,7 @@ TEST_CASE("launch info comes from Open MPI's, PMI's or Slurm's variables", "[com
   CHECK(s.rank == 5);
   CHECK(s.size == 8);
   CHECK(s.local_rank == 1);
+  CHECK(s.local_size == 1);  // not given: the node's cores are this rank's alone
   CHECK(s.launcher == "srun");
   ::setenv("OMPI_COMM_WORLD_RANK", "2", 1);  // mpirun's variables win over Slurm's
   ::setenv("OMPI_COMM_WORLD_SIZE", "3", 1);
@@ -42,6 +44,8 @@ TEST_CASE("launch info comes from Open MPI's, PMI's or Slurm's variables", "[com
   CHECK(o.size == 3);
   CHECK(o.local_rank == 2);  // no local rank given: the rank
   CHECK(o.launcher == "mpirun");
+  ::setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "3", 1);  // three ranks share this node's cores
+  CHECK(launch_info_from_environment().local_size == 3);
   for (const char* v : saved) ::unsetenv(v);
   for (const auto& [k, v] : before) ::setenv(k.c_str(), v.c_str(), 1);
 }

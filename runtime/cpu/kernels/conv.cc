@@ -4,6 +4,7 @@
 
 #include "graph/dispatch.h"
 #include "graph/ops/window_geometry.h"
+#include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/im2col.h"
 #include "runtime/cpu/parallel.h"
@@ -35,9 +36,10 @@ Status conv(KernelContext& ctx) {
     const T* x = X.data<T>();
     const T* w = W.data<T>();
     T* y = Y.data<T>();
-    std::vector<T> col(pointwise ? 0 : static_cast<size_t>(Cg * K * P));
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t g = 0; g < group; ++g) {
+    for_each_gemm(N * group, Mg * P * Cg * K, [&](int64_t first, int64_t last) {
+      std::vector<T> col(pointwise ? 0 : static_cast<size_t>(Cg * K * P));
+      for (int64_t t = first; t < last; ++t) {
+        int64_t n = t / group, g = t % group;
         const T* xg = x + (n * C + g * Cg) * S;
         const T* src = xg;
         if (!pointwise) {
@@ -48,6 +50,7 @@ Status conv(KernelContext& ctx) {
         if (Cg * K == 0) std::memset(yg, 0, sizeof(T) * static_cast<size_t>(Mg * P));
         else gemm(false, false, Mg, P, Cg * K, T(1), w + g * Mg * Cg * K, Cg * K, src, P, T(0), yg, P);
       }
+    });
     if (ctx.has_input(2)) {
       const T* bias = ctx.input(2).data<T>();
       parallel_for(N * M, std::max<int64_t>(1, 4096 / P), [&](int64_t b, int64_t e) {

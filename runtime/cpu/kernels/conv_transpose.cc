@@ -5,6 +5,7 @@
 
 #include "graph/dispatch.h"
 #include "graph/ops/conv_transpose.h"
+#include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/im2col.h"
 #include "runtime/cpu/parallel.h"
@@ -33,14 +34,16 @@ Status conv_transpose(KernelContext& ctx) {
     const T* x = X.data<T>();
     const T* w = W.data<T>();
     T* y = Y.data<T>();
-    std::vector<T> col(static_cast<size_t>(Mg * K * P));
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t g = 0; g < group; ++g) {
+    for_each_gemm(N * group, Mg * K * P * Cg, [&](int64_t first, int64_t last) {
+      std::vector<T> col(static_cast<size_t>(Mg * K * P));
+      for (int64_t t = first; t < last; ++t) {
+        int64_t n = t / group, g = t % group;
         const T* xg = x + (n * C + g * Cg) * P;
         const T* wg = w + g * Cg * Mg * K;  // [Cg, Mg*K]
         gemm(true, false, Mg * K, P, Cg, T(1), wg, Mg * K, xg, P, T(0), col.data(), P);
         col2im(col.data(), Mg, geo, y + (n * M + g * Mg) * S);
       }
+    });
     if (ctx.has_input(2)) {
       const T* b = ctx.input(2).data<T>();
       parallel_for(N * M, 1, [&](int64_t s, int64_t e) {

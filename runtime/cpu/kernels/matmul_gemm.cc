@@ -3,11 +3,13 @@
 // place, and an optional bias added to each output row after the GEMM, the
 // same float addition an Add node made) and Gemm through OpenBLAS. MatMul folds A's batch into M when B has
 // no batch (the Linear-layer case: one GEMM for the whole batch); otherwise
-// one GEMM per broadcast batch entry. Integer MatMul uses a plain loop.
+// one GEMM per broadcast batch entry, threaded across the batch when they are
+// small (runtime/cpu/batched_gemm.h). Integer MatMul uses a plain loop.
 #include <cstring>
 #include <type_traits>
 
 #include "graph/dispatch.h"
+#include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/broadcast.h"
 #include "runtime/kernel.h"
@@ -69,16 +71,19 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha, const Ten
     Dims batch = broadcast_dims({&ba, &bb});
     auto sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
     int64_t count = num_elements(batch);
-    for (int64_t t = 0; t < count; ++t) {
-      int64_t rem = t, oa = 0, ob = 0;
-      for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
-        int64_t i = rem % batch[d];
-        rem /= batch[d];
-        oa += i * sa[d];
-        ob += i * sb[d];
+    auto entries = [&](int64_t first, int64_t last) {
+      for (int64_t t = first; t < last; ++t) {
+        int64_t rem = t, oa = 0, ob = 0;
+        for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+          int64_t i = rem % batch[d];
+          rem /= batch[d];
+          oa += i * sa[d];
+          ob += i * sb[d];
+        }
+        one(m, pa + oa * m * k, pb + ob * k * n, pc + t * m * n);
       }
-      one(m, pa + oa * m * k, pb + ob * k * n, pc + t * m * n);
-    }
+    };
+    for_each_gemm(count, m * n * k, entries);
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, A.dtype());
 }

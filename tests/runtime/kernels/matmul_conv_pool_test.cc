@@ -1,4 +1,5 @@
 // MatMul/Gemm/Conv/pools against naive reference loops written here.
+#include "runtime/cpu/parallel.h"
 #include "test_util.h"
 
 using namespace ort_train;
@@ -38,6 +39,25 @@ TEST_CASE("MatMul: shared B folds the batch, broadcast batches, 1-D operands", "
   REQUIRE(run_node({"MatMul", {Tensor::host(DType::kFloat, {2, 0}), Tensor::host(DType::kFloat, {0, 3})}})[0]
               .to_double_vector() == std::vector<double>(6, 0.0));
   REQUIRE(run_node_error({"MatMul", {a, random_tensor({4, 6}, 5)}}).code() == ErrorCode::kShape);
+}
+
+TEST_CASE("Batched MatMul (attention's per-head products) threads across the batch: right, and the same bits at any "
+          "thread count", "[kernels][MatMul]") {
+  // [batch 2, heads 4, seq 33, head 16]: small GEMMs, which the kernel hands
+  // one per thread rather than splitting each one.
+  auto q = random_tensor({2, 4, 33, 16}, 11), kt = random_tensor({2, 4, 16, 33}, 12);
+  int threads = cpu_threads();
+  std::vector<Tensor> by_threads;
+  for (int t : {1, 2, 3}) {
+    set_cpu_threads(t);
+    by_threads.push_back(run_node({"MatMul", {q, kt}})[0]);
+  }
+  set_cpu_threads(threads);
+  REQUIRE(by_threads[0].dims() == Dims{2, 4, 33, 33});
+  require_close(by_threads[0].reshaped({8, 33, 33}), naive_matmul(q.reshaped({8, 33, 16}), kt.reshaped({8, 16, 33}), 8, false),
+                1e-5, 1e-5);
+  for (size_t i = 1; i < by_threads.size(); ++i)
+    REQUIRE(by_threads[i].to_double_vector() == by_threads[0].to_double_vector());
 }
 
 TEST_CASE("Gemm with transposes, alpha/beta and broadcast C", "[kernels][Gemm]") {
@@ -80,6 +100,37 @@ TEST_CASE("Conv: padding, stride, dilation and groups against a naive loop", "[k
   auto same = run_node({"Conv", {random_tensor({1, 1, 5}, 1), random_tensor({1, 1, 3}, 2)},
                         {Attribute::make_string("auto_pad", "SAME_UPPER"), Attribute::make_ints("strides", {2})}})[0];
   REQUIRE(same.dims() == Dims{1, 1, 3});
+}
+
+TEST_CASE("ConvGrad threads across images: dW against a naive sum, and the same bits at any thread count",
+          "[kernels][ConvGrad]") {
+  // 10 images split into 8 fixed chunks for dW (uneven), two groups.
+  auto dy = random_tensor({10, 6, 4, 4}, 21), x = random_tensor({10, 4, 6, 5}, 22), w = random_tensor({6, 2, 3, 2}, 23);
+  NodeSpec spec{"ConvGrad", {dy, x, w}, {Attribute::make_int("group", 2)}, 3};
+  spec.domain = kOrtTrainDomain;
+  int threads = cpu_threads();
+  std::vector<std::vector<Tensor>> by_threads;
+  for (int t : {1, 2, 3}) {
+    set_cpu_threads(t);
+    by_threads.push_back(run_node(spec));
+  }
+  set_cpu_threads(threads);
+  Tensor ref = Tensor::host(DType::kFloat, w.dims());
+  for (int64_t m = 0; m < 6; ++m)
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t kh = 0; kh < 3; ++kh)
+        for (int64_t kw = 0; kw < 2; ++kw) {
+          double s = 0;
+          for (int64_t n = 0; n < 10; ++n)
+            for (int64_t oh = 0; oh < 4; ++oh)
+              for (int64_t ow = 0; ow < 4; ++ow)
+                s += dy.data<float>()[((n * 6 + m) * 4 + oh) * 4 + ow] *
+                     x.data<float>()[((n * 4 + (m / 3) * 2 + c) * 6 + oh + kh) * 5 + ow + kw];
+          ref.data<float>()[((m * 2 + c) * 3 + kh) * 2 + kw] = static_cast<float>(s);
+        }
+  require_close(by_threads[0][1], ref, 1e-4, 1e-5);
+  for (size_t i = 1; i < by_threads.size(); ++i)
+    for (size_t o = 0; o < 3; ++o) REQUIRE(by_threads[i][o].to_double_vector() == by_threads[0][o].to_double_vector());
 }
 
 TEST_CASE("MaxPool with indices and ceil_mode, AveragePool with and without pads counted", "[kernels][MaxPool][AveragePool]") {
