@@ -22,6 +22,7 @@ void add_inspect_command(CLI::App& app, InspectArgs& args) {
   cmd->add_option("--model", args.setup.model, "forward ONNX model (REQUIRED, unless the description has model:)");
   cmd->add_option("--config", args.setup.config, "model description (YAML or JSON)");
   add_pass_options(cmd, args.setup);
+  add_precision_option(cmd, args.setup);
   add_dim_option(cmd, args.setup);
   add_max_memory_option(cmd, args.setup.max_memory);
   add_recompute_option(cmd, args.setup);

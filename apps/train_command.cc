@@ -74,6 +74,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
       ->check(CLI::PositiveNumber);
   add_pass_options(train, args.setup);
+  add_precision_option(train, args.setup);
   add_max_memory_option(train, args.setup.max_memory);
   add_recompute_option(train, args.setup);
   train->add_option("--data", args.data, "batch directory, .npz file, or 'synthetic'");

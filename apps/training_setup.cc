@@ -17,6 +17,11 @@ Result<Setup> load_setup(const SetupArgs& args) {
   s.model_path = !args.model.empty() ? args.model : s.desc.model;
   if (s.model_path.empty()) return invalid_argument("no model: give --model or `model:` in the description");
   if (args.batch_size > 0) s.desc.batch_size = args.batch_size;
+  if (!args.precision.empty()) {
+    auto precision = parse_precision(args.precision);
+    if (!precision.ok()) return invalid_argument("--precision: {}", precision.status().message());
+    s.desc.precision = *precision;
+  }
   for (const std::string& d : args.dims) {
     size_t eq = d.find('=');
     int64_t size = 0;
@@ -35,6 +40,12 @@ Result<Setup> load_setup(const SetupArgs& args) {
 void add_dim_option(CLI::App* cmd, SetupArgs& args) {
   cmd->add_option("--dim", args.dims,
                   "size of a symbolic dim, NAME=SIZE (repeatable; e.g. --dim seq=128), over the description's dims:");
+}
+
+void add_precision_option(CLI::App* cmd, SetupArgs& args) {
+  cmd->add_option("--precision", args.precision,
+                  "fp32 (default), bf16: GEMMs in bfloat16 with float32 accumulation and master weights, the rest "
+                  "in float32 (graph/passes/autocast.h), or fp16 (not built yet); over the description's precision:");
 }
 
 void add_pass_options(CLI::App* cmd, SetupArgs& args) {
@@ -112,6 +123,9 @@ void log_training_graph(const TrainingGraph& tg) {
                tg.model.graph.nodes.size() - forward, gg.loss, tg.build_ms);
   spdlog::info("parameters: {} trainable tensors ({} elements), {} frozen tensors ({} elements)", gg.trainable.size(),
                count_elements(tg.model, gg.trainable), tg.frozen.size(), count_elements(tg.model, tg.frozen));
+  if (tg.autocast.nodes > 0 || tg.autocast.casts > 0)
+    spdlog::info("autocast: {} forward GEMMs in {} ({} casts added; their gradients follow)", tg.autocast.nodes,
+                 dtype_name(tg.autocast.low), tg.autocast.casts);
   for (const auto& w : gg.unreached)
     spdlog::warn("initializer '{}' has no differentiable path to the loss: it gets no gradient", w);
   for (const auto& glob : tg.unused_globs) spdlog::warn("trainable.exclude glob '{}' matches no initializer", glob);

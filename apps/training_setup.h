@@ -21,10 +21,13 @@ struct SetupArgs {
   std::vector<std::string> disabled_passes;  // --disable-pass (repeatable)
   std::string max_memory;                    // --max-memory: the memory budget (apps/memory_option.cc)
   std::string recompute = "none";            // --recompute: none, cheap, layers or auto (training/recompute.h)
+  std::string precision;                     // --precision fp32|bf16|fp16, over the description's precision:
 };
 
 // Adds --dim NAME=SIZE (repeatable) to a subcommand.
 void add_dim_option(CLI::App* cmd, SetupArgs& args);
+// Adds --precision fp32|bf16|fp16 to a subcommand.
+void add_precision_option(CLI::App* cmd, SetupArgs& args);
 // Adds --passes and --disable-pass to a subcommand.
 void add_pass_options(CLI::App* cmd, SetupArgs& args);
 // The pass manager's settings from --passes and --disable-pass.

@@ -133,6 +133,9 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   std::vector<std::string> trainable = select_trainable(tg.model, desc.trainable_exclude, &tg.frozen, &tg.unused_globs);
   const std::set<std::string> frozen(trainable.begin(), trainable.end());
   ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, frozen, passes));
+  // After the fusions (autocast casts around the FusedMatMuls they made) and
+  // before the backward, whose GEMMs then run in the low precision as well.
+  ASSIGN_OR_RETURN(tg.autocast, autocast(tg.model, desc.precision));
   ASSIGN_OR_RETURN(auto builder, GraphBuilder::create(tg.model, desc.dims));
   ASSIGN_OR_RETURN(std::string loss, append_loss(*builder, loss_spec));
   if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == loss; }))

@@ -11,6 +11,7 @@
 #include "autodiff/gradient_builder.h"
 #include "autodiff/loss.h"
 #include "configs/model_description.h"
+#include "graph/passes/autocast.h"
 #include "graph/passes/pass_manager.h"
 
 namespace ort_train {
@@ -25,6 +26,7 @@ struct TrainingGraph {
   // What the graph passes changed: on the forward model before the loss is
   // appended, and on the whole training graph after the backward is built.
   PassReport passes_before_loss, passes_after_backward;
+  AutocastReport autocast;           // --precision: the GEMMs made low-precision and the casts added
   std::vector<std::string> frozen;   // float initializers excluded by the description's globs, still in the graph after the passes
   std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
   double build_ms = 0;

@@ -245,6 +245,13 @@ struct Parser {
 
 }  // namespace
 
+Result<DType> parse_precision(const std::string& s) {
+  if (s == "fp32") return DType::kFloat;
+  if (s == "bf16") return DType::kBFloat16;
+  if (s == "fp16") return DType::kFloat16;
+  return invalid_argument("'{}' is not a precision (fp32, bf16, fp16)", s);
+}
+
 Result<DType> parse_dtype_name(const std::string& s) {
   static const std::map<std::string, DType> kNames{
       {"float32", DType::kFloat}, {"float", DType::kFloat},   {"float64", DType::kDouble}, {"double", DType::kDouble},
@@ -269,7 +276,8 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
   if (root.IsNull()) return d;
   try {
     RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "optimizer",
-                                            "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data"}));
+                                            "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data",
+                                            "precision"}));
     if (root["model"]) {
       ASSIGN_OR_RETURN(d.model, p.path(root["model"], "model", base_dir));
     }
@@ -299,6 +307,12 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
     if (root["batch_size"]) { ASSIGN_OR_RETURN(d.batch_size, p.positive(root["batch_size"], "batch_size")); }
     if (root["grad_accum"]) { ASSIGN_OR_RETURN(d.grad_accum, p.positive(root["grad_accum"], "grad_accum")); }
     if (root["seed"]) { ASSIGN_OR_RETURN(d.seed, p.integer(root["seed"], "seed")); }
+    if (root["precision"]) {
+      const YAML::Node& v = root["precision"];
+      auto parsed = v.IsScalar() ? parse_precision(v.Scalar()) : Result<DType>(invalid_argument("not a scalar"));
+      if (!parsed.ok()) return p.error(v, "precision", "expected fp32, bf16 or fp16");
+      d.precision = *parsed;
+    }
     if (root["data"]) {
       const YAML::Node& data = root["data"];
       if (data.IsScalar()) {

@@ -63,7 +63,13 @@ struct ModelDescription {
   ScheduleConfig schedule;
   std::optional<int64_t> steps, epochs, batch_size, grad_accum, seed;
   DataConfig data;
+  // precision: fp32 | bf16 | fp16. The low-precision type autocast computes
+  // GEMMs in (graph/passes/autocast.h); kFloat for fp32.
+  DType precision = DType::kFloat;
 };
+
+// "fp32", "bf16" or "fp16" as --precision and precision: spell them.
+Result<DType> parse_precision(const std::string& s);
 
 // Reads and checks a description file.
 Result<ModelDescription> load_description(const std::string& path);

@@ -10,7 +10,7 @@ pkgs=(build-essential cmake ccache pkg-config
       libonnx-dev libprotobuf-dev protobuf-compiler
       libcli11-dev libspdlog-dev libfmt-dev catch2
       libyaml-cpp-dev nlohmann-json3-dev zlib1g-dev
-      libopenblas-dev libopenblas0-openmp libopenmpi-dev openmpi-bin python3 help2man)
+      libopenblas-dev libopenblas0-openmp libdnnl-dev libopenmpi-dev openmpi-bin python3 help2man)
 tests=0
 for arg in "$@"; do
   case $arg in

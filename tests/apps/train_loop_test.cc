@@ -189,4 +189,26 @@ TEST_CASE("train.bad_options") {
   CHECK(r.stderr_text.find("--resume needs --checkpoint-dir") != std::string::npos);
 }
 
+TEST_CASE("train.precision_bf16") {
+  // --precision bf16 trains the MLP with its GEMMs in bfloat16: the losses
+  // follow float32's to bfloat16's precision, and differ (it did run).
+  Dir d("ort_train_precision_bf16");
+  CliOutcome f = run_cli(mlp_args("adam", "info") + " --steps 5 --metrics " + (d / "fp32.jsonl"), d.p.string());
+  CliOutcome b = run_cli(mlp_args("adam", "info") + " --steps 5 --precision bf16 --metrics " + (d / "bf16.jsonl"),
+                         d.p.string());
+  REQUIRE(f.exit_code == 0);
+  INFO(b.stderr_text);
+  REQUIRE(b.exit_code == 0);
+  CHECK(b.stdout_text.find("autocast: ") != std::string::npos);
+  auto fl = loss_fields(d / "fp32.jsonl"), bl = loss_fields(d / "bf16.jsonl");
+  REQUIRE(fl.size() == 5);
+  REQUIRE(bl.size() == 5);
+  CHECK(fl != bl);
+  for (size_t i = 0; i < fl.size(); ++i) CHECK(std::stod(bl[i]) == Approx(std::stod(fl[i])).epsilon(0.02));
+  CliOutcome h = run_cli(mlp_args() + " --steps 1 --precision fp16", d.p.string());
+  CHECK(h.exit_code == 3);
+  CHECK(h.stderr_text.find("fp16 is not supported yet") != std::string::npos);
+  CHECK(run_cli(mlp_args() + " --steps 1 --precision fp8", d.p.string()).exit_code != 0);
+}
+
 }  // namespace ort_train::testing

@@ -13,11 +13,25 @@ Status sum_to(KernelContext& ctx) {
     ctx.alias_output(0, x);
     return Status::Ok();
   }
-  return sum_axes(x, sum_to_axes(x.dims(), target), ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+  std::vector<bool> axes = sum_to_axes(x.dims(), target);
+  if (x.dtype() == DType::kBFloat16) {
+    // Summed in float32 and rounded once (autocast's bfloat16 GEMM gradients
+    // over broadcast batch dims).
+    Tensor wide = Tensor::host(DType::kFloat, x.dims()), sum = Tensor::host(DType::kFloat, target);
+    const BFloat16* in = x.data<BFloat16>();
+    for (int64_t i = 0; i < x.numel(); ++i) wide.data<float>()[i] = static_cast<float>(in[i]);
+    if (!sum_axes(wide, axes, sum)) return unsupported_dtype(ctx, x.dtype());
+    BFloat16* out = ctx.output(0).data<BFloat16>();
+    for (int64_t i = 0; i < sum.numel(); ++i) out[i] = BFloat16(sum.data<float>()[i]);
+    return Status::Ok();
+  }
+  return sum_axes(x, axes, ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
+
+const std::vector<DType> kSumToDtypes{DType::kFloat, DType::kDouble, DType::kBFloat16};
 
 }  // namespace
 
-ORT_REGISTER_KERNEL(kOrtTrainDomain, "SumTo", 1, 1000, DeviceKind::kCpu, sum_to);
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "SumTo", 1, 1000, DeviceKind::kCpu, sum_to, kSumToDtypes);
 
 }  // namespace ort_train

@@ -21,6 +21,7 @@ Status transpose(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Transpose", 1, 1000, transpose);
+// A strided copy of bytes: every stored dtype, the 16-bit floats included.
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Transpose", 1, 1000, DeviceKind::kCpu, transpose, all_stored_dtypes());
 
 }  // namespace ort_train

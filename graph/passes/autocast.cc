@@ -1,0 +1,189 @@
+#include "graph/passes/autocast.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "graph/op_schema.h"
+#include "graph/shape_inference.h"
+
+namespace ort_train {
+namespace {
+
+bool is_gemm(const Node& n) {
+  if (n.domain.empty()) return n.op_type == "MatMul" || n.op_type == "Gemm";
+  return n.domain == kOrtTrainDomain && n.op_type == "FusedMatMul";
+}
+
+class Rewriter {
+ public:
+  // `types`: every value's element type, inferred where the model's own value
+  // infos are missing (a model read from a file has them only where its
+  // exporter wrote them).
+  Rewriter(Graph& g, DType low, std::unordered_map<std::string, DType> types)
+      : g_(g), low_(low), suffix_(low == DType::kBFloat16 ? "bf16" : "fp16"), types_(std::move(types)) {
+    for (const auto& [name, v] : g.values) taken_.insert(name);
+    for (const auto& [name, t] : g.initializers) taken_.insert(name);
+    for (const Node& n : g.nodes) {
+      taken_.insert(n.name);
+      taken_.insert(n.outputs.begin(), n.outputs.end());
+    }
+  }
+
+  bool float32(const std::string& v) const {
+    auto it = types_.find(v);
+    return it != types_.end() && it->second == DType::kFloat;
+  }
+
+  // Declares `name` as `like` with another element type: its shape where the
+  // graph knows like's, else left for shape inference.
+  void declare(const std::string& name, const std::string& like, DType dtype) {
+    ValueInfo info;
+    if (const ValueInfo* v = g_.value(like)) info.shape = v->shape;
+    info.name = name;
+    info.dtype = dtype;
+    g_.values[name] = std::move(info);
+    types_[name] = dtype;
+  }
+
+  // A name no value or node has yet.
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 2; taken_.count(name); ++i) name = base + "_" + std::to_string(i);
+    taken_.insert(name);
+    return name;
+  }
+
+  // A Cast of `value` to `to` into out, declared with value's shape.
+  std::string cast(const std::string& value, DType to, const std::string& node_name, std::vector<Node>& out) {
+    std::string y = fresh(value + "/" + (to == DType::kFloat ? "float" : suffix_));
+    Node c;
+    c.name = fresh(node_name);
+    c.op_type = "Cast";
+    c.inputs = {value};
+    c.outputs = {y};
+    c.attributes = {Attribute::make_int("to", static_cast<int64_t>(to))};
+    out.push_back(std::move(c));
+    declare(y, value, to);
+    ++report.casts;
+    return y;
+  }
+
+  // Rewrites one GEMM into out: casts in, the GEMM in the low type, the cast
+  // back, and a float32 Add of a bias or C the GEMM held.
+  void rewrite(Node n, std::vector<Node>& out) {
+    const std::string result = n.outputs[0];
+    std::string bias;  // FusedMatMul's bias or Gemm's C, added after the cast back
+    float beta = 1.f;
+    if (n.inputs.size() > 2) {
+      bias = n.inputs[2];
+      if (n.op_type == "Gemm") {
+        beta = n.attr_float("beta", 1.f);
+        std::erase_if(n.attributes, [](const Attribute& a) { return a.name == "beta"; });
+      }
+      n.inputs.resize(2);
+      if (beta == 0.f) bias.clear();
+    }
+    for (size_t i = 0; i < 2; ++i) n.inputs[i] = cast(n.inputs[i], low_, n.name + "/autocast_" + std::to_string(i), out);
+    std::string low_result = fresh(result + "/" + suffix_);
+    declare(low_result, result, low_);
+    n.outputs[0] = low_result;
+    std::string node_name = n.name;
+    out.push_back(std::move(n));
+    ++report.nodes;
+    if (bias.empty()) {
+      cast_back(low_result, result, node_name + "/autocast_out", out);
+      return;
+    }
+    std::string product = fresh(result + "/product");
+    cast_back(low_result, product, node_name + "/autocast_out", out);
+    declare(product, result, DType::kFloat);
+    if (beta != 1.f) {
+      std::string scale = fresh(node_name + "/beta");
+      g_.initializers[scale] = Tensor::scalar_f32(beta);
+      g_.initializer_order.push_back(scale);
+      g_.values[scale] = ValueInfo{scale, DType::kFloat, Shape{}};
+      std::string scaled = fresh(bias + "/scaled");
+      declare(scaled, bias, DType::kFloat);
+      Node mul;
+      mul.name = fresh(node_name + "/beta_mul");
+      mul.op_type = "Mul";
+      mul.inputs = {bias, scale};
+      mul.outputs = {scaled};
+      out.push_back(std::move(mul));
+      bias = scaled;
+    }
+    Node add;
+    add.name = fresh(node_name + "/bias_add");
+    add.op_type = "Add";
+    add.inputs = {product, bias};
+    add.outputs = {result};
+    out.push_back(std::move(add));
+  }
+
+  AutocastReport report;
+
+ private:
+  void cast_back(const std::string& low_value, const std::string& to_name, const std::string& node_name,
+                 std::vector<Node>& out) {
+    Node c;
+    c.name = fresh(node_name);
+    c.op_type = "Cast";
+    c.inputs = {low_value};
+    c.outputs = {to_name};
+    c.attributes = {Attribute::make_int("to", static_cast<int64_t>(DType::kFloat))};
+    out.push_back(std::move(c));
+    ++report.casts;
+  }
+
+  Graph& g_;
+  DType low_;
+  std::string suffix_;
+  std::unordered_map<std::string, DType> types_;
+  std::unordered_set<std::string> taken_;
+};
+
+}  // namespace
+
+Result<AutocastReport> autocast(Model& model, DType low) {
+  if (low == DType::kFloat) return AutocastReport{};
+  if (low == DType::kFloat16)
+    return unsupported("--precision fp16 is not supported yet: it needs dynamic loss scaling (use bf16, which does "
+                       "not)");
+  if (low != DType::kBFloat16) return invalid_argument("autocast: {} is not a low precision", dtype_name(low));
+  Graph& g = model.graph;
+  std::unordered_map<std::string, DType> types;
+  for (const auto& [name, v] : g.values) types[name] = v.dtype;
+  bool complete = std::all_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
+    return std::all_of(n.outputs.begin(), n.outputs.end(), [&](const std::string& o) {
+      auto it = types.find(o);
+      return o.empty() || (it != types.end() && it->second != DType::kUndefined);
+    });
+  });
+  if (!complete) {
+    // Inferred on a copy, for the types only: the graph keeps its own value
+    // infos, which later inference completes with the description's dims.
+    Model copy = model;
+    RETURN_IF_ERROR(infer_shapes(copy).with_context("autocast"));
+    for (const auto& [name, v] : copy.graph.values) types[name] = v.dtype;
+  }
+  Rewriter rw(g, low, std::move(types));
+  std::vector<Node> nodes;
+  nodes.reserve(g.nodes.size());
+  for (Node& n : g.nodes) {
+    bool eligible = is_gemm(n) && n.inputs.size() >= 2 && n.outputs.size() == 1 && rw.float32(n.inputs[0]) &&
+                    rw.float32(n.inputs[1]) && rw.float32(n.outputs[0]) &&
+                    (n.inputs.size() < 3 || n.inputs[2].empty() || rw.float32(n.inputs[2]));
+    if (eligible && n.inputs.size() == 3 && n.inputs[2].empty()) n.inputs.resize(2);
+    if (eligible)
+      rw.rewrite(std::move(n), nodes);
+    else
+      nodes.push_back(std::move(n));
+  }
+  g.nodes = std::move(nodes);
+  rw.report.low = low;
+  return rw.report;
+}
+
+}  // namespace ort_train

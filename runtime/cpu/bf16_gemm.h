@@ -1,0 +1,21 @@
+// bfloat16 GEMM with float32 accumulation on the CPU, on oneDNN's matmul
+// (AVX512-BF16 dot products where the CPU has them; oneDNN converts and uses
+// float FMA where it does not). Debian's OpenBLAS 0.3.21 has no sbgemm.
+#pragma once
+#include <cstdint>
+
+#include "graph/dtype.h"
+#include "graph/status.h"
+
+namespace ort_train {
+
+// C[m,n] = alpha * op(A)[m,k] @ op(B)[k,n], row-major with leading dims, each
+// product accumulated in float32 and rounded to C's type once (to nearest,
+// ties to even, for bfloat16). Threads: the kernels' OpenMP pool, or the
+// calling thread alone inside a parallel region.
+Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
+                 const BFloat16* b, int64_t ldb, BFloat16* c, int64_t ldc);
+Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
+                 const BFloat16* b, int64_t ldb, float* c, int64_t ldc);
+
+}  // namespace ort_train
