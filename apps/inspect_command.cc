@@ -8,6 +8,7 @@
 #include <map>
 
 #include "apps/commands.h"
+#include "graph/gemm_flops.h"
 #include "apps/training_setup.h"
 #include "autodiff/gradient_builder.h"
 #include "runtime/device.h"
@@ -118,6 +119,18 @@ Status inspect_command(const InspectArgs& args) {
     Status cuda = check_kernels(tg->model, DeviceKind::kCuda);
     std::printf("training graph on --device cuda: %s\n", cuda.ok() ? "every node has a kernel" : cuda.message().c_str());
   }
+  GemmFlops flops = count_gemm_flops(tg->model.graph);
+  if (tg->autocast.nodes > 0)
+    std::printf("autocast: %lld forward GEMMs in %s, %lld casts added\n", static_cast<long long>(tg->autocast.nodes),
+                dtype_name(tg->autocast.low).c_str(), static_cast<long long>(tg->autocast.casts));
+  std::printf("GEMM work per step: %.3f GFLOP, %.1f%% in a 16-bit float (bfloat16 %.1f%%, float16 %.1f%%)%s\n",
+              flops.total() / 1e9,
+              100 * (flops.fraction(DType::kBFloat16) + flops.fraction(DType::kFloat16)),
+              100 * flops.fraction(DType::kBFloat16), 100 * flops.fraction(DType::kFloat16),
+              flops.unknown.empty() ? ""
+                                    : fmt::format(" (not counted: {} products whose shapes depend on the data or on "
+                                                  "dims --batch-size or dims: would bind, such as {})",
+                                                  flops.unknown.size(), flops.unknown.front()).c_str());
   ASSIGN_OR_RETURN(Model step, training_step_model(tg->model, tg->gradients));
   MemoryEstimate est = estimate_memory(step, gradient_outputs(*tg));
   std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB (after node %s)%s\n",

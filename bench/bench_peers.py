@@ -13,6 +13,14 @@ same thread count, each run in its own process:
   torch-compile  the same, with torch.compile (the first step, which compiles, is
                  reported separately; warm-up steps are never timed)
   torch-debian   Debian's PyTorch 1.13 (/usr/bin/python3), eager
+  ort_train-fp32 (for --precision bf16) the same ort_train binary at float32
+
+--precision bf16 runs ort_train with --precision bf16 and PyTorch's forward
+under torch.autocast("cpu", dtype=torch.bfloat16) (its backward outside, as
+PyTorch documents), with ort_train fp32 beside them; ONNX Runtime's CPU
+training has no bfloat16 path. The losses must then agree within 1e-2
+relative by default, not 1e-5: each framework rounds to bfloat16 where its
+own kernels do.
 
 Install the peers first (two venvs under .bench_venv/, gitignored):
 
@@ -21,7 +29,7 @@ Install the peers first (two venvs under .bench_venv/, gitignored):
 then run the driver with any Python 3 (it imports no torch itself):
 
     python3 bench/bench_peers.py [--workloads mlp,bert,gpt,bert-base-hf]
-        [--frameworks ort_train,ort,torch,torch-compile,torch-debian]
+        [--frameworks ort_train,ort,torch,torch-compile,torch-debian] [--precision fp32|bf16]
         [--rounds 3] [--steps 20] [--warmup 3] [--threads 2] [--ort-train build/ort_train]
 
 Workloads (losses computed inside the exported model, so every framework
@@ -66,6 +74,7 @@ losses and exits with status 1. Output is a Markdown block for
 docs/benchmarks.md, headed by the exact command line.
 """
 import argparse
+import contextlib
 import datetime
 import hashlib
 import json
@@ -90,9 +99,17 @@ import bench_forward  # noqa: E402  (measured(): run a command, report its peak 
 LR, BETAS, EPS, WEIGHT_DECAY = 1e-3, (0.9, 0.999), 1e-8, 0.01
 
 WORKLOADS = ["mlp", "bert", "gpt", "bert-base-hf"]
-FRAMEWORKS = ["ort_train", "ort", "torch", "torch-compile", "torch-debian"]
-LABELS = {"ort_train": "ort_train", "ort": "ONNX Runtime training", "torch": "PyTorch eager",
-          "torch-compile": "PyTorch torch.compile", "torch-debian": "PyTorch eager (Debian)"}
+FRAMEWORKS = ["ort_train", "ort_train-fp32", "ort", "torch", "torch-compile", "torch-debian"]
+LABELS = {"ort_train": "ort_train", "ort_train-fp32": "ort_train fp32", "ort": "ONNX Runtime training",
+          "torch": "PyTorch eager", "torch-compile": "PyTorch torch.compile", "torch-debian": "PyTorch eager (Debian)"}
+# What runs by default at each --precision. bf16: ONNX Runtime's CPU training
+# has no bfloat16 mixed precision; ort_train's own fp32 step is the baseline.
+DEFAULT_FRAMEWORKS = {"fp32": ["ort_train", "ort", "torch", "torch-compile", "torch-debian"],
+                      "bf16": ["ort_train", "ort_train-fp32", "torch", "torch-compile"]}
+# A first-five loss's largest relative difference from ort_train's by default:
+# float32 runs agree to rounding; bfloat16 GEMMs (8 significant bits, each
+# framework rounding where its kernels do) leave about 1e-3.
+DEFAULT_LOSS_RTOL = {"fp32": 1e-5, "bf16": 1e-2}
 DESCRIBE = {
     "mlp": "MLP 784-500-10, ReLU, batch 64, softmax cross-entropy",
     "bert": "BERT-style encoder (tools/export_models.py Bert): 4 layers, hidden 256, 4 heads, intermediate 1024, "
@@ -503,17 +520,22 @@ def worker_torch(args):
     opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=BETAS, eps=EPS, weight_decay=WEIGHT_DECAY)
     run = torch.compile(model) if args.compile else model
     batches = [[torch.from_numpy(b[n]) for n in meta["inputs"]] for b in load_batches(meta)]
+    # bf16: the forward under CPU autocast, the backward outside it (as its documentation does).
+    autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if args.precision == "bf16"
+                else contextlib.nullcontext())
     losses, times = [], []
     for i in range(args.warmup + args.steps):
         t = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        out = run(*batches[i % len(batches)])
+        with autocast:
+            out = run(*batches[i % len(batches)])
         loss = out[0] if isinstance(out, tuple) else out  # the HF wrapper returns (loss, logits)
         loss.backward()
         opt.step()
         times.append((time.perf_counter() - t) * 1000)
         losses.append(loss.item())
-    version = f"PyTorch {torch.__version__}" + (" torch.compile" if args.compile else "")
+    version = (f"PyTorch {torch.__version__}" + (" torch.compile" if args.compile else "") +
+               (" autocast bf16" if args.precision == "bf16" else ""))
     result = {"losses": losses, "step_ms": times, "version": version}
     if args.compile:
         result["compile_s"] = times[0] / 1000  # the first step compiles forward and backward
@@ -602,7 +624,7 @@ def run_measured(cmd, what):
 def run_framework(framework, workload, work, args):
     """One run; returns {"ms": median timed step, "rss": MiB, "losses": [...], ...} or {"error": ...}."""
     total = args.warmup + args.steps
-    if framework == "ort_train":
+    if framework in ("ort_train", "ort_train-fp32"):
         metrics = os.path.join(work, "ort_train_metrics.jsonl")
         if os.path.exists(metrics):
             os.remove(metrics)
@@ -610,8 +632,9 @@ def run_framework(framework, workload, work, args):
         cmd = [args.ort_train, "--log-level", "warn", "train", "--model", meta["model"],
                "--config", os.path.join(work, "desc.yaml"), "--data", os.path.dirname(meta["batches"][0]),
                "--optimizer", "AdamW", "--lr", str(LR), "--steps", str(total), "--threads", str(args.threads),
-               "--device", "cpu", "--metrics", metrics]
-        out, err, rss, error = run_measured(cmd, f"ort_train ({workload})")
+               "--device", "cpu", "--metrics", metrics,
+               "--precision", "fp32" if framework == "ort_train-fp32" else args.precision]
+        out, err, rss, error = run_measured(cmd, f"{framework} ({workload})")
         if error:
             return {"error": error}
         rows = [json.loads(line) for line in open(metrics) if line.strip()]
@@ -621,7 +644,7 @@ def run_framework(framework, workload, work, args):
         python, _ = python_for(framework, workload, args)
         role = "ort" if framework == "ort" else "torch"
         cmd = [python, os.path.abspath(__file__), "--role", role, "--workdir", work, "--threads", str(args.threads),
-               "--steps", str(args.steps), "--warmup", str(args.warmup)]
+               "--steps", str(args.steps), "--warmup", str(args.warmup), "--precision", args.precision]
         if framework == "torch-compile":
             cmd.append("--compile")
         out, err, rss, error = run_measured(cmd, f"{framework} ({workload})")
@@ -666,14 +689,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated: " + ", ".join(WORKLOADS))
-    ap.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated: " + ", ".join(FRAMEWORKS))
+    ap.add_argument("--frameworks", help="comma-separated: " + ", ".join(FRAMEWORKS) + " (default: " +
+                    "; ".join(f"{p}: {','.join(f)}" for p, f in DEFAULT_FRAMEWORKS.items()) + ")")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: ort_train --precision bf16 and PyTorch under torch.autocast('cpu', bfloat16)")
     ap.add_argument("--rounds", type=int, default=3, help="every framework once per round, order rotated")
     ap.add_argument("--steps", type=int, default=20, help="timed steps per run")
     ap.add_argument("--warmup", type=int, default=3, help="untimed steps before them")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ort-train", default=os.path.join(ROOT, "build", "ort_train"))
-    ap.add_argument("--loss-rtol", type=float, default=1e-5,
-                    help="largest relative difference of a first-five loss from ort_train's")
+    ap.add_argument("--loss-rtol", type=float,
+                    help="largest relative difference of a first-five loss from ort_train's (default: " +
+                    ", ".join(f"{p} {t:g}" for p, t in DEFAULT_LOSS_RTOL.items()) + ")")
     ap.add_argument("--hf-python", default="/work/venv_hf/bin/python",
                     help="Python with transformers 4.36.2 over Debian's torch (exports bert-base-hf; its "
                          "torch-debian row)")
@@ -694,7 +721,11 @@ def main():
         return roles[args.role](args)
 
     workloads = [w for w in args.workloads.split(",") if w]
-    frameworks = [f for f in args.frameworks.split(",") if f]
+    frameworks = [f for f in (args.frameworks or ",".join(DEFAULT_FRAMEWORKS[args.precision])).split(",") if f]
+    if args.loss_rtol is None:
+        args.loss_rtol = DEFAULT_LOSS_RTOL[args.precision]
+    if args.precision == "bf16" and "ort" in frameworks:
+        ap.error("ONNX Runtime's CPU training has no bfloat16 mixed precision: leave ort out at --precision bf16")
     for w in workloads:
         if w not in WORKLOADS:
             ap.error(f"unknown workload {w} (choose from {', '.join(WORKLOADS)})")
@@ -705,7 +736,7 @@ def main():
         ap.error("--rounds and --steps must be at least 1, --warmup at least 0")
     if "torch-compile" in frameworks and args.warmup < 1:
         ap.error("torch-compile's first step compiles: --warmup must be at least 1 to keep it out of ms/step")
-    if "ort_train" in frameworks:
+    if "ort_train" in frameworks or "ort_train-fp32" in frameworks:
         if not os.access(args.ort_train, os.X_OK):
             sys.exit(f"ort_train binary not found: {args.ort_train} (build it, or pass --ort-train)")
         args.ort_train_version = subprocess.run([args.ort_train, "--version"], capture_output=True,
@@ -777,6 +808,10 @@ def main():
              f"order; a round's value is the median of {args.steps} timed steps after {args.warmup} warm-up steps; "
              "ms/step is the median over rounds, [min, max] their range. Roofline bound: GEMM FLOPs per step "
              f"(forward GEMMs x3) / sgemm rate {sgemm['gflops']:.1f} GFLOP/s ({sgemm['by']}, {args.threads} threads)."
+             + (" Precision bf16: ort_train --precision bf16 (its GEMMs and their gradients in bfloat16 with "
+                "float32 accumulation, the rest float32; graph/passes/autocast.h); PyTorch's forward under "
+                "torch.autocast('cpu', dtype=torch.bfloat16), its backward outside; ort_train fp32 is the same "
+                "binary without it. The roofline bound stays the float32 one." if args.precision == "bf16" else "")
              + (" Run with --no-compiler-wait: other builds may have run alongside, timings are unreliable."
                 if args.no_compiler_wait else "")]
     for workload, runs in results.items():
@@ -818,7 +853,7 @@ def main():
         for (w, f), reason in skipped.items():
             if w == workload:
                 lines.append(f"| {LABELS[f]} | skipped: {reason} | | | | | | | |")
-        peers = {f: s for f, s in summary.items() if f != "ort_train"}
+        peers = {f: s for f, s in summary.items() if not f.startswith("ort_train")}
         lines.append("")
         if peers:
             fastest = min(peers, key=lambda f: peers[f][0])

@@ -18,8 +18,18 @@ written out here. max_grad_norm uses torch.nn.utils.clip_grad_norm_; the
 schedules are Hugging Face's formulas with LambdaLR (step, then schedule).
 tests/optimizers/optimizer_parity_test.cc requires ort_train's losses to
 match within 1e-5 relative.
+
+    .bench_venv/torch/bin/python tools/training_reference.py --precision bf16
+
+writes tests/models/<model>/trajectories_bf16.json instead: 50 AdamW steps
+with the forward under torch.autocast("cpu", dtype=torch.bfloat16), and the
+same 50 steps in float32 beside them, for --precision bf16's parity test.
+It needs PyTorch 2 (bench/install_peers.sh's venv): Debian's 1.13 refuses
+layer_norm on a bfloat16 input with float32 weights under CPU autocast.
 """
 import argparse
+import contextlib
+import functools
 import json
 import math
 import os
@@ -97,7 +107,11 @@ def manual_update(params, names, state, cfg, lr, t):
                 p.sub_(lr * wd * p)
 
 
-def trajectory(module, loss_fn, spec):
+def trajectory(module, loss_fn, spec, steps=None, autocast=None):
+    """The losses of `steps` optimizer steps (default STEPS), each computed
+    before its update; the forward under `autocast` when given."""
+    steps = steps or STEPS
+    autocast = autocast or contextlib.nullcontext
     cfg = spec["optimizer"]
     params = list(module.parameters())
     names = [n for n, _ in module.named_parameters()]
@@ -120,10 +134,11 @@ def trajectory(module, loss_fn, spec):
     f = lr_lambda(spec.get("schedule", {}), cfg["lr"])
     sched = torch.optim.lr_scheduler.LambdaLR(opt, f) if opt else None
     state, losses = {}, []
-    for t in range(1, STEPS + 1):
+    for t in range(1, steps + 1):
         module.zero_grad(set_to_none=True)
-        loss = loss_fn()
-        losses.append(loss.item())
+        with autocast():
+            loss = loss_fn()
+        losses.append(loss.float().item())
         loss.backward()
         if "max_grad_norm" in cfg:
             torch.nn.utils.clip_grad_norm_(params, cfg["max_grad_norm"])
@@ -182,11 +197,49 @@ def loss_function(name, module, folder, onnx_model):
     return f
 
 
+# --precision bf16: BF16_STEPS AdamW steps per model, the forward under
+# torch.autocast("cpu", dtype=torch.bfloat16) (PyTorch's own op lists: its
+# GEMMs and convolutions in bfloat16, and what follows a bfloat16 GEMM in
+# bfloat16 too where the op is on no list), the backward outside it.
+BF16_STEPS = 50
+BF16_CONFIG = {"optimizer": {"name": "AdamW", "lr": 0.001, "weight_decay": 0.01}}
+BF16_MODELS = ["mlp", "lenet", "bert", "gpt"]
+
+
+def bf16_trajectories(args):
+    for model_name in args.models.split(","):
+        folder = os.path.join(args.out, model_name)
+        onnx_model = onnx.load(os.path.join(folder, "model.onnx"))
+        spec = json.loads(json.dumps(BF16_CONFIG))
+        spec["optimizer"]["lr"] *= LR_SCALE.get(model_name, 1.0)
+        out = {}
+        for precision, autocast in (("fp32", None),
+                                    ("bf16", functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16))):
+            torch.manual_seed(0)  # as export_models.main(): the committed weights
+            module = export_models.model_specs()[model_name][0]
+            module.train(model_name in export_models.TRAINING_MODE)
+            tie_shared(module, gradient_reference.classify(onnx_model, module))
+            out[precision] = trajectory(module, loss_function(model_name, module, folder, onnx_model), spec,
+                                        BF16_STEPS, autocast)
+        worst = max(abs(b - a) / abs(a) for a, b in zip(out["fp32"], out["bf16"]))
+        print(f"{model_name:15} bf16 vs fp32 PyTorch: worst relative loss difference over {BF16_STEPS} steps "
+              f"{worst:.2e}; bf16 losses " + " ".join(f"{v:.5f}" for v in out["bf16"][:5]) + " ...")
+        with open(os.path.join(folder, "trajectories_bf16.json"), "w") as f:
+            json.dump({"steps": BF16_STEPS, "precision": "bf16", "torch": torch.__version__,
+                       "configs": {"adamw": dict(spec, losses=out["bf16"], fp32_losses=out["fp32"])}}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", help="comma-separated (default: every model of the chosen precision)")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: trajectories_bf16.json, 50 AdamW steps under CPU autocast, with float32's beside them")
     args = ap.parse_args()
+    if args.precision == "bf16":
+        args.models = args.models or ",".join(BF16_MODELS)
+        return bf16_trajectories(args)
+    args.models = args.models or ",".join(MODELS)
     for model_name in args.models.split(","):
         folder = os.path.join(args.out, model_name)
         onnx_model = onnx.load(os.path.join(folder, "model.onnx"))

@@ -205,6 +205,18 @@ TEST_CASE("train.precision_bf16") {
   REQUIRE(bl.size() == 5);
   CHECK(fl != bl);
   for (size_t i = 0; i < fl.size(); ++i) CHECK(std::stod(bl[i]) == Approx(std::stod(fl[i])).epsilon(0.02));
+  // Resume is bit-exact in bfloat16 too: the checkpoint holds the float32
+  // weights and optimizer state, from which the bfloat16 copies are cast.
+  std::string bf16 = mlp_args() + " --precision bf16 --checkpoint-dir " + (d / "ck");
+  REQUIRE(run_cli(bf16 + " --steps 3", d.p.string()).exit_code == 0);
+  CliOutcome resumed = run_cli(bf16 + " --steps 6 --resume --metrics " + (d / "resumed.jsonl"), d.p.string());
+  INFO(resumed.stderr_text);
+  REQUIRE(resumed.exit_code == 0);
+  REQUIRE(run_cli(mlp_args() + " --precision bf16 --steps 6 --metrics " + (d / "straight.jsonl"), d.p.string())
+              .exit_code == 0);
+  auto straight = loss_fields(d / "straight.jsonl");  // steps 1-6; the resumed run wrote steps 4-6
+  REQUIRE(straight.size() == 6);
+  CHECK(loss_fields(d / "resumed.jsonl") == std::vector<std::string>(straight.begin() + 3, straight.end()));
   CliOutcome h = run_cli(mlp_args() + " --steps 1 --precision fp16", d.p.string());
   CHECK(h.exit_code == 3);
   CHECK(h.stderr_text.find("fp16 is not supported yet") != std::string::npos);

@@ -1,5 +1,8 @@
-// autocast (--precision bf16): which nodes it rewrites and how.
+// autocast (--precision bf16): which nodes it rewrites and how; the GEMM
+// FLOP count `inspect` reports per dtype.
+#include "graph/gemm_flops.h"
 #include "graph/passes/autocast.h"
+#include "graph/shape_inference.h"
 #include "test_util.h"
 
 using namespace ort_train;
@@ -43,4 +46,18 @@ TEST_CASE("autocast: fp32 changes nothing, fp16 is refused, non-float32 GEMMs ar
   REQUIRE(r.ok());
   CHECK(r->nodes == 0);
   CHECK(ops(ints) == std::vector<std::string>{"MatMul"});
+}
+
+TEST_CASE("GEMM FLOPs by dtype: a MatMul's 2*M*N*K, in bfloat16 after autocast", "[passes][autocast]") {
+  Model m = single_node_model({"MatMul", {random_tensor({5, 2, 3}, 1), random_tensor({3, 4}, 2)}});
+  REQUIRE(infer_shapes(m).ok());
+  GemmFlops before = count_gemm_flops(m.graph);
+  CHECK(before.total() == 2.0 * 10 * 4 * 3);
+  CHECK(before.fraction(DType::kFloat) == 1.0);
+  REQUIRE(autocast(m, DType::kBFloat16).ok());
+  REQUIRE(infer_shapes(m).ok());
+  GemmFlops after = count_gemm_flops(m.graph);
+  CHECK(after.total() == before.total());
+  CHECK(after.fraction(DType::kBFloat16) == 1.0);
+  CHECK(after.unknown.empty());
 }
