@@ -55,17 +55,27 @@ class Rewriter {
     return name;
   }
 
-  // A Cast of `value` to `to` into out, declared with value's shape.
-  std::string cast(const std::string& value, DType to, const std::string& node_name, std::vector<Node>& out) {
-    std::string y = fresh(value + "/" + (to == DType::kFloat ? "float" : suffix_));
-    Node c;
-    c.name = fresh(node_name);
-    c.op_type = "Cast";
-    c.inputs = {value};
-    c.outputs = {y};
-    c.attributes = {Attribute::make_int("to", static_cast<int64_t>(to))};
-    out.push_back(std::move(c));
-    declare(y, value, to);
+  // Appends a node (named after node_name, made unique) to out.
+  void emit(const std::string& op, std::vector<std::string> inputs, const std::string& output,
+            const std::string& node_name, std::vector<Attribute> attributes, std::vector<Node>& out) {
+    Node n;
+    n.name = fresh(node_name);
+    n.op_type = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    n.attributes = std::move(attributes);
+    out.push_back(std::move(n));
+  }
+
+  // A Cast of `value` to `to` into `y` (a new value declared with value's
+  // shape when y is empty); returns y.
+  std::string cast(const std::string& value, DType to, const std::string& node_name, std::vector<Node>& out,
+                   std::string y = "") {
+    if (y.empty()) {
+      y = fresh(value + "/" + (to == DType::kFloat ? "float" : suffix_));
+      declare(y, value, to);
+    }
+    emit("Cast", {value}, y, node_name, {Attribute::make_int("to", static_cast<int64_t>(to))}, out);
     ++report.casts;
     return y;
   }
@@ -93,12 +103,12 @@ class Rewriter {
     out.push_back(std::move(n));
     ++report.nodes;
     if (bias.empty()) {
-      cast_back(low_result, result, node_name + "/autocast_out", out);
+      cast(low_result, DType::kFloat, node_name + "/autocast_out", out, result);
       return;
     }
     std::string product = fresh(result + "/product");
-    cast_back(low_result, product, node_name + "/autocast_out", out);
     declare(product, result, DType::kFloat);
+    cast(low_result, DType::kFloat, node_name + "/autocast_out", out, product);
     if (beta != 1.f) {
       std::string scale = fresh(node_name + "/beta");
       g_.initializers[scale] = Tensor::scalar_f32(beta);
@@ -106,37 +116,15 @@ class Rewriter {
       g_.values[scale] = ValueInfo{scale, DType::kFloat, Shape{}};
       std::string scaled = fresh(bias + "/scaled");
       declare(scaled, bias, DType::kFloat);
-      Node mul;
-      mul.name = fresh(node_name + "/beta_mul");
-      mul.op_type = "Mul";
-      mul.inputs = {bias, scale};
-      mul.outputs = {scaled};
-      out.push_back(std::move(mul));
+      emit("Mul", {bias, scale}, scaled, node_name + "/beta_mul", {}, out);
       bias = scaled;
     }
-    Node add;
-    add.name = fresh(node_name + "/bias_add");
-    add.op_type = "Add";
-    add.inputs = {product, bias};
-    add.outputs = {result};
-    out.push_back(std::move(add));
+    emit("Add", {product, bias}, result, node_name + "/bias_add", {}, out);
   }
 
   AutocastReport report;
 
  private:
-  void cast_back(const std::string& low_value, const std::string& to_name, const std::string& node_name,
-                 std::vector<Node>& out) {
-    Node c;
-    c.name = fresh(node_name);
-    c.op_type = "Cast";
-    c.inputs = {low_value};
-    c.outputs = {to_name};
-    c.attributes = {Attribute::make_int("to", static_cast<int64_t>(DType::kFloat))};
-    out.push_back(std::move(c));
-    ++report.casts;
-  }
-
   Graph& g_;
   DType low_;
   std::string suffix_;

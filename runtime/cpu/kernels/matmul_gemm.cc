@@ -4,14 +4,14 @@
 // same float addition an Add node made) and Gemm through OpenBLAS. MatMul folds A's batch into M when B has
 // no batch (the Linear-layer case: one GEMM for the whole batch); otherwise
 // one GEMM per broadcast batch entry, threaded across the batch when they are
-// small (runtime/cpu/batched_gemm.h). Integer MatMul uses a plain loop.
+// small (runtime/cpu/matmul_geometry.h). Integer MatMul uses a plain loop.
 #include <cstring>
 #include <type_traits>
 
 #include "graph/dispatch.h"
-#include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/matmul_geometry.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -32,13 +32,8 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha, const Ten
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   Tensor& out = ctx.output(0);
-  Dims da = A.dims(), db = B.dims();
-  if (da.size() == 1) da.insert(da.begin(), 1);
-  if (db.size() == 1) db.push_back(1);
-  size_t ra = da.size(), rb = db.size();
-  int64_t m = da[ra - (ta ? 1 : 2)], k = da[ra - (ta ? 2 : 1)], n = db[rb - (tb ? 2 : 1)];
-  int64_t lda = da[ra - 1], ldb = db[rb - 1];
-  Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
+  MatMulGeometry g = matmul_geometry(A.dims(), B.dims(), ta, tb);
+  int64_t n = g.n, k = g.k, lda = g.lda, ldb = g.ldb;
   if (out.numel() == 0) return Status::Ok();
   bool plain = !ta && !tb && alpha == 1.0 && !bias;
   if (!plain && !dtype_is_float(A.dtype())) return unsupported_dtype(ctx, A.dtype());
@@ -64,26 +59,9 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha, const Ten
         small_gemm(rows, n, k, a, b, c);
       }
     };
-    if (num_elements(bb) == 1 && !ta) {  // B shared by every batch entry: one big GEMM
-      one(num_elements(ba) * m, pa, pb, pc);
-      return;
-    }
-    Dims batch = broadcast_dims({&ba, &bb});
-    auto sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
-    int64_t count = num_elements(batch);
-    auto entries = [&](int64_t first, int64_t last) {
-      for (int64_t t = first; t < last; ++t) {
-        int64_t rem = t, oa = 0, ob = 0;
-        for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
-          int64_t i = rem % batch[d];
-          rem /= batch[d];
-          oa += i * sa[d];
-          ob += i * sb[d];
-        }
-        one(m, pa + oa * m * k, pb + ob * k * n, pc + t * m * n);
-      }
-    };
-    for_each_gemm(count, m * n * k, entries);
+    for_each_matmul_gemm(g, [&](int64_t rows, int64_t oa, int64_t ob, int64_t oc) {
+      one(rows, pa + oa, pb + ob, pc + oc);
+    });
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, A.dtype());
 }

@@ -2,16 +2,14 @@
 // operands (what --precision bf16's autocast pass gives them), through
 // runtime/cpu/bf16_gemm.h: float32 accumulation, the result rounded to
 // bfloat16 once. A bias or Gemm's C is added in float32 before that rounding.
-// Batches follow the float kernels (runtime/cpu/kernels/matmul_gemm.cc):
-// one GEMM when B has no batch, else one per broadcast entry, threaded across
-// the batch when the products are small.
+// Batches are the float kernels' (runtime/cpu/matmul_geometry.h).
 #include <atomic>
 #include <mutex>
 #include <vector>
 
-#include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/bf16_gemm.h"
 #include "runtime/cpu/broadcast.h"
+#include "runtime/cpu/matmul_geometry.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -38,13 +36,8 @@ Status matmul_bf16_impl(KernelContext& ctx, bool ta, bool tb, float alpha, const
   const Tensor& B = ctx.input(1);
   Tensor& out = ctx.output(0);
   if (A.dtype() != DType::kBFloat16 || B.dtype() != DType::kBFloat16) return unsupported_dtype(ctx, B.dtype());
-  Dims da = A.dims(), db = B.dims();
-  if (da.size() == 1) da.insert(da.begin(), 1);
-  if (db.size() == 1) db.push_back(1);
-  size_t ra = da.size(), rb = db.size();
-  int64_t m = da[ra - (ta ? 1 : 2)], k = da[ra - (ta ? 2 : 1)], n = db[rb - (tb ? 2 : 1)];
-  int64_t lda = da[ra - 1], ldb = db[rb - 1];
-  Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
+  MatMulGeometry g = matmul_geometry(A.dims(), B.dims(), ta, tb);
+  int64_t n = g.n, k = g.k, lda = g.lda, ldb = g.ldb;
   if (out.numel() == 0) return Status::Ok();
   const BFloat16* pa = A.data<BFloat16>();
   const BFloat16* pb = B.data<BFloat16>();
@@ -58,21 +51,9 @@ Status matmul_bf16_impl(KernelContext& ctx, bool ta, bool tb, float alpha, const
       for (int64_t j = 0; j < n; ++j) c[r * n + j] = BFloat16(acc[r * n + j] + static_cast<float>(pbias[j]));
     return Status::Ok();
   };
-  if (num_elements(bb) == 1 && !ta) return one(num_elements(ba) * m, pa, pb, pc);
-  Dims batch = broadcast_dims({&ba, &bb});
-  auto sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
   FirstError error;
-  for_each_gemm(num_elements(batch), m * n * k, [&](int64_t first, int64_t last) {
-    for (int64_t t = first; t < last; ++t) {
-      int64_t rem = t, oa = 0, ob = 0;
-      for (int64_t d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
-        int64_t i = rem % batch[d];
-        rem /= batch[d];
-        oa += i * sa[d];
-        ob += i * sb[d];
-      }
-      error.record(one(m, pa + oa * m * k, pb + ob * k * n, pc + t * m * n));
-    }
+  for_each_matmul_gemm(g, [&](int64_t rows, int64_t oa, int64_t ob, int64_t oc) {
+    error.record(one(rows, pa + oa, pb + ob, pc + oc));
   });
   return error.status();
 }
