@@ -123,7 +123,7 @@ void log_training_graph(const TrainingGraph& tg) {
                tg.model.graph.nodes.size() - forward, gg.loss, tg.build_ms);
   spdlog::info("parameters: {} trainable tensors ({} elements), {} frozen tensors ({} elements)", gg.trainable.size(),
                count_elements(tg.model, gg.trainable), tg.frozen.size(), count_elements(tg.model, tg.frozen));
-  if (tg.autocast.nodes > 0 || tg.autocast.casts > 0)
+  if (tg.autocast.nodes > 0)
     spdlog::info("autocast: {} forward GEMMs in {} ({} casts added; their gradients follow)", tg.autocast.nodes,
                  dtype_name(tg.autocast.low), tg.autocast.casts);
   for (const auto& w : gg.unreached)

@@ -309,7 +309,7 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
     if (root["seed"]) { ASSIGN_OR_RETURN(d.seed, p.integer(root["seed"], "seed")); }
     if (root["precision"]) {
       const YAML::Node& v = root["precision"];
-      auto parsed = v.IsScalar() ? parse_precision(v.Scalar()) : Result<DType>(invalid_argument("not a scalar"));
+      Result<DType> parsed = parse_precision(v.IsScalar() ? v.Scalar() : "");
       if (!parsed.ok()) return p.error(v, "precision", "expected fp32, bf16 or fp16");
       d.precision = *parsed;
     }

@@ -10,6 +10,7 @@
 #include "graph/tensor.h"
 #include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/broadcast.h"
+#include "runtime/kernel.h"
 
 namespace ort_train {
 
@@ -34,6 +35,17 @@ inline MatMulGeometry matmul_geometry(Dims da, Dims db, bool ta, bool tb) {
   g.batch_a.assign(da.begin(), da.end() - 2);
   g.batch_b.assign(db.begin(), db.end() - 2);
   return g;
+}
+
+// FusedMatMul's optional bias (input 2): a 1-D tensor of the output's last
+// dim in A's dtype. Null when the node has none.
+inline Result<const Tensor*> fused_matmul_bias(KernelContext& ctx) {
+  if (!ctx.has_input(2)) return static_cast<const Tensor*>(nullptr);
+  const Tensor& bias = ctx.input(2);
+  if (bias.dtype() != ctx.input(0).dtype() || bias.dims().size() != 1 || bias.dims()[0] != ctx.output(0).dims().back())
+    return invalid_argument("{}: the bias must be a 1-D {} of the output's last dim", ctx.node().describe(),
+                            dtype_name(ctx.input(0).dtype()));
+  return &bias;
 }
 
 // Calls fn(rows, a_offset, b_offset, c_offset), offsets in elements, once per GEMM.

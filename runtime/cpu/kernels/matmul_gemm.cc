@@ -70,11 +70,7 @@ Status matmul(KernelContext& ctx) { return matmul_impl(ctx, false, false, 1.0, n
 
 Status fused_matmul(KernelContext& ctx) {
   const Node& node = ctx.node();
-  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  if (bias && (bias->dtype() != ctx.input(0).dtype() || bias->dims().size() != 1 ||
-               bias->dims()[0] != ctx.output(0).dims().back()))
-    return invalid_argument("{}: the bias must be a 1-D {} of the output's last dim", node.describe(),
-                            dtype_name(ctx.input(0).dtype()));
+  ASSIGN_OR_RETURN(const Tensor* bias, fused_matmul_bias(ctx));
   return matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
                      node.attr_float("alpha", 1.f), bias);
 }

@@ -62,10 +62,7 @@ Status matmul_bf16(KernelContext& ctx) { return matmul_bf16_impl(ctx, false, fal
 
 Status fused_matmul_bf16(KernelContext& ctx) {
   const Node& node = ctx.node();
-  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  if (bias && (bias->dtype() != DType::kBFloat16 || bias->dims().size() != 1 ||
-               bias->dims()[0] != ctx.output(0).dims().back()))
-    return invalid_argument("{}: the bias must be a 1-D bfloat16 of the output's last dim", node.describe());
+  ASSIGN_OR_RETURN(const Tensor* bias, fused_matmul_bias(ctx));
   return matmul_bf16_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
                           node.attr_float("alpha", 1.f), bias);
 }

@@ -2,6 +2,7 @@
 #include "graph/ops/reduce.h"
 #include "runtime/cpu/kernels/reduce.h"
 #include "runtime/kernel.h"
+#include "runtime/vector_ops.h"
 
 namespace ort_train {
 namespace {
@@ -18,11 +19,10 @@ Status sum_to(KernelContext& ctx) {
     // Summed in float32 and rounded once (autocast's bfloat16 GEMM gradients
     // over broadcast batch dims).
     Tensor wide = Tensor::host(DType::kFloat, x.dims()), sum = Tensor::host(DType::kFloat, target);
-    const BFloat16* in = x.data<BFloat16>();
-    for (int64_t i = 0; i < x.numel(); ++i) wide.data<float>()[i] = static_cast<float>(in[i]);
+    ASSIGN_OR_RETURN(VectorOps * ops, vector_ops(DeviceKind::kCpu));
+    RETURN_IF_ERROR(ops->convert(x, wide));
     if (!sum_axes(wide, axes, sum)) return unsupported_dtype(ctx, x.dtype());
-    BFloat16* out = ctx.output(0).data<BFloat16>();
-    for (int64_t i = 0; i < sum.numel(); ++i) out[i] = BFloat16(sum.data<float>()[i]);
+    RETURN_IF_ERROR(ops->convert(sum, ctx.output(0)));
     return Status::Ok();
   }
   return sum_axes(x, axes, ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
