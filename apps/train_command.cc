@@ -317,6 +317,14 @@ Status train_command(const TrainArgs& args) {
   options.communicator = comm;
   options.bucket_bytes = static_cast<size_t>(args.bucket_mb * 1048576.0);
   options.zero_stage = args.zero;
+  options.loss_scale = desc.loss_scale;
+  if (desc.has_loss_scale && tg.loss_scale_input.empty())
+    spdlog::warn("loss_scale: is read by --precision fp16 only; this run is {} and scales nothing",
+                 tg.autocast.low == DType::kBFloat16 ? "bf16" : "fp32");
+  if (!tg.loss_scale_input.empty())
+    spdlog::info("fp16 loss scaling: initial scale {:g}, x{:g} after {} clean steps, x{:g} after an overflow",
+                 desc.loss_scale.init_scale, desc.loss_scale.growth_factor, desc.loss_scale.growth_interval,
+                 desc.loss_scale.backoff_factor);
   comm->set_ordered_sums(args.deterministic);
   comm->set_timeout(args.comm_timeout);
   int64_t params = count_elements(tg.model, tg.gradients.trainable);
@@ -331,7 +339,7 @@ Status train_command(const TrainArgs& args) {
   spdlog::info("optimizer state: {:.2f} MiB ({} bytes) on this rank{}", state_bytes / 1048576.0, state_bytes,
                args.zero == 1 && comm->size() > 1 ? fmt::format(" (ZeRO-1: 1/{} of it)", comm->size()) : "");
   if (args.resume) RETURN_IF_ERROR(resume(*trainer, args.checkpoint_dir, fingerprint));
-  int64_t start = trainer->optimizer().steps_taken();
+  int64_t start = trainer->steps_done();
   std::unique_ptr<MetricsFile> metrics;
   if (!args.metrics.empty() && lead) {
     ASSIGN_OR_RETURN(metrics, MetricsFile::open(args.metrics, start));
@@ -371,7 +379,7 @@ Status train_command(const TrainArgs& args) {
     std::string acc = e.accuracy ? fmt::format(", accuracy {:.2f}%", 100 * *e.accuracy) : "";
     spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
                  std::exp(e.loss), acc);
-    return record(trainer->optimizer().steps_taken(), {{"eval_loss", e.loss}, {"eval_perplexity", std::exp(e.loss)}});
+    return record(trainer->steps_done(), {{"eval_loss", e.loss}, {"eval_perplexity", std::exp(e.loss)}});
   };
   int64_t log_every = args.log_every > 0 ? args.log_every : std::max<int64_t>(1, steps / 10);
   auto logs = [&](int64_t step) { return step % log_every == 0 || step == steps || step == 1; };
@@ -380,7 +388,7 @@ Status train_command(const TrainArgs& args) {
   for (int64_t i = start; i < steps; ++i) {
     // The gradient norm is read by the log line, --metrics and --tensorboard:
     // without them, and between log lines, the step skips it (unless it clips).
-    ASSIGN_OR_RETURN(StepReport r, trainer->step(logs(trainer->optimizer().steps_taken() + 1) || metrics || board));
+    ASSIGN_OR_RETURN(StepReport r, trainer->step(logs(trainer->steps_done() + 1) || metrics || board));
     elapsed_ms += r.step_ms;
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
@@ -390,6 +398,10 @@ Status train_command(const TrainArgs& args) {
     figures.emplace_back("step_ms", r.step_ms);
     if (r.tokens > 0) figures.emplace_back("tokens_per_s", r.tokens / (r.step_ms / 1000.0));
     if (comm->size() > 1) figures.emplace_back("allreduce_ms", r.allreduce_ms);
+    if (r.loss_scale) {  // fp16: the scale this step's backward used, and whether its update was skipped
+      figures.emplace_back("loss_scale", *r.loss_scale);
+      figures.emplace_back("skipped", r.skipped ? 1.0 : 0.0);
+    }
     RETURN_IF_ERROR(record(r.step, figures));
     bool logged = logs(r.step);
     if (tty) {

@@ -45,7 +45,8 @@ void add_dim_option(CLI::App* cmd, SetupArgs& args) {
 void add_precision_option(CLI::App* cmd, SetupArgs& args) {
   cmd->add_option("--precision", args.precision,
                   "fp32 (default), bf16: GEMMs in bfloat16 with float32 accumulation and master weights, the rest "
-                  "in float32 (graph/passes/autocast.h), or fp16 (not built yet); over the description's precision:");
+                  "in float32 (graph/passes/autocast.h), or fp16: the same in float16, with dynamic loss scaling "
+                  "(PyTorch GradScaler's; the description's loss_scale:); over the description's precision:");
 }
 
 void add_pass_options(CLI::App* cmd, SetupArgs& args) {

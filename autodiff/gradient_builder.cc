@@ -84,7 +84,7 @@ std::vector<std::string> nodes_without_gradient(const Model& model, const std::s
 }
 
 Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
-                                      const std::vector<std::string>& trainable) {
+                                      const std::vector<std::string>& trainable, const std::string& seed) {
   Model& model = b.model();
   GradientGraph out;
   out.loss = loss;
@@ -118,9 +118,12 @@ Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
 
   std::map<std::string, std::vector<std::string>> parts;  // value -> gradient contributions
   if (p.needed.count(loss)) {
-    std::string one = b.scalar(1.0, loss_type);
-    ASSIGN_OR_RETURN(std::string seed, b.reshape_like(one, loss));
-    parts[loss].push_back(seed);
+    if (!seed.empty() && b.dtype(seed) != loss_type)
+      return invalid_argument("the backward's seed '{}' is {}, the loss {}", seed, dtype_name(b.dtype(seed)),
+                              dtype_name(loss_type));
+    std::string start = seed.empty() ? b.scalar(1.0, loss_type) : seed;
+    ASSIGN_OR_RETURN(std::string shaped, b.reshape_like(start, loss));
+    parts[loss].push_back(shaped);
   }
   const auto& registry = GradientRegistry::instance();
   // Each gradient is emitted right after its last contribution: once the

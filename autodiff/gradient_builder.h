@@ -28,8 +28,9 @@ std::vector<std::string> nodes_without_gradient(const Model& model, const std::s
 // Appends the backward graph to `b`'s model. `trainable` names floating-point
 // initializers (or graph inputs, for gradient checks). The gradient of w is
 // the graph output "<w>_grad" (made unique if taken). The loss must be a
-// floating-point value with one element.
+// floating-point value with one element. `seed`, when given, names a scalar
+// of the loss's dtype the backward starts from instead of 1 (fp16's loss scale).
 Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
-                                      const std::vector<std::string>& trainable);
+                                      const std::vector<std::string>& trainable, const std::string& seed = "");
 
 }  // namespace ort_train

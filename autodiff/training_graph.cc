@@ -141,7 +141,21 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == loss; }))
     g.outputs.insert(g.outputs.begin(), *g.value(loss));
   for (const ValueInfo& o : g.outputs) tg.eval_outputs.push_back(o.name);
-  ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable));
+  if (desc.precision == DType::kFloat16) {
+    // Loss scaling: the backward starts from a scalar the trainer feeds each
+    // step. A graph input with an initializer default (1) is no constant to
+    // the passes, and a run that feeds nothing computes plain gradients.
+    if (builder->dtype(loss) != DType::kFloat)
+      return unsupported("--precision fp16 scales a float32 loss; the loss '{}' is {}", loss,
+                         dtype_name(builder->dtype(loss)));
+    tg.loss_scale_input = builder->fresh_name("loss_scale");
+    g.initializers[tg.loss_scale_input] = Tensor::scalar_f32(1.f);
+    g.initializer_order.push_back(tg.loss_scale_input);
+    ValueInfo scale{tg.loss_scale_input, DType::kFloat, Shape{}};
+    g.values[tg.loss_scale_input] = scale;
+    g.inputs.push_back(scale);
+  }
+  ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable, tg.loss_scale_input));
   builder.reset();  // it points into tg.model, which the passes now rewrite
   PassManagerOptions after = passes;
   after.shapes_bound = true;  // the builder bound the description's dims

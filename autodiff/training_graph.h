@@ -27,6 +27,9 @@ struct TrainingGraph {
   // appended, and on the whole training graph after the backward is built.
   PassReport passes_before_loss, passes_after_backward;
   AutocastReport autocast;           // --precision: the GEMMs made low-precision and the casts added
+  // --precision fp16: the float32 scalar the backward starts from (the loss
+  // scale), a graph input whose initializer default is 1; empty otherwise.
+  std::string loss_scale_input;
   std::vector<std::string> frozen;   // float initializers excluded by the description's globs, still in the graph after the passes
   std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
   double build_ms = 0;

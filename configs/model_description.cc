@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -231,6 +232,28 @@ struct Parser {
     return s;
   }
 
+  Result<LossScaleConfig> loss_scale(const YAML::Node& n) const {
+    RETURN_IF_ERROR(
+        check_keys(n, "loss_scale", {"init_scale", "growth_factor", "backoff_factor", "growth_interval"}));
+    LossScaleConfig c;
+    auto positive_number = [&](const char* key, double& out) -> Status {
+      if (!n[key]) return Status::Ok();
+      std::string where = std::string("loss_scale.") + key;
+      ASSIGN_OR_RETURN(out, number(n[key], where));
+      if (!(out > 0) || !std::isfinite(out)) return error(n[key], where, "expected a positive number");
+      return Status::Ok();
+    };
+    RETURN_IF_ERROR(positive_number("init_scale", c.init_scale));
+    RETURN_IF_ERROR(positive_number("growth_factor", c.growth_factor));
+    RETURN_IF_ERROR(positive_number("backoff_factor", c.backoff_factor));
+    if (c.growth_factor <= 1) return error(n["growth_factor"], "loss_scale.growth_factor", "expected more than 1");
+    if (c.backoff_factor >= 1) return error(n["backoff_factor"], "loss_scale.backoff_factor", "expected less than 1");
+    if (n["growth_interval"]) {
+      ASSIGN_OR_RETURN(c.growth_interval, positive(n["growth_interval"], "loss_scale.growth_interval"));
+    }
+    return c;
+  }
+
   static std::optional<std::string> normalize_optimizer(const std::string& name) {
     std::string lower = name;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -277,7 +300,7 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
   try {
     RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "optimizer",
                                             "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data",
-                                            "precision"}));
+                                            "precision", "loss_scale"}));
     if (root["model"]) {
       ASSIGN_OR_RETURN(d.model, p.path(root["model"], "model", base_dir));
     }
@@ -312,6 +335,10 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
       Result<DType> parsed = parse_precision(v.IsScalar() ? v.Scalar() : "");
       if (!parsed.ok()) return p.error(v, "precision", "expected fp32, bf16 or fp16");
       d.precision = *parsed;
+    }
+    if (root["loss_scale"]) {
+      ASSIGN_OR_RETURN(d.loss_scale, p.loss_scale(root["loss_scale"]));
+      d.has_loss_scale = true;
     }
     if (root["data"]) {
       const YAML::Node& data = root["data"];

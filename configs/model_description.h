@@ -45,6 +45,15 @@ struct ScheduleConfig {
   std::optional<double> num_cycles;  // cosine
 };
 
+// loss_scale: --precision fp16's dynamic loss scaling, with PyTorch
+// GradScaler's names and defaults (training/loss_scaler.h).
+struct LossScaleConfig {
+  double init_scale = 65536.0;
+  double growth_factor = 2.0;
+  double backoff_factor = 0.5;
+  int64_t growth_interval = 2000;
+};
+
 struct DataConfig {
   std::string train;  // path (relative to the description) or "synthetic"
   std::string eval;   // held-out data, evaluated at the end of training
@@ -66,6 +75,8 @@ struct ModelDescription {
   // precision: fp32 | bf16 | fp16. The low-precision type autocast computes
   // GEMMs in (graph/passes/autocast.h); kFloat for fp32.
   DType precision = DType::kFloat;
+  LossScaleConfig loss_scale;  // read by fp16 runs only (bf16 and fp32 need no scaling)
+  bool has_loss_scale = false;  // the description had a loss_scale: key
 };
 
 // "fp32", "bf16" or "fp16" as --precision and precision: spell them.

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "cuda_kernels/reduce.h"
+#include "cuda_kernels/float16.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
@@ -12,6 +13,9 @@ namespace {
 template <typename T> struct AccOf { using type = double; };
 template <> struct AccOf<int32_t> { using type = int64_t; };
 template <> struct AccOf<int64_t> { using type = int64_t; };
+// 16-bit floats: float32 math, one rounding of the result (autocast's bias gradients).
+template <> struct AccOf<Float16> { using type = float; };
+template <> struct AccOf<BFloat16> { using type = float; };
 
 template <typename A>
 __device__ __forceinline__ A init_of(ReduceOp op) {
@@ -129,6 +133,8 @@ cudaError_t launch_reduce(ReduceOp op, ElemType t, const void* in, void* out, in
     case ElemType::kF64: return reduce_typed(op, static_cast<const double*>(in), static_cast<double*>(out), outputs, count, kept, reduced, s);
     case ElemType::kI32: return reduce_typed(op, static_cast<const int32_t*>(in), static_cast<int32_t*>(out), outputs, count, kept, reduced, s);
     case ElemType::kI64: return reduce_typed(op, static_cast<const int64_t*>(in), static_cast<int64_t*>(out), outputs, count, kept, reduced, s);
+    case ElemType::kF16: return reduce_typed(op, static_cast<const Float16*>(in), static_cast<Float16*>(out), outputs, count, kept, reduced, s);
+    case ElemType::kBF16: return reduce_typed(op, static_cast<const BFloat16*>(in), static_cast<BFloat16*>(out), outputs, count, kept, reduced, s);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -1,7 +1,7 @@
 // The vector arithmetic the training loop applies to whole buffers (float32,
 // with float16/bfloat16 converted at the edges)
 // wherever they live: accumulating a micro-batch's gradient into its slot,
-// scaling (averaging, clipping) and the global L2 norm. Arithmetic is not the
+// scaling (averaging, clipping, unscaling fp16's loss scale) and the global L2 norm. Arithmetic is not the
 // Device's business (a Device is memory, copies and ordering), so each device
 // kind registers its VectorOps beside its kernels: the CPU's in
 // runtime/cpu/cpu_vector_ops.cc, the GPU's in the CUDA plugin.
@@ -26,6 +26,9 @@ class VectorOps {
   // parameters, 16-bit gradients to their float32 master gradients.
   virtual Status convert(const Tensor& src, const Tensor& dst) = 0;
   virtual Status scale(const Tensor& t, float s) = 0;               // t *= s
+  // t *= inv_scale for each float32 tensor; true when an element was an inf
+  // or NaN before (--precision fp16's loss scaling: cuda_kernels/unscale.h).
+  virtual Result<bool> unscale(const std::vector<Tensor>& ts, float inv_scale) = 0;
   // sqrt(sum of squares) over all tensors, accumulated in double, the same for any thread count.
   virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;
 };

@@ -21,11 +21,19 @@ match within 1e-5 relative.
 
     .bench_venv/torch/bin/python tools/training_reference.py --precision bf16
 
-writes tests/models/<model>/trajectories_bf16.json instead: 50 AdamW steps
+writes tests/models/<model>/trajectories_bf16.json instead (the Hugging
+Face BERT export's in tests/models/hf/bert_opset14, built from
+tools/export_hf_models.py with transformers 4.36 in that venv): 50 AdamW steps
 with the forward under torch.autocast("cpu", dtype=torch.bfloat16), and the
 same 50 steps in float32 beside them, for --precision bf16's parity test.
 It needs PyTorch 2 (bench/install_peers.sh's venv): Debian's 1.13 refuses
 layer_norm on a bfloat16 input with float32 weights under CPU autocast.
+
+    .bench_venv/torch/bin/python tools/training_reference.py --precision fp16
+
+writes tests/models/<model>/trajectories_fp16.json: 50 AdamW steps under
+torch.autocast("cpu", dtype=torch.float16) with torch.amp.GradScaler("cpu"),
+its scale and whether it skipped the update at every step (PyTorch 2.3+).
 """
 import argparse
 import contextlib
@@ -107,9 +115,11 @@ def manual_update(params, names, state, cfg, lr, t):
                 p.sub_(lr * wd * p)
 
 
-def trajectory(module, loss_fn, spec, steps=None, autocast=None):
+def trajectory(module, loss_fn, spec, steps=None, autocast=None, scaler=None, scales=None):
     """The losses of `steps` optimizer steps (default STEPS), each computed
-    before its update; the forward under `autocast` when given."""
+    before its update; the forward under `autocast` when given. With a
+    GradScaler `scaler`, the backward is of the scaled loss and the scaler
+    steps the optimizer; `scales` receives (scale used, skipped) per step."""
     steps = steps or STEPS
     autocast = autocast or contextlib.nullcontext
     cfg = spec["optimizer"]
@@ -139,6 +149,14 @@ def trajectory(module, loss_fn, spec, steps=None, autocast=None):
         with autocast():
             loss = loss_fn()
         losses.append(loss.float().item())
+        if scaler is not None:
+            used = scaler.get_scale()
+            scaler.scale(loss).backward()
+            scaler.step(opt)  # unscales, and skips the update when a gradient is inf/NaN
+            scaler.update()
+            sched.step()
+            scales.append((used, scaler.get_scale() < used))  # a backoff is what a skipped step does
+            continue
         loss.backward()
         if "max_grad_norm" in cfg:
             torch.nn.utils.clip_grad_norm_(params, cfg["max_grad_norm"])
@@ -203,7 +221,50 @@ def loss_function(name, module, folder, onnx_model):
 # bfloat16 too where the op is on no list), the backward outside it.
 BF16_STEPS = 50
 BF16_CONFIG = {"optimizer": {"name": "AdamW", "lr": 0.001, "weight_decay": 0.01}}
-BF16_MODELS = ["mlp", "lenet", "bert", "gpt"]
+BF16_MODELS = ["mlp", "lenet", "bert", "gpt", "hf/bert_opset14"]
+HF_MODELS = {"hf/bert_opset14": "bert"}  # tools/export_hf_models.py's exports, with their own loss
+
+
+def hf_module_and_loss(model_name, folder, onnx_model):
+    """A Hugging Face export's module (WithLoss over the seeded tiny model, so
+    the exported weights; classify checks it) and its loss over the export's
+    batches in the order ort_train reads them: step i uses batch_<i mod 4>."""
+    import export_hf_models
+    torch.manual_seed(0)  # as export_hf_models.export()
+    module = export_hf_models.WithLoss(export_hf_models.MODELS[HF_MODELS[model_name]]())
+    module.train()  # exported with dropout 0, so train and eval modes compute the same
+    # The export folds the transpose of the tied word embedding into a second
+    # initializer, so ort_train trains the decoder's copy apart from the
+    # embedding: untied here too.
+    decoder = module.model.cls.predictions.decoder
+    decoder.weight = torch.nn.Parameter(decoder.weight.detach().clone())
+    values = {i.name: numpy_helper.to_array(i) for i in onnx_model.graph.initializer}
+    for name, p in module.named_parameters():  # the exported weights, each under its own name or transposed
+        v = p.detach().numpy()
+        if not (name in values and np.array_equal(values[name], v)) and \
+                not any(a.shape == v.T.shape and np.array_equal(a, v.T) for a in values.values()):
+            raise SystemExit(f"{model_name}: parameter {name} is not in the export: another transformers or seed?")
+    names = sorted(os.listdir(os.path.join(folder, "train_batches")))
+    data = [{k: torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(
+        os.path.join(folder, "train_batches", b, k + ".pb"))).copy()) for k in ("input_ids", "attention_mask", "labels")}
+        for b in names]
+    step = [0]
+
+    def f():
+        b = data[step[0] % len(data)]
+        step[0] += 1
+        return module(**b)[0]
+    return module, f
+
+
+def module_and_loss(model_name, folder, onnx_model):
+    if model_name in HF_MODELS:
+        return hf_module_and_loss(model_name, folder, onnx_model)
+    torch.manual_seed(0)  # as export_models.main(): the committed weights
+    module = export_models.model_specs()[model_name][0]
+    module.train(model_name in export_models.TRAINING_MODE)
+    tie_shared(module, gradient_reference.classify(onnx_model, module))
+    return module, loss_function(model_name, module, folder, onnx_model)
 
 
 def bf16_trajectories(args):
@@ -215,12 +276,8 @@ def bf16_trajectories(args):
         out = {}
         for precision, autocast in (("fp32", None),
                                     ("bf16", functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16))):
-            torch.manual_seed(0)  # as export_models.main(): the committed weights
-            module = export_models.model_specs()[model_name][0]
-            module.train(model_name in export_models.TRAINING_MODE)
-            tie_shared(module, gradient_reference.classify(onnx_model, module))
-            out[precision] = trajectory(module, loss_function(model_name, module, folder, onnx_model), spec,
-                                        BF16_STEPS, autocast)
+            module, loss_fn = module_and_loss(model_name, folder, onnx_model)
+            out[precision] = trajectory(module, loss_fn, spec, BF16_STEPS, autocast)
         worst = max(abs(b - a) / abs(a) for a, b in zip(out["fp32"], out["bf16"]))
         print(f"{model_name:15} bf16 vs fp32 PyTorch: worst relative loss difference over {BF16_STEPS} steps "
               f"{worst:.2e}; bf16 losses " + " ".join(f"{v:.5f}" for v in out["bf16"][:5]) + " ...")
@@ -229,13 +286,48 @@ def bf16_trajectories(args):
                        "configs": {"adamw": dict(spec, losses=out["bf16"], fp32_losses=out["fp32"])}}, f, indent=1)
 
 
+# --precision fp16: FP16_STEPS AdamW steps per model, the forward under
+# torch.autocast("cpu", dtype=torch.float16) and the backward of the loss
+# scaled by a GradScaler that starts far too high (2^24) and grows every 4
+# clean steps, so it skips steps and backs off at the start and again
+# whenever its growth overflows float16: the test holds ort_train's skipped
+# steps and scales to these, step for step.
+FP16_STEPS = 50
+FP16_CONFIG = dict(BF16_CONFIG, loss_scale={"init_scale": 2.0 ** 24, "growth_interval": 4})
+FP16_MODELS = BF16_MODELS
+
+
+def fp16_trajectories(args):
+    for model_name in args.models.split(","):
+        folder = os.path.join(args.out, model_name)
+        onnx_model = onnx.load(os.path.join(folder, "model.onnx"))
+        spec = json.loads(json.dumps(FP16_CONFIG))
+        spec["optimizer"]["lr"] *= LR_SCALE.get(model_name, 1.0)
+        module, loss_fn = module_and_loss(model_name, folder, onnx_model)
+        scaler = torch.amp.GradScaler("cpu", **spec["loss_scale"])
+        scales = []
+        losses = trajectory(module, loss_fn, spec, FP16_STEPS,
+                            functools.partial(torch.autocast, "cpu", dtype=torch.float16), scaler, scales)
+        skipped = [i + 1 for i, (_, s) in enumerate(scales) if s]
+        print(f"{model_name:15} fp16: skipped steps {skipped}; final scale {scaler.get_scale():g}; losses "
+              + " ".join(f"{v:.5f}" for v in losses[:5]) + " ...")
+        with open(os.path.join(folder, "trajectories_fp16.json"), "w") as f:
+            json.dump({"steps": FP16_STEPS, "precision": "fp16", "torch": torch.__version__,
+                       "configs": {"adamw": dict(spec, losses=losses, loss_scales=[u for u, _ in scales],
+                                                 skipped=[int(s) for _, s in scales])}}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
     ap.add_argument("--models", help="comma-separated (default: every model of the chosen precision)")
-    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
-                    help="bf16: trajectories_bf16.json, 50 AdamW steps under CPU autocast, with float32's beside them")
+    ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
+                    help="bf16: trajectories_bf16.json, 50 AdamW steps under CPU autocast, with float32's beside "
+                    "them; fp16: trajectories_fp16.json, 50 steps under CPU autocast with a GradScaler")
     args = ap.parse_args()
+    if args.precision == "fp16":
+        args.models = args.models or ",".join(FP16_MODELS)
+        return fp16_trajectories(args)
     if args.precision == "bf16":
         args.models = args.models or ",".join(BF16_MODELS)
         return bf16_trajectories(args)

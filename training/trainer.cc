@@ -136,6 +136,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   if (t->world_ > 1 && !t->zero_ && (t->device_->kind() == DeviceKind::kCpu || t->device_comm_))
     t->buckets_ = std::make_unique<GradientBuckets>(*t->store_, t->tg_.gradients, t->options_.bucket_bytes);
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
+  if (!t->tg_.loss_scale_input.empty()) t->scaler_.emplace(t->options_.loss_scale);
   if (t->zero_) {
     // LAMB's trust ratios: each slot's partial ||w||² and ||r||², summed per whole tensor over the ranks.
     Trainer* self = t.get();
@@ -179,6 +180,7 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
     }
     if (!loaded) loaded.emplace(source_(source_index(micro_)));  // first step, or after a restore moved the position
     ASSIGN_OR_RETURN(auto feeds, std::move(*loaded));
+    if (scaler_) feeds[tg_.loss_scale_input] = Tensor::scalar_f32(scaler_->scale());
     // Load the next micro-batch while this one runs (batches are a function of their index).
     prefetch_index_ = source_index(micro_ + 1);
     // On a GPU its upload starts there too (pinned memory, a copy stream): it overlaps this step.
@@ -232,6 +234,27 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
   // every summed gradient), the norm is taken over all of them, so ZeRO
   // matches zero 0 bit for bit; otherwise over the shares, added over the ranks.
   const bool all_here = !zero_ || options_.communicator->ordered_sums();
+  if (scaler_) {
+    // GradScaler: unscale, and skip the update when any gradient overflowed.
+    r.loss_scale = scaler_->scale();
+    ASSIGN_OR_RETURN(bool found_inf, math_->unscale(all_here ? grads_ : shard_grads_, scaler_->inverse()));
+    if (!all_here) {  // ZeRO shares: an overflow in any rank's share skips the step everywhere
+      Tensor flag = Tensor::from_vector<double>({1}, {found_inf ? 1.0 : 0.0});
+      RETURN_IF_ERROR(options_.communicator->allreduce_sum(flag));
+      found_inf = flag.data<double>()[0] > 0;
+    }
+    scaler_->update(found_inf);
+    if (found_inf) {
+      ++skipped_;
+      r.skipped = true;
+      r.step = ++steps_done_;
+      r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, r.step, options_.steps, options_.optimizer.lr);
+      spdlog::info("step {}: a gradient holds inf or NaN at loss scale {}: update skipped, scale now {}", r.step,
+                   *r.loss_scale, scaler_->scale());
+      r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+      return r;
+    }
+  }
   if (micro_batches > 1) {
     float inv = 1.f / static_cast<float>(micro_batches);
     for (const Tensor& t : all_here ? grads_ : shard_grads_) RETURN_IF_ERROR(math_->scale(t, inv));
@@ -255,7 +278,8 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
     if (coef < 1.0)
       for (const Tensor& t : mine) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
   }
-  int64_t t = optimizer_->steps_taken() + 1;
+  // The schedule counts steps, skipped ones too (PyTorch's scheduler steps every iteration).
+  int64_t t = steps_done_ + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
   RETURN_IF_ERROR(optimizer_->step(mine, r.lr));
   // ZeRO: every rank gets the others' updated shares.
@@ -263,7 +287,7 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
   // The 16-bit parameters the graph reads, rounded from the updated masters.
   for (const ParameterStore::Group& grp : store_->groups())
     if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
-  r.step = optimizer_->steps_taken();
+  r.step = ++steps_done_;
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return r;
 }
@@ -325,18 +349,23 @@ std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg,
   std::string trainable;
   for (const std::string& w : tg.gradients.trainable) trainable += w + ";";
   const OptimizerSettings& o = options.optimizer;
-  return {{"model", hex_hash(structure)},
+  std::map<std::string, std::string> parts{
+          {"model", hex_hash(structure)},
           {"trainable", fmt::format("{} tensors, {}", tg.gradients.trainable.size(), hex_hash(trainable))},
           {"loss", tg.gradients.loss},
           {"optimizer", fmt::format("{}{}, momentum {}", o.name, o.huggingface ? " (huggingface)" : "", o.momentum)},
           // Micro-batches per step over the whole job: N ranks x k resume as M ranks x k' when N*k = M*k'.
           {"grad_accum",
            std::to_string(options.grad_accum * (options.communicator ? options.communicator->size() : 1))}};
+  // A checkpoint resumes in the precision it was written in (the graph's casts
+  // and fp16's scaler state are part of it); fp32 writes no key, as before.
+  if (tg.autocast.low != DType::kFloat) parts["precision"] = tg.autocast.low == DType::kFloat16 ? "fp16" : "bf16";
+  return parts;
 }
 
 Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& fingerprint) const {
   Checkpoint c;
-  c.step = optimizer_->steps_taken();
+  c.step = steps_done_;
   c.micro_batch = base_ + micro_ * world_;  // micro-batches consumed by the whole job
   c.seed = options_.seed;
   c.fingerprint = fingerprint;
@@ -357,6 +386,12 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
   // A 16-bit parameter continues from its float32 master, not from its rounding.
   for (const ParameterStore::Entry& e : store_->entries())
     if (e.master.raw() != e.param.raw()) RETURN_IF_ERROR(add("master/" + e.name, e.master));
+  if (scaler_) {
+    // GradScaler's state, and how many steps it skipped (the optimizer took c.step minus those).
+    c.tensors.emplace_back("scaler/scale", Tensor::from_vector<float>({1}, {scaler_->scale()}));
+    c.tensors.emplace_back("scaler/growth_tracker", Tensor::from_vector<int64_t>({1}, {scaler_->growth_tracker()}));
+    c.tensors.emplace_back("scaler/skipped_steps", Tensor::from_vector<int64_t>({1}, {skipped_}));
+  }
   for (const auto& [name, t] : optimizer_->state()) {
     if (!zero_ || !t->defined() || t->numel() == 0) {
       RETURN_IF_ERROR(add("state/" + name, *t));
@@ -394,13 +429,22 @@ Status Trainer::sync_to_host() {
 }
 
 Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint) {
-  for (const auto& [key, value] : fingerprint) {
-    auto it = c.fingerprint.find(key);
-    std::string have = it == c.fingerprint.end() ? "(none)" : it->second;
-    if (have != value)
+  // Keys either side: a part one side lacks has its default ("precision" is
+  // fp32 where it is not written), so checkpoints from before a key existed load.
+  std::vector<std::string> keys{"precision"};  // first: another precision also changes the model's hash
+  for (const auto& [key, value] : fingerprint) keys.push_back(key);
+  for (const auto& [key, value] : c.fingerprint) keys.push_back(key);
+  auto part = [](const std::map<std::string, std::string>& f, const std::string& key) -> std::string {
+    auto it = f.find(key);
+    return it != f.end() ? it->second : key == "precision" ? "fp32" : "(none)";
+  };
+  for (const std::string& key : keys) {
+    std::string have = part(c.fingerprint, key), want = part(fingerprint, key);
+    if (have != want)
       return invalid_argument("the checkpoint does not match this run: {} is '{}' in the checkpoint, '{}' here", key,
-                              have, value);
+                              have, want);
   }
+  int64_t skipped = 0;
   std::map<std::string, Tensor> targets;
   for (const std::string& w : tg_.gradients.trainable) {
     ASSIGN_OR_RETURN(targets["param/" + w], executor_->constant(w));
@@ -411,12 +455,23 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   for (auto& [name, t] : optimizer_->state()) targets["state/" + name] = *t;
   for (const ParameterStore::Entry& e : store_->entries())
     if (e.master.raw() != e.param.raw()) targets["master/" + e.name] = e.master;
+  std::map<std::string, Tensor> scaler_state;
+  if (scaler_)
+    for (const char* key : {"scaler/scale", "scaler/growth_tracker", "scaler/skipped_steps"}) targets[key] = Tensor();
   if (targets.size() != c.tensors.size())
     return invalid_argument("the checkpoint holds {} tensors, this run has {}", c.tensors.size(), targets.size());
   for (const auto& [name, t] : c.tensors) {
     auto it = targets.find(name);
     if (it == targets.end()) return invalid_argument("the checkpoint holds '{}', which this run does not have", name);
     const Tensor& dst = it->second;
+    if (name.rfind("scaler/", 0) == 0) {
+      DType want = name == "scaler/scale" ? DType::kFloat : DType::kInt64;
+      if (t.dtype() != want || t.numel() != 1)
+        return invalid_argument("the checkpoint's '{}' is {} {}, not one {}", name, dtype_name(t.dtype()),
+                                dims_to_string(t.dims()), dtype_name(want));
+      scaler_state[name] = t;
+      continue;
+    }
     if (zero_ && name.rfind("state/", 0) == 0 && dst.numel() > 0 && t.dtype() == DType::kFloat &&
         t.numel() == state_total_) {
       // ZeRO-1: this rank's part of the complete state.
@@ -428,7 +483,16 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
     RETURN_IF_ERROR(device_->copy(t, dst));  // in place: the executor and optimizer read these buffers
   }
   RETURN_IF_ERROR(device_->synchronize());
-  optimizer_->set_steps_taken(c.step);
+  if (scaler_) {
+    skipped = scaler_state.at("scaler/skipped_steps").data<int64_t>()[0];
+    if (skipped < 0 || skipped > c.step)
+      return invalid_argument("the checkpoint says {} of its {} steps were skipped", skipped, c.step);
+    scaler_->restore(scaler_state.at("scaler/scale").data<float>()[0],
+                     scaler_state.at("scaler/growth_tracker").data<int64_t>()[0]);
+  }
+  skipped_ = skipped;
+  steps_done_ = c.step;
+  optimizer_->set_steps_taken(c.step - skipped);
   base_ = c.micro_batch;  // any world size continues from the job's position
   micro_ = 0;
   return Status::Ok();

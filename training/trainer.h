@@ -16,6 +16,7 @@
 #include "optimizers/optimizer.h"
 #include "training/checkpoint.h"
 #include "training/gradient_buckets.h"
+#include "training/loss_scaler.h"
 #include "runtime/communicator.h"
 #include "runtime/executor.h"
 #include "runtime/parameter_store.h"
@@ -41,10 +42,12 @@ struct TrainerOptions {
   // the flat parameter buffer; gradients are reduce-scattered, each rank
   // updates its share, and the parameters are all-gathered.
   int zero_stage = 0;
+  // --precision fp16 (a training graph with a loss_scale input): GradScaler's settings.
+  LossScaleConfig loss_scale;
 };
 
 struct StepReport {
-  int64_t step = 0;       // optimizer steps taken, 1-based
+  int64_t step = 0;       // steps taken, 1-based (fp16: skipped ones included, as PyTorch's loop counts them)
   double loss = 0;        // mean over the step's micro-batches (of every rank), before the update
   double lr = 0;
   // Global L2 norm of the averaged gradients, before clipping: computed when
@@ -54,6 +57,10 @@ struct StepReport {
   int64_t samples = 0;    // leading dim of the first input, summed over micro-batches and ranks
   double allreduce_ms = 0;  // data parallelism: time the step waited for the gradient allreduce after the backward
   int64_t tokens = 0;     // elements of the first integer input with rank >= 2, summed
+  // --precision fp16: the scale this step's backward started from, and
+  // whether its gradients held an inf or NaN, so the update was skipped.
+  std::optional<float> loss_scale;
+  bool skipped = false;
 };
 
 // What a checkpoint must match: the model's structure (ops, node names,
@@ -84,6 +91,8 @@ class Trainer {
   // Copies the trained parameters and running statistics from the device
   // into graph().model's initializers (a no-op on the CPU, where they are the same).
   Status sync_to_host();
+  // Steps taken: optimizer updates plus the steps fp16's loss scaling skipped.
+  int64_t steps_done() const { return steps_done_; }
   const TrainingGraph& graph() const { return tg_; }
   Device& device() const { return *device_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -108,6 +117,9 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<Executor> eval_executor_;  // the forward + loss part, built on first use
   std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
+  std::optional<LossScaler> scaler_;  // --precision fp16
+  int64_t steps_done_ = 0;  // steps taken (the schedule's and the log's count)
+  int64_t skipped_ = 0;     // of which fp16 skipped (the optimizer's own count is the difference)
   int64_t micro_ = 0;  // this rank's micro-batches since the run started (or resumed)
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;

@@ -26,8 +26,8 @@ Status matmul_rule(InferContext& ctx) {
 Status fused_matmul_rule(InferContext& ctx) {
   const OptShape &a = ctx.input_shape(0), &b = ctx.input_shape(1);
   DType dt = ctx.input_dtype(0);
-  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kBFloat16 && dt != DType::kUndefined)
-    return shape_error("{}: FusedMatMul takes float32, float64 or bfloat16, got {}", ctx.node().describe(),
+  if (dt != DType::kFloat && dt != DType::kDouble && !dtype_is_half(dt) && dt != DType::kUndefined)
+    return shape_error("{}: FusedMatMul takes float32, float64, float16 or bfloat16, got {}", ctx.node().describe(),
                        dtype_name(dt));
   if (!a || !b) {
     ctx.set_output(0, dt, std::nullopt);

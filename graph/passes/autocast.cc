@@ -55,71 +55,38 @@ class Rewriter {
     return name;
   }
 
-  // Appends a node (named after node_name, made unique) to out.
-  void emit(const std::string& op, std::vector<std::string> inputs, const std::string& output,
-            const std::string& node_name, std::vector<Attribute> attributes, std::vector<Node>& out) {
-    Node n;
-    n.name = fresh(node_name);
-    n.op_type = op;
-    n.inputs = std::move(inputs);
-    n.outputs = {output};
-    n.attributes = std::move(attributes);
-    out.push_back(std::move(n));
-  }
-
   // A Cast of `value` to `to` into `y` (a new value declared with value's
-  // shape when y is empty); returns y.
+  // shape when y is empty), in a node named after node_name; returns y.
   std::string cast(const std::string& value, DType to, const std::string& node_name, std::vector<Node>& out,
                    std::string y = "") {
     if (y.empty()) {
       y = fresh(value + "/" + (to == DType::kFloat ? "float" : suffix_));
       declare(y, value, to);
     }
-    emit("Cast", {value}, y, node_name, {Attribute::make_int("to", static_cast<int64_t>(to))}, out);
+    Node n;
+    n.name = fresh(node_name);
+    n.op_type = "Cast";
+    n.inputs = {value};
+    n.outputs = {y};
+    n.attributes = {Attribute::make_int("to", static_cast<int64_t>(to))};
+    out.push_back(std::move(n));
     ++report.casts;
     return y;
   }
 
-  // Rewrites one GEMM into out: casts in, the GEMM in the low type, the cast
-  // back, and a float32 Add of a bias or C the GEMM held.
+  // Rewrites one GEMM into out: casts in (a bias or C too, which the GEMM
+  // adds before its one rounding), the GEMM in the low type, the cast back.
   void rewrite(Node n, std::vector<Node>& out) {
     const std::string result = n.outputs[0];
-    std::string bias;  // FusedMatMul's bias or Gemm's C, added after the cast back
-    float beta = 1.f;
-    if (n.inputs.size() > 2) {
-      bias = n.inputs[2];
-      if (n.op_type == "Gemm") {
-        beta = n.attr_float("beta", 1.f);
-        std::erase_if(n.attributes, [](const Attribute& a) { return a.name == "beta"; });
-      }
-      n.inputs.resize(2);
-      if (beta == 0.f) bias.clear();
-    }
-    for (size_t i = 0; i < 2; ++i) n.inputs[i] = cast(n.inputs[i], low_, n.name + "/autocast_" + std::to_string(i), out);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      n.inputs[i] = cast(n.inputs[i], low_, n.name + "/autocast_" + std::to_string(i), out);
     std::string low_result = fresh(result + "/" + suffix_);
     declare(low_result, result, low_);
     n.outputs[0] = low_result;
     std::string node_name = n.name;
     out.push_back(std::move(n));
     ++report.nodes;
-    if (bias.empty()) {
-      cast(low_result, DType::kFloat, node_name + "/autocast_out", out, result);
-      return;
-    }
-    std::string product = fresh(result + "/product");
-    declare(product, result, DType::kFloat);
-    cast(low_result, DType::kFloat, node_name + "/autocast_out", out, product);
-    if (beta != 1.f) {
-      std::string scale = fresh(node_name + "/beta");
-      g_.initializers[scale] = Tensor::scalar_f32(beta);
-      g_.initializer_order.push_back(scale);
-      g_.values[scale] = ValueInfo{scale, DType::kFloat, Shape{}};
-      std::string scaled = fresh(bias + "/scaled");
-      declare(scaled, bias, DType::kFloat);
-      emit("Mul", {bias, scale}, scaled, node_name + "/beta_mul", {}, out);
-      bias = scaled;
-    }
-    emit("Add", {product, bias}, result, node_name + "/bias_add", {}, out);
+    cast(low_result, DType::kFloat, node_name + "/autocast_out", out, result);
   }
 
   AutocastReport report;
@@ -136,10 +103,7 @@ class Rewriter {
 
 Result<AutocastReport> autocast(Model& model, DType low) {
   if (low == DType::kFloat) return AutocastReport{};
-  if (low == DType::kFloat16)
-    return unsupported("--precision fp16 is not supported yet: it needs dynamic loss scaling (use bf16, which does "
-                       "not)");
-  if (low != DType::kBFloat16) return invalid_argument("autocast: {} is not a low precision", dtype_name(low));
+  if (!dtype_is_half(low)) return invalid_argument("autocast: {} is not a low precision", dtype_name(low));
   Graph& g = model.graph;
   std::unordered_map<std::string, DType> types;
   for (const auto& [name, v] : g.values) types[name] = v.dtype;
@@ -160,9 +124,12 @@ Result<AutocastReport> autocast(Model& model, DType low) {
   std::vector<Node> nodes;
   nodes.reserve(g.nodes.size());
   for (Node& n : g.nodes) {
+    // A Gemm that scales its C stays float32: C's gradient would be a
+    // 16-bit Mul, which has no kernel (exporters write beta 1).
     bool eligible = is_gemm(n) && n.inputs.size() >= 2 && n.outputs.size() == 1 && rw.float32(n.inputs[0]) &&
                     rw.float32(n.inputs[1]) && rw.float32(n.outputs[0]) &&
-                    (n.inputs.size() < 3 || n.inputs[2].empty() || rw.float32(n.inputs[2]));
+                    (n.inputs.size() < 3 || n.inputs[2].empty() || rw.float32(n.inputs[2])) &&
+                    (n.op_type != "Gemm" || n.inputs.size() < 3 || n.inputs[2].empty() || n.attr_float("beta", 1.f) == 1.f);
     if (eligible && n.inputs.size() == 3 && n.inputs[2].empty()) n.inputs.resize(2);
     if (eligible)
       rw.rewrite(std::move(n), nodes);

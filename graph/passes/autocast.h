@@ -1,21 +1,25 @@
-// autocast: --precision bf16. The GEMMs of the forward graph (MatMul, Gemm,
-// com.ort_train FusedMatMul) read their float32 operands through Casts to
-// bfloat16 and hand their product back through a Cast to float32, as
-// PyTorch's autocast does for the ops on its lower-precision list; everything
-// else (softmax, normalization, reductions, losses, exp/log, the elementwise
-// ops) stays float32. Run on the forward graph before the backward is built,
-// so the gradient GEMMs are bfloat16 too (each Cast's gradient is a Cast the
-// other way) and gradients reach the float32 master weights in float32.
+// autocast: --precision bf16 and fp16. The GEMMs of the forward graph
+// (MatMul, Gemm, com.ort_train FusedMatMul) read their float32 operands
+// through Casts to the 16-bit type and hand their product back through a Cast
+// to float32, as PyTorch's autocast does for the ops on its lower-precision
+// list; everything else (softmax, normalization, reductions, losses,
+// exp/log, the elementwise ops) stays float32. Run on the forward graph
+// before the backward is built, so the gradient GEMMs are 16-bit too (each
+// Cast's gradient is a Cast the other way) and gradients reach the float32
+// master weights in float32.
 //
 // Choices, where autocast leaves room:
-// - A FusedMatMul's bias and Gemm's C are added in float32 after the product
-//   is cast back (PyTorch's addmm would round the bias to bfloat16 first).
+// - A FusedMatMul's bias and Gemm's C are cast to the 16-bit type and added
+//   inside the GEMM before its one rounding, as PyTorch's addmm does; so the
+//   bias's gradient is a 16-bit sum, which overflows float16 exactly where
+//   PyTorch's does (what decides fp16's skipped steps). A Gemm with beta
+//   other than 1 stays float32 (its C gradient would need a 16-bit Mul).
 // - Every GEMM gets casts of its own, so a value that feeds several GEMMs
-//   (x into Q, K and V) has its gradients summed in float32, not bfloat16.
-// - Only float32 operands are cast: a model already in float64 or bfloat16
-//   is left as it is.
+//   (x into Q, K and V) has its gradients summed in float32, not 16 bits.
+// - Only float32 operands are cast: a model already in float64 or a 16-bit
+//   type is left as it is.
 // - Attention (com.ort_train Attention, attention_fusion's) and Conv stay
-//   float32 for now: they have no bfloat16 kernel yet.
+//   float32 for now: they have no 16-bit kernel yet.
 #pragma once
 #include <cstdint>
 
@@ -30,8 +34,8 @@ struct AutocastReport {
   int64_t casts = 0;  // Cast nodes inserted
 };
 
-// Rewrites the model's graph in place; `low` is DType::kBFloat16 (fp16 is not
-// supported yet: it needs dynamic loss scaling, and says so).
+// Rewrites the model's graph in place; `low` is DType::kBFloat16 or
+// DType::kFloat16 (whose training also scales the loss: training/loss_scaler.h).
 Result<AutocastReport> autocast(Model& model, DType low);
 
 }  // namespace ort_train

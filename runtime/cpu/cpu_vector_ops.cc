@@ -1,9 +1,11 @@
 // The training loop's vector arithmetic on the host, on the OpenMP pool.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 
 #include "cuda_kernels/cast_value.h"
+#include "cuda_kernels/unscale.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_clones.h"
 #include "runtime/vector_ops.h"
@@ -94,6 +96,19 @@ class CpuVectorOps : public VectorOps {
       for (int64_t k = lo; k < hi; ++k) a[k] *= s;
     });
     return Status::Ok();
+  }
+  Result<bool> unscale(const std::vector<Tensor>& ts, float inv_scale) override {
+    std::atomic<bool> found{false};
+    for (const Tensor& t : ts) {
+      RETURN_IF_ERROR(check_float_pair(t, t, "unscale"));
+      float* a = t.data<float>();
+      parallel_for(t.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
+        bool non_finite = false;
+        for (int64_t k = lo; k < hi; ++k) a[k] = unscale_element(a[k], inv_scale, non_finite);
+        if (non_finite) found = true;
+      });
+    }
+    return found.load();
   }
   Result<double> global_norm(const std::vector<Tensor>& ts) override {
     // Partial sums per fixed chunk, added in chunk order: the same result for any thread count.

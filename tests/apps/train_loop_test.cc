@@ -217,10 +217,61 @@ TEST_CASE("train.precision_bf16") {
   auto straight = loss_fields(d / "straight.jsonl");  // steps 1-6; the resumed run wrote steps 4-6
   REQUIRE(straight.size() == 6);
   CHECK(loss_fields(d / "resumed.jsonl") == std::vector<std::string>(straight.begin() + 3, straight.end()));
-  CliOutcome h = run_cli(mlp_args() + " --steps 1 --precision fp16", d.p.string());
-  CHECK(h.exit_code == 3);
-  CHECK(h.stderr_text.find("fp16 is not supported yet") != std::string::npos);
   CHECK(run_cli(mlp_args() + " --steps 1 --precision fp8", d.p.string()).exit_code != 0);
+  // A bf16 checkpoint resumes in bf16 only, and says so first.
+  CliOutcome other = run_cli(mlp_args() + " --checkpoint-dir " + (d / "ck") + " --steps 8 --resume", d.p.string());
+  CHECK(other.exit_code != 0);
+  CHECK(other.stderr_text.find("precision is 'bf16' in the checkpoint, 'fp32' here") != std::string::npos);
+}
+
+TEST_CASE("train.precision_fp16_scales_the_loss_and_skips_overflowing_steps") {
+  // A scale far too high for float16: the first steps overflow, are skipped
+  // (logged, the weights untouched: the loss repeats) and the scale halves
+  // until the gradients fit; then training proceeds, growing the scale every
+  // 3 clean steps. --metrics has the scale and the skips; resume across a
+  // skip is bit-exact, the scaler's state coming from the checkpoint.
+  Dir d("ort_train_precision_fp16");
+  std::string m = source_dir() + "/tests/models/mlp";
+  {
+    std::ifstream in(m + "/training.yaml");
+    std::ofstream out(d / "fp16.yaml");
+    out << in.rdbuf() << "\nprecision: fp16\nloss_scale: {init_scale: 1.0e+9, growth_interval: 3}\n";
+  }
+  std::string args = "--log-level info --model " + m + "/model.onnx --config " + (d / "fp16.yaml") + " --data " + m +
+                     "/train_batches --optimizer adam --lr 0.01 --device cpu";
+  CliOutcome f = run_cli(args + " --steps 30 --metrics " + (d / "straight.jsonl"), d.p.string());
+  INFO(f.stderr_text);
+  REQUIRE(f.exit_code == 0);
+  CHECK(f.stdout_text.find("fp16 loss scaling: initial scale 1e+09") != std::string::npos);
+  CHECK(f.stdout_text.find("step 1: a gradient holds inf or NaN at loss scale 1000000000: update skipped") !=
+        std::string::npos);
+  std::ifstream in(d / "straight.jsonl");
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  REQUIRE(lines.size() == 30);
+  CHECK(lines[0].find("\"loss_scale\": 1000000000, \"skipped\": 1") != std::string::npos);
+  CHECK(lines[1].find("\"loss_scale\": 500000000, \"skipped\": 1") != std::string::npos);
+  CHECK(lines.back().find("\"skipped\": 0") != std::string::npos);
+  auto losses = loss_fields(d / "straight.jsonl");
+  CHECK(losses[0] == losses[1]);        // skipped: the weights did not move
+  CHECK(losses.back() != losses.front());  // and later steps trained
+  // Resume from step 12 (a checkpoint written mid-run) to 30: the same losses bit for bit.
+  std::string ck = args + " --checkpoint-dir " + (d / "ck");
+  REQUIRE(run_cli(ck + " --steps 12", d.p.string()).exit_code == 0);
+  CliOutcome resumed = run_cli(ck + " --steps 30 --resume --metrics " + (d / "resumed.jsonl"), d.p.string());
+  INFO(resumed.stderr_text);
+  REQUIRE(resumed.exit_code == 0);
+  CHECK(loss_fields(d / "resumed.jsonl") == std::vector<std::string>(losses.begin() + 12, losses.end()));
+  auto c = read_checkpoint(d / "ck/ckpt-00000030.ortc");
+  REQUIRE(c.ok());
+  bool has_scale = false;
+  for (const auto& [name, t] : c->tensors) has_scale = has_scale || name == "scaler/scale";
+  CHECK(has_scale);
+  // loss_scale: without fp16 is read by nothing, and the run says so.
+  CliOutcome bf16 = run_cli(args + " --steps 1 --precision bf16", d.p.string());
+  CHECK(bf16.exit_code == 0);
+  CHECK(bf16.stdout_text.find("loss_scale: is read by --precision fp16 only") != std::string::npos);
 }
 
 }  // namespace ort_train::testing

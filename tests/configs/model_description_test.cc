@@ -64,6 +64,23 @@ TEST_CASE("description.json_reads_like_yaml") {
   CHECK(y->inputs[0].shape == j->inputs[0].shape);
 }
 
+TEST_CASE("description.loss_scale_has_grad_scaler_defaults") {
+  auto none = parse_description("precision: fp16\n", "");
+  REQUIRE(none.ok());
+  CHECK(none->precision == DType::kFloat16);
+  CHECK_FALSE(none->has_loss_scale);
+  CHECK(none->loss_scale.init_scale == 65536.0);
+  CHECK(none->loss_scale.growth_factor == 2.0);
+  CHECK(none->loss_scale.backoff_factor == 0.5);
+  CHECK(none->loss_scale.growth_interval == 2000);
+  auto some = parse_description("loss_scale: {init_scale: 1024, growth_interval: 10}\n", "");
+  REQUIRE(some.ok());
+  CHECK(some->has_loss_scale);
+  CHECK(some->loss_scale.init_scale == 1024.0);
+  CHECK(some->loss_scale.growth_interval == 10);
+  CHECK(some->loss_scale.backoff_factor == 0.5);
+}
+
 TEST_CASE("description.errors_name_the_key") {
   struct Bad {
     const char* text;
@@ -88,6 +105,10 @@ TEST_CASE("description.errors_name_the_key") {
            // Found by fuzz_description: std::stoll threw and the process aborted.
            Bad{"inputs: [{name: x, shape: [99999999999999999999]}]", "inputs[0].shape[0]: size 99999999999999999999 is out of range"},
            Bad{"? [a]: 1", "top level: expected a key name"},
+           Bad{"loss_scale: {init: 1024}", "loss_scale.init: unknown key"},
+           Bad{"loss_scale: {init_scale: -1}", "loss_scale.init_scale: expected a positive number"},
+           Bad{"loss_scale: {backoff_factor: 2}", "loss_scale.backoff_factor: expected less than 1"},
+           Bad{"loss_scale: {growth_interval: 0}", "loss_scale.growth_interval: expected a positive integer"},
        }) {
     auto d = parse_description(b.text, "", "desc.yaml");
     INFO(b.text);

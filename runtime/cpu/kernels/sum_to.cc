@@ -15,8 +15,8 @@ Status sum_to(KernelContext& ctx) {
     return Status::Ok();
   }
   std::vector<bool> axes = sum_to_axes(x.dims(), target);
-  if (x.dtype() == DType::kBFloat16) {
-    // Summed in float32 and rounded once (autocast's bfloat16 GEMM gradients
+  if (dtype_is_half(x.dtype())) {
+    // Summed in float32 and rounded once (autocast's 16-bit GEMM gradients
     // over broadcast batch dims).
     Tensor wide = Tensor::host(DType::kFloat, x.dims()), sum = Tensor::host(DType::kFloat, target);
     ASSIGN_OR_RETURN(VectorOps * ops, vector_ops(DeviceKind::kCpu));
@@ -28,7 +28,7 @@ Status sum_to(KernelContext& ctx) {
   return sum_axes(x, axes, ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 
-const std::vector<DType> kSumToDtypes{DType::kFloat, DType::kDouble, DType::kBFloat16};
+const std::vector<DType> kSumToDtypes{DType::kFloat, DType::kDouble, DType::kBFloat16, DType::kFloat16};
 
 }  // namespace
 

@@ -3,7 +3,10 @@
 // alpha, an optional bias added to the rows after the GEMM) and Gemm through
 // cuBLAS. Row-major C = A B is computed as the
 // column-major C^T = B^T A^T. float32 may use TF32 tensor cores unless the
-// device was configured with allow_tf32 = false.
+// device was configured with allow_tf32 = false. float16 and bfloat16
+// (--precision fp16/bf16's autocast) compute in float32 and round once; their
+// FusedMatMul bias enters as cuBLAS's beta * C, before that rounding, as the
+// CPU kernels and PyTorch's addmm add it.
 #include "cuda_kernels/copy.h"
 #include "cuda_kernels/vector_math.h"
 #include "runtime/cuda/kernels/common.h"
@@ -25,6 +28,9 @@ Status gemm_batched(DType t, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
     dt = CUDA_R_32F;
     compute = cx.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     if (cx.deterministic && !cx.allow_tf32) compute = CUBLAS_COMPUTE_32F_PEDANTIC;
+  } else if (t == DType::kFloat16 || t == DType::kBFloat16) {
+    dt = t == DType::kFloat16 ? CUDA_R_16F : CUDA_R_16BF;
+    compute = CUBLAS_COMPUTE_32F;  // float32 accumulation; alpha and beta are float
   } else if (t == DType::kDouble) {
     dt = CUDA_R_64F;
     compute = CUBLAS_COMPUTE_64F;
@@ -49,8 +55,9 @@ Status gemm_batched(DType t, bool ta, bool tb, int64_t m, int64_t n, int64_t k, 
   return Status::Ok();
 }
 
-// Y = alpha * A' @ B' (A' = A with its last two dims swapped when ta, B' likewise).
-Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
+// Y = alpha * A' @ B' + beta * Y (A' = A with its last two dims swapped when
+// ta, B' likewise; beta 0: Y is only written).
+Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha, double beta = 0.0) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   CUDA_OUTPUT(Y, ctx, 0);
@@ -64,7 +71,7 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
   int64_t m = ad[ra - (ta ? 1 : 2)], k = ad[ra - (ta ? 2 : 1)], n = bd[rb - (tb ? 2 : 1)];
   int64_t lda = ad[ra - 1], ldb = bd[rb - 1];
   if (k == 0) {
-    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(Y.raw(), 0, Y.nbytes(), stream()));
+    if (beta == 0.0) CUDA_RETURN_IF_ERROR(cudaMemsetAsync(Y.raw(), 0, Y.nbytes(), stream()));
     return Status::Ok();
   }
   Dims a_batch(ad.begin(), ad.end() - 2), b_batch(bd.begin(), bd.end() - 2);
@@ -77,11 +84,11 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
   int64_t batch = num_elements(out_batch);
   // Shared weight (B without batch): fold A's batch into its rows, one large GEMM.
   if (b_count == 1 && !ta)
-    return gemm_batched(A.dtype(), false, tb, a_count * m, n, k, alpha, A.raw(), lda, 0, B.raw(), ldb, 0, 0.0, Y.raw(),
+    return gemm_batched(A.dtype(), false, tb, a_count * m, n, k, alpha, A.raw(), lda, 0, B.raw(), ldb, 0, beta, Y.raw(),
                         n, 0, 1);
   if ((a_count == batch || a_count == 1) && (b_count == batch || b_count == 1))
     return gemm_batched(A.dtype(), ta, tb, m, n, k, alpha, A.raw(), lda, a_count == 1 ? 0 : m * k, B.raw(), ldb,
-                        b_count == 1 ? 0 : k * n, 0.0, Y.raw(), n, m * n, batch);
+                        b_count == 1 ? 0 : k * n, beta, Y.raw(), n, m * n, batch);
   // Partial broadcasting of batch dims: one GEMM per output batch.
   size_t es = dtype_size(A.dtype());
   Dims as = row_major_strides(a_batch), bs = row_major_strides(b_batch), os = row_major_strides(out_batch);
@@ -94,7 +101,7 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha) {
     }
     RETURN_IF_ERROR(gemm_batched(A.dtype(), ta, tb, m, n, k, alpha,
                                  static_cast<const char*>(A.raw()) + ai * m * k * es, lda, 0,
-                                 static_cast<const char*>(B.raw()) + bi * k * n * es, ldb, 0, 0.0,
+                                 static_cast<const char*>(B.raw()) + bi * k * n * es, ldb, 0, beta,
                                  static_cast<char*>(Y.raw()) + i * m * n * es, n, 0, 1));
   }
   return Status::Ok();
@@ -107,6 +114,18 @@ Status matmul(KernelContext& ctx) { return matmul_impl(ctx, false, false, 1.0); 
 // rounding, and the fusion promises the Add's values exactly.
 Status fused_matmul(KernelContext& ctx) {
   const Node& node = ctx.node();
+  if (dtype_is_half(ctx.input(0).dtype()) && ctx.has_input(2)) {
+    // 16-bit: Y = broadcast(bias), then Y = alpha A' B' + Y in float32, one rounding.
+    CUDA_OUTPUT(Y, ctx, 0);
+    const Tensor& bias = ctx.input(2);
+    if (bias.dtype() != Y.dtype() || bias.rank() != 1 || Y.rank() == 0 || bias.dims()[0] != Y.dims().back())
+      return invalid_argument("{}: needs a 1-D bias of the operands' dtype and Y's last dim", node.describe());
+    if (Y.numel() == 0) return Status::Ok();
+    ASSIGN_OR_RETURN(CopyMap cm, expand_map(bias.dims(), Y.dims()));
+    CUDA_RETURN_IF_ERROR(launch_gather_copy(bias.raw(), Y.raw(), Y.numel(), 2, cm, stream()));
+    return matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
+                       node.attr_float("alpha", 1.f), 1.0);
+  }
   RETURN_IF_ERROR(matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
                               node.attr_float("alpha", 1.f)));
   if (!ctx.has_input(2)) return Status::Ok();

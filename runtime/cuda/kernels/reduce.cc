@@ -8,7 +8,7 @@ namespace ort_train::cuda {
 namespace {
 
 Status reduce_into(KernelContext& ctx, ReduceOp op, const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
-  auto t = elem_type(x.dtype());
+  auto t = stored_elem_type(x.dtype());  // 16-bit floats too, summed in float32
   if (!t || *t == ElemType::kBool) return unsupported_cuda_dtype(ctx, x.dtype());
   ASSIGN_OR_RETURN(ReduceMaps m, reduce_maps(x.dims(), reduced));
   CUDA_RETURN_IF_ERROR(launch_reduce(op, *t, x.raw(), out.raw(), out.numel(), m.count, m.kept, m.reduced, stream()));

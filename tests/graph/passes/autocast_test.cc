@@ -1,4 +1,4 @@
-// autocast (--precision bf16): which nodes it rewrites and how; the GEMM
+// autocast (--precision bf16/fp16): which nodes it rewrites and how; the GEMM
 // FLOP count `inspect` reports per dtype.
 #include "graph/gemm_flops.h"
 #include "graph/passes/autocast.h"
@@ -18,29 +18,36 @@ std::vector<std::string> ops(const Model& m) {
 
 }  // namespace
 
-TEST_CASE("autocast: a Gemm reads bfloat16 casts, its C is added in float32 after the cast back", "[passes][autocast]") {
-  NodeSpec spec{"Gemm", {random_tensor({4, 3}, 1), random_tensor({5, 3}, 2), random_tensor({5}, 3)},
-                {Attribute::make_int("transB", 1), Attribute::make_float("beta", 0.5f)}};
-  Model m = single_node_model(spec);
-  auto r = autocast(m, DType::kBFloat16);
-  REQUIRE(r.ok());
-  CHECK(r->nodes == 1);
-  CHECK(r->casts == 3);
-  CHECK(ops(m) == std::vector<std::string>{"Cast", "Cast", "Gemm", "Cast", "Mul", "Add"});
-  const Node& gemm = m.graph.nodes[2];
-  CHECK(gemm.inputs.size() == 2);  // C left the GEMM
-  CHECK(gemm.attr("beta") == nullptr);
-  CHECK(m.graph.value(gemm.outputs[0])->dtype == DType::kBFloat16);
-  CHECK(m.graph.nodes.back().outputs[0] == "out0");  // the graph's output keeps its name
+TEST_CASE("autocast: a Gemm reads 16-bit casts of A, B and C, and its product is cast back", "[passes][autocast]") {
+  for (DType low : {DType::kBFloat16, DType::kFloat16}) {
+    NodeSpec spec{"Gemm", {random_tensor({4, 3}, 1), random_tensor({5, 3}, 2), random_tensor({5}, 3)},
+                  {Attribute::make_int("transB", 1)}};
+    Model m = single_node_model(spec);
+    auto r = autocast(m, low);
+    REQUIRE(r.ok());
+    CHECK(r->low == low);
+    CHECK(r->nodes == 1);
+    CHECK(r->casts == 4);
+    CHECK(ops(m) == std::vector<std::string>{"Cast", "Cast", "Cast", "Gemm", "Cast"});
+    const Node& gemm = m.graph.nodes[3];
+    REQUIRE(gemm.inputs.size() == 3);  // C stays in the GEMM, added before its one rounding (PyTorch's addmm)
+    for (const std::string& in : gemm.inputs) CHECK(m.graph.value(in)->dtype == low);
+    CHECK(m.graph.value(gemm.outputs[0])->dtype == low);
+    CHECK(m.graph.nodes.back().outputs[0] == "out0");  // the graph's output keeps its name
+  }
 }
 
-TEST_CASE("autocast: fp32 changes nothing, fp16 is refused, non-float32 GEMMs are left alone", "[passes][autocast]") {
+TEST_CASE("autocast: fp32 changes nothing; a Gemm scaling C and non-float32 GEMMs are left alone", "[passes][autocast]") {
   Model m = single_node_model({"MatMul", {random_tensor({2, 3}, 1), random_tensor({3, 4}, 2)}});
   REQUIRE(autocast(m, DType::kFloat).ok());
   CHECK(ops(m) == std::vector<std::string>{"MatMul"});
-  auto fp16 = autocast(m, DType::kFloat16);
-  REQUIRE_FALSE(fp16.ok());
-  CHECK(fp16.status().code() == ErrorCode::kUnsupported);
+  REQUIRE_FALSE(autocast(m, DType::kDouble).ok());
+  Model scaled = single_node_model({"Gemm", {random_tensor({4, 3}, 1), random_tensor({3, 5}, 2), random_tensor({5}, 3)},
+                                    {Attribute::make_float("beta", 0.5f)}});
+  auto kept = autocast(scaled, DType::kFloat16);
+  REQUIRE(kept.ok());
+  CHECK(kept->nodes == 0);
+  CHECK(ops(scaled) == std::vector<std::string>{"Gemm"});
   Model ints = single_node_model({"MatMul", {make<int64_t>({1, 2}, {1, 2}), make<int64_t>({2, 1}, {3, 4})}});
   auto r = autocast(ints, DType::kBFloat16);
   REQUIRE(r.ok());
