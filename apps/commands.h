@@ -58,6 +58,7 @@ struct TrainArgs {
   std::string device;       // cpu | cuda | cuda:i; empty: cuda when a GPU is usable, else cpu
   bool deterministic = false;
   int zero = 0;               // ZeRO stage (0 or 1)
+  std::string allreduce_dtype = "fp32";  // the gradients' dtype between ranks (fp32 or bf16)
   double comm_timeout = 600;  // seconds a collective may take before the job ends
   double bucket_mb = 25;  // data parallelism: gradient bucket size (0: no overlap with the backward)
   bool no_tf32 = false;

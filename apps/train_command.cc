@@ -48,6 +48,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
                     "under mpirun: gradient bucket size in MiB; each bucket's allreduce starts while the backward "
                     "runs (0: reduce after the backward)")
       ->check(CLI::NonNegativeNumber);
+  train->add_option("--allreduce-dtype", args.allreduce_dtype,
+                    "under mpirun: fp32 (default) or bf16, the gradients rounded to bfloat16 for the sum over the "
+                    "ranks (half the bytes; the optimizer still reads float32)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   train->add_option("--zero", args.zero,
                     "under mpirun: 1 keeps each rank's optimizer state for 1/N of the parameters (ZeRO stage 1; "
                     "CPU so far); 0 (default) replicates it")
@@ -318,6 +322,7 @@ Status train_command(const TrainArgs& args) {
   options.bucket_bytes = static_cast<size_t>(args.bucket_mb * 1048576.0);
   options.zero_stage = args.zero;
   options.loss_scale = desc.loss_scale;
+  options.allreduce_dtype = args.allreduce_dtype == "bf16" ? DType::kBFloat16 : DType::kFloat;
   if (desc.has_loss_scale && tg.loss_scale_input.empty())
     spdlog::warn("loss_scale: is read by --precision fp16 only; this run is {} and scales nothing",
                  tg.autocast.low == DType::kBFloat16 ? "bf16" : "fp32");

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""--precision bf16 against fp32 on the two examples' real training runs: the
-held-out loss each reaches, and the difference as a percentage.
+"""--precision bf16 and fp16 against fp32 on the two examples' real training
+runs: the held-out loss each reaches, and the difference as a percentage.
 
     python3 bench/precision_convergence.py [--ort-train build/ort_train] [--threads 2]
 
-Runs (each twice, --precision fp32 then bf16, the same seed and data):
+Runs (each three times, --precision fp32, bf16, fp16 with its default loss
+scaling, the same seed and data):
   char_lm  the README's main job: examples/char_lm/char_lm.yaml, 1500 AdamW
            steps on the license texts (tools/make_text_dataset.py writes the
            data into a temporary folder)
@@ -59,15 +60,16 @@ def main():
         rows = []
         for name, cmd in jobs.items():
             got = {}
-            for precision in ("fp32", "bf16"):
+            for precision in ("fp32", "bf16", "fp16"):
                 metrics = os.path.join(tmp, f"{name}_{precision}.jsonl")
                 run(cmd + ["--precision", precision, "--metrics", metrics])
                 got[precision] = last_eval(metrics)
-            (f_loss, steps), (b_loss, _) = got["fp32"], got["bf16"]
-            rows.append(f"| {name} | {steps} | {f_loss:.4f} | {b_loss:.4f} | {100 * (b_loss - f_loss) / f_loss:+.2f}% |")
+            (f_loss, steps), (b_loss, _), (h_loss, _) = got["fp32"], got["bf16"], got["fp16"]
+            rows.append(f"| {name} | {steps} | {f_loss:.4f} | {b_loss:.4f} | {100 * (b_loss - f_loss) / f_loss:+.2f}% | "
+                        f"{h_loss:.4f} | {100 * (h_loss - f_loss) / f_loss:+.2f}% |")
     print(f"Command: `python3 bench/precision_convergence.py --threads {args.threads}`\n")
-    print("| example | steps | held-out loss fp32 | held-out loss bf16 | bf16 vs fp32 |")
-    print("|---|---|---|---|---|")
+    print("| example | steps | held-out loss fp32 | bf16 | bf16 vs fp32 | fp16 | fp16 vs fp32 |")
+    print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
 
 

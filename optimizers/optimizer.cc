@@ -36,6 +36,22 @@ OptimizerSettings resolve_optimizer_settings(const OptimizerConfig& c) {
   return s;
 }
 
+namespace {
+
+// low[b, e) = value[b, e) rounded to low's 16-bit type (nearest even).
+void round_into(const Tensor& value, const Tensor& low, int64_t b, int64_t e) {
+  const float* w = value.data<float>();
+  if (low.dtype() == DType::kBFloat16) {
+    BFloat16* out = low.data<BFloat16>();
+    for (int64_t k = b; k < e; ++k) out[k] = BFloat16(w[k]);
+  } else {
+    Float16* out = low.data<Float16>();
+    for (int64_t k = b; k < e; ++k) out[k] = Float16(w[k]);
+  }
+}
+
+}  // namespace
+
 Optimizer::Optimizer(OptimizerSettings s, std::vector<ParamSlot> params) : s_(std::move(s)), params_(std::move(params)) {
   for (const ParamSlot& p : params_) {
     offsets_.push_back(total_);
@@ -44,13 +60,18 @@ Optimizer::Optimizer(OptimizerSettings s, std::vector<ParamSlot> params) : s_(st
 }
 
 template <typename F>
-void Optimizer::for_each_chunk(F&& fn) const {
+void Optimizer::for_each_chunk(F&& fn, bool updates_weights) const {
   std::vector<std::array<int64_t, 3>> tasks;  // (param, begin, end)
   for (size_t i = 0; i < params_.size(); ++i)
     for (int64_t b = 0; b < params_[i].value.numel(); b += kChunk)
       tasks.push_back({static_cast<int64_t>(i), b, std::min(params_[i].value.numel(), b + kChunk)});
   parallel_for(static_cast<int64_t>(tasks.size()), 1, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) fn(static_cast<size_t>(tasks[t][0]), tasks[t][1], tasks[t][2]);
+    for (int64_t t = b; t < e; ++t) {
+      size_t i = static_cast<size_t>(tasks[t][0]);
+      fn(i, tasks[t][1], tasks[t][2]);
+      if (updates_weights)
+        for (const Tensor& low : params_[i].low) round_into(params_[i].value, low, tasks[t][1], tasks[t][2]);
+    }
   });
 }
 
@@ -221,7 +242,7 @@ class Lamb final : public Optimizer {
       }
       w_parts[i][static_cast<size_t>(b / kChunk)] = ws;
       r_parts[i][static_cast<size_t>(b / kChunk)] = rs;
-    });
+    }, false);  // the moments pass: the weights change in the second
     std::vector<double> w_sq(n, 0.0), r_sq(n, 0.0);
     for (size_t i = 0; i < n; ++i)
       for (size_t c = 0; c < w_parts[i].size(); ++c) {
@@ -257,6 +278,10 @@ Status Optimizer::prepare(const OptimizerSettings& s, std::vector<ParamSlot>& pa
     if (p.value.dtype() != DType::kFloat)
       return unsupported("optimizer: parameter '{}' is {}; only float32 parameters train", p.name,
                          dtype_name(p.value.dtype()));
+    for (const Tensor& low : p.low)
+      if (!dtype_is_half(low.dtype()) || low.numel() != p.value.numel())
+        return invalid_argument("optimizer: a 16-bit copy of '{}' is {} {}", p.name, dtype_name(low.dtype()),
+                                dims_to_string(low.dims()));
     for (const std::string& glob : s.no_decay)
       if (fnmatch(glob.c_str(), p.name.c_str(), 0) == 0) p.decay = false;
   }

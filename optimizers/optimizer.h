@@ -20,6 +20,9 @@ struct ParamSlot {
   std::string name;
   Tensor value;          // the initializer itself: updated in place
   bool decay = true;     // weight decay applies (not matched by no_decay)
+  // --precision: 16-bit copies of the value the graph reads, rounded from it
+  // by the CPU optimizers chunk by chunk right after each chunk's update.
+  std::vector<Tensor> low;
 };
 
 // Resolved settings: the description's values or each optimizer's PyTorch default.
@@ -65,9 +68,11 @@ class Optimizer {
 
  protected:
   Optimizer(OptimizerSettings s, std::vector<ParamSlot> params);
-  // Calls fn(param index, begin, end) over chunks of every parameter, in parallel.
+  // Calls fn(param index, begin, end) over chunks of every parameter, in
+  // parallel; when fn updates the weights, each chunk's 16-bit copies
+  // (ParamSlot::low) are rounded from it right after, while it is in cache.
   template <typename F>
-  void for_each_chunk(F&& fn) const;
+  void for_each_chunk(F&& fn, bool updates_weights = true) const;
   Status check(const std::vector<Tensor>& grads) const;
 
   OptimizerSettings s_;

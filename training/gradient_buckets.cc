@@ -4,10 +4,25 @@
 
 namespace ort_train {
 
-GradientBuckets::GradientBuckets(const ParameterStore& store, const GradientGraph& gg, size_t bucket_bytes) {
+Result<std::unique_ptr<GradientBuckets>> GradientBuckets::create(const ParameterStore& store, const GradientGraph& gg,
+                                                                 size_t bucket_bytes, DType wire, Device& device) {
+  if (wire != DType::kFloat && wire != DType::kBFloat16)
+    return invalid_argument("gradients are reduced in float32 or bfloat16, not {}", dtype_name(wire));
+  std::unique_ptr<GradientBuckets> made(new GradientBuckets());
+  GradientBuckets& self = *made;
+  ASSIGN_OR_RETURN(self.math_, vector_ops(device.kind()));
+  auto with_wire = [&](Tensor slice) -> Result<Bucket> {
+    Bucket b;
+    b.slice = std::move(slice);
+    if (wire == DType::kBFloat16) {
+      ASSIGN_OR_RETURN(b.wire, to_device(device, Tensor::host(DType::kBFloat16, b.slice.dims())));
+    }
+    return b;
+  };
   for (const ParameterStore::Group& grp : store.groups()) {
     if (grp.has_masters() || grp.dtype != DType::kFloat || bucket_bytes == 0) {
-      after_run_.push_back(grp.master_grads);
+      ASSIGN_OR_RETURN(Bucket b, with_wire(grp.master_grads));
+      self.after_run_.push_back(std::move(b));
       continue;
     }
     std::vector<const ParameterStore::Entry*> entries;
@@ -22,15 +37,31 @@ GradientBuckets::GradientBuckets(const ParameterStore& store, const GradientGrap
         bytes += entries[begin]->grad.nbytes();
       }
       size_t first = entries[begin]->offset, last = entries[end - 1]->offset + entries[end - 1]->grad.nbytes();
-      Bucket b;
-      b.slice = Tensor(DType::kFloat, {static_cast<int64_t>((last - first) / 4)},
-                       Storage::view(grp.grads.storage(), first, last - first));
+      ASSIGN_OR_RETURN(Bucket b, with_wire(Tensor(DType::kFloat, {static_cast<int64_t>((last - first) / 4)},
+                                                  Storage::view(grp.grads.storage(), first, last - first))));
       b.members = end - begin;
-      for (size_t i = begin; i < end; ++i) bucket_of_[gg.gradient.at(entries[i]->name)] = buckets_.size();
-      buckets_.push_back(std::move(b));
+      for (size_t i = begin; i < end; ++i) self.bucket_of_[gg.gradient.at(entries[i]->name)] = self.buckets_.size();
+      self.buckets_.push_back(std::move(b));
       end = begin;
     }
   }
+  return made;
+}
+
+Status GradientBuckets::start(Bucket& b, Communicator& comm) {
+  if (!b.wire.defined()) {
+    ASSIGN_OR_RETURN(b.request, comm.iallreduce_sum(b.slice));
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(math_->convert(b.slice, b.wire));
+  ASSIGN_OR_RETURN(b.request, comm.iallreduce_sum(b.wire));
+  return Status::Ok();
+}
+
+Status GradientBuckets::land(Bucket& b) {
+  RETURN_IF_ERROR(b.request->wait());
+  b.request.reset();
+  return b.wire.defined() ? math_->convert(b.wire, b.slice) : Status::Ok();
 }
 
 void GradientBuckets::begin() {
@@ -44,9 +75,7 @@ Status GradientBuckets::gradient_ready(const std::string& name, Communicator& co
   auto it = bucket_of_.find(name);
   if (it == bucket_of_.end()) return Status::Ok();
   Bucket& b = buckets_[it->second];
-  if (++b.arrived == b.members) {
-    ASSIGN_OR_RETURN(b.request, comm.iallreduce_sum(b.slice));
-  }
+  if (++b.arrived == b.members) RETURN_IF_ERROR(start(b, comm));
   for (Bucket& other : buckets_)  // MPI progresses non-blocking collectives inside its calls
     if (other.request) other.request->test();
   return Status::Ok();
@@ -55,15 +84,13 @@ Status GradientBuckets::gradient_ready(const std::string& name, Communicator& co
 Result<double> GradientBuckets::finish(Communicator& comm) {
   auto started = std::chrono::steady_clock::now();
   for (Bucket& b : buckets_) {
-    if (!b.request) {  // a gradient never reported (not produced this run): reduce it now
-      ASSIGN_OR_RETURN(b.request, comm.iallreduce_sum(b.slice));
-    }
+    if (!b.request) RETURN_IF_ERROR(start(b, comm));  // a gradient never reported (not produced this run)
   }
-  for (Bucket& b : buckets_) {
-    RETURN_IF_ERROR(b.request->wait());
-    b.request.reset();
+  for (Bucket& b : buckets_) RETURN_IF_ERROR(land(b));
+  for (Bucket& b : after_run_) {
+    RETURN_IF_ERROR(start(b, comm));
+    RETURN_IF_ERROR(land(b));
   }
-  for (const Tensor& t : after_run_) RETURN_IF_ERROR(comm.allreduce_sum(t));
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
 }
 

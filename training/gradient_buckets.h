@@ -5,7 +5,9 @@
 // DDP's reducer). The store follows the model's order and the backward makes
 // gradients final roughly in reverse, so buckets are cut from the end of each
 // buffer. 16-bit groups are summed into their float32 master gradients only
-// after the run, so theirs are reduced then.
+// after the run, so theirs are reduced then. With a bfloat16 wire type
+// (--allreduce-dtype bf16) each bucket is rounded into a bfloat16 copy, that
+// copy is summed over the ranks, and the sum is widened back.
 #pragma once
 #include <map>
 #include <memory>
@@ -15,13 +17,16 @@
 #include "autodiff/training_graph.h"
 #include "runtime/communicator.h"
 #include "runtime/parameter_store.h"
+#include "runtime/vector_ops.h"
 
 namespace ort_train {
 
 class GradientBuckets {
  public:
-  // bucket_bytes 0: no overlap, every buffer reduced after the run.
-  GradientBuckets(const ParameterStore& store, const GradientGraph& gg, size_t bucket_bytes);
+  // bucket_bytes 0: no overlap, every buffer reduced after the run. `wire`:
+  // kFloat, or kBFloat16 (copies made on `device`, converted by its vector ops).
+  static Result<std::unique_ptr<GradientBuckets>> create(const ParameterStore& store, const GradientGraph& gg,
+                                                         size_t bucket_bytes, DType wire, Device& device);
   size_t buckets() const { return buckets_.size(); }
   // Before the step's last micro-batch.
   void begin();
@@ -33,14 +38,19 @@ class GradientBuckets {
   Result<double> finish(Communicator& comm);
 
  private:
+  GradientBuckets() = default;
   struct Bucket {
     Tensor slice;  // float32 view of part of a group's gradient buffer
+    Tensor wire;   // its bfloat16 copy, with --allreduce-dtype bf16 (else undefined)
     size_t members = 0, arrived = 0;
     std::unique_ptr<CommRequest> request;
   };
   std::vector<Bucket> buckets_;
   std::map<std::string, size_t> bucket_of_;  // gradient output -> bucket
-  std::vector<Tensor> after_run_;            // reduced whole after the run
+  std::vector<Bucket> after_run_;            // reduced whole after the run
+  VectorOps* math_ = nullptr;                // the device's conversions, for a bfloat16 wire
+  Status start(Bucket& b, Communicator& comm);
+  Status land(Bucket& b);                    // the bfloat16 sum widened back into the slice
 };
 
 }  // namespace ort_train

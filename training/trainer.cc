@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "graph/reachability.h"
 #include "optimizers/schedule.h"
@@ -70,6 +71,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     RETURN_IF_ERROR(t->device_->synchronize());
   }
   for (const ParameterStore::Entry& e : t->store_->entries()) g.initializers[e.name] = e.param;
+  RETURN_IF_ERROR(t->hoist_weight_casts());
   std::vector<std::string> stats;
   for (const auto& writeback : t->stat_writebacks_) stats.push_back(writeback.first);
   ASSIGN_OR_RETURN(Model step, training_step_model(t->tg_.model, t->tg_.gradients, stats));
@@ -81,8 +83,19 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     // 16-bit gradients are written every micro-batch and summed into their float32 master gradient.
     RETURN_IF_ERROR(t->executor_->bind_output(t->tg_.gradients.gradient.at(e.name), e.grad));
     // The optimizer updates float32 masters: the parameters themselves unless they are 16-bit.
-    params.push_back(ParamSlot{e.name, e.master, true});
+    params.push_back(ParamSlot{e.name, e.master, true, {}});
     t->grads_.push_back(e.master_grad);
+  }
+  // The hoisted 16-bit weight copies, where the executor reads them; the CPU
+  // optimizers round them in their update's pass (ZeRO's shards excepted).
+  for (auto& [weight, copies] : t->low_copies_) {
+    for (auto& [name, tensor] : copies) {
+      ASSIGN_OR_RETURN(tensor, t->executor_->constant(name));
+    }
+    if (t->device_->kind() != DeviceKind::kCpu) continue;
+    for (ParamSlot& slot : params)
+      if (slot.name == weight)
+        for (const auto& [name, tensor] : copies) slot.low.push_back(tensor);
   }
   t->executor_->forget_host_copies(t->updated_initializers());
   if (t->options_.zero_stage == 1 && t->world_ > 1) {
@@ -133,8 +146,12 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   }
   // Buckets overlap the backward with MPI on the CPU and with NCCL's own stream on GPUs;
   // GPU gradients reduced through host memory wait for the whole backward.
-  if (t->world_ > 1 && !t->zero_ && (t->device_->kind() == DeviceKind::kCpu || t->device_comm_))
-    t->buckets_ = std::make_unique<GradientBuckets>(*t->store_, t->tg_.gradients, t->options_.bucket_bytes);
+  if (t->options_.allreduce_dtype != DType::kFloat && t->zero_)
+    return unsupported("--allreduce-dtype bf16 with --zero 1: ZeRO reduce-scatters float32 gradients so far");
+  if (t->world_ > 1 && !t->zero_ && (t->device_->kind() == DeviceKind::kCpu || t->device_comm_)) {
+    ASSIGN_OR_RETURN(t->buckets_, GradientBuckets::create(*t->store_, t->tg_.gradients, t->options_.bucket_bytes,
+                                                          t->options_.allreduce_dtype, *t->device_));
+  }
   ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
   if (!t->tg_.loss_scale_input.empty()) t->scaler_.emplace(t->options_.loss_scale);
   if (t->zero_) {
@@ -287,6 +304,8 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
   // The 16-bit parameters the graph reads, rounded from the updated masters.
   for (const ParameterStore::Group& grp : store_->groups())
     if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
+  // The hoisted weight copies, where the optimizer did not round them in its pass.
+  if (zero_ || device_->kind() != DeviceKind::kCpu) RETURN_IF_ERROR(refresh_low_copies());
   r.step = ++steps_done_;
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return r;
@@ -305,14 +324,20 @@ Status Trainer::reduce_over_ranks(StepReport& r, double& loss_sum) {
     RETURN_IF_ERROR(buckets_->finish(reducer()).status());
   } else {
     for (const ParameterStore::Group& grp : store_->groups()) {
-      if (device_comm_) {  // NCCL, on the device's compute stream
-        RETURN_IF_ERROR(device_comm_->allreduce_sum(grp.master_grads));
-        continue;
+      // --allreduce-dtype bf16: a rounded copy travels, and its sum comes back widened.
+      Tensor wire = grp.master_grads;
+      if (options_.allreduce_dtype == DType::kBFloat16) {
+        ASSIGN_OR_RETURN(wire, to_device(*device_, Tensor::host(DType::kBFloat16, grp.master_grads.dims())));
+        RETURN_IF_ERROR(math_->convert(grp.master_grads, wire));
       }
-      // The MPI backend reduces host buffers.
-      ASSIGN_OR_RETURN(Tensor host, to_host(*device_, grp.master_grads));
-      RETURN_IF_ERROR(comm.allreduce_sum(host));
-      RETURN_IF_ERROR(device_->copy(host, grp.master_grads));
+      if (device_comm_) {  // NCCL, on the device's compute stream
+        RETURN_IF_ERROR(device_comm_->allreduce_sum(wire));
+      } else {  // the MPI backend reduces host buffers
+        ASSIGN_OR_RETURN(Tensor host, to_host(*device_, wire));
+        RETURN_IF_ERROR(comm.allreduce_sum(host));
+        RETURN_IF_ERROR(device_->copy(host, wire));
+      }
+      if (wire.raw() != grp.master_grads.raw()) RETURN_IF_ERROR(math_->convert(wire, grp.master_grads));
     }
   }
   Tensor totals = Tensor::from_vector<double>({3}, {loss_sum, static_cast<double>(r.samples), static_cast<double>(r.tokens)});
@@ -409,7 +434,43 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
 std::vector<std::string> Trainer::updated_initializers() const {
   std::vector<std::string> names = tg_.gradients.trainable;
   for (const auto& [out, init] : stat_writebacks_) names.push_back(init);
+  for (const auto& [weight, copies] : low_copies_)
+    for (const auto& [name, tensor] : copies) names.push_back(name);
   return names;
+}
+
+Status Trainer::hoist_weight_casts() {
+  // A Cast of a float32 trainable weight to 16 bits (autocast's, one per GEMM
+  // that reads the weight) computes the same copy in every forward; its
+  // output becomes an initializer instead, made here and refreshed once per
+  // step after the update. The training graph a user saves keeps the Casts.
+  Graph& g = tg_.model.graph;
+  std::set<std::string> outputs;
+  for (const ValueInfo& v : g.outputs) outputs.insert(v.name);
+  ASSIGN_OR_RETURN(VectorOps * host_math, vector_ops(DeviceKind::kCpu));
+  Status failed = Status::Ok();
+  std::erase_if(g.nodes, [&](const Node& n) {
+    if (!failed.ok() || n.op_type != "Cast" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+        outputs.count(n.outputs[0]))
+      return false;
+    const ParameterStore::Entry* e = store_->find(n.inputs[0]);
+    DType to = static_cast<DType>(n.attr_int("to", 0));
+    if (!e || e->param.dtype() != DType::kFloat || !dtype_is_half(to)) return false;
+    Tensor low = Tensor::host(to, e->param.dims());
+    auto weight = to_host(*device_, e->param);
+    failed = weight.ok() ? host_math->convert(*weight, low) : weight.status();
+    g.initializers[n.outputs[0]] = low;
+    g.initializer_order.push_back(n.outputs[0]);
+    low_copies_[e->name].emplace_back(n.outputs[0], low);
+    return true;
+  });
+  return failed;
+}
+
+Status Trainer::refresh_low_copies() {
+  for (const auto& [weight, copies] : low_copies_)
+    for (const auto& [name, low] : copies) RETURN_IF_ERROR(math_->convert(store_->find(weight)->master, low));
+  return Status::Ok();
 }
 
 Status Trainer::sync_to_host() {
@@ -482,6 +543,7 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
       return invalid_argument("the checkpoint's '{}' has another shape or dtype", name);
     RETURN_IF_ERROR(device_->copy(t, dst));  // in place: the executor and optimizer read these buffers
   }
+  RETURN_IF_ERROR(refresh_low_copies());  // from the restored weights
   RETURN_IF_ERROR(device_->synchronize());
   if (scaler_) {
     skipped = scaler_state.at("scaler/skipped_steps").data<int64_t>()[0];

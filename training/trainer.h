@@ -42,6 +42,9 @@ struct TrainerOptions {
   // the flat parameter buffer; gradients are reduce-scattered, each rank
   // updates its share, and the parameters are all-gathered.
   int zero_stage = 0;
+  // The dtype gradients are summed over the ranks in: float32, or bfloat16
+  // (--allreduce-dtype bf16: rounded, summed, widened back; half the bytes).
+  DType allreduce_dtype = DType::kFloat;
   // --precision fp16 (a training graph with a loss_scale input): GradScaler's settings.
   LossScaleConfig loss_scale;
 };
@@ -101,8 +104,15 @@ class Trainer {
 
  private:
   Trainer() = default;
-  // The initializers each step changes: trainable parameters and BatchNorm running statistics.
+  // The initializers each step changes: trainable parameters, BatchNorm
+  // running statistics and the hoisted 16-bit weight copies.
   std::vector<std::string> updated_initializers() const;
+  // --precision: Casts of trainable weights to 16 bits become initializers
+  // (low_copies_), refreshed after each update instead of cast every forward.
+  Status hoist_weight_casts();
+  Status refresh_low_copies();  // every copy from its weight's float32 master
+  // weight -> (initializer name, tensor the executor reads) per hoisted Cast
+  std::map<std::string, std::vector<std::pair<std::string, Tensor>>> low_copies_;
   // The scalar loss as a double, whatever its float dtype and device.
   Result<double> read_loss(const Tensor& loss) const;
   TrainingGraph tg_;

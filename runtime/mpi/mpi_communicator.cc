@@ -12,11 +12,13 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "cuda_kernels/float16.h"
 #include "runtime/communicator.h"
 
 namespace ort_train {
@@ -34,8 +36,31 @@ Result<MPI_Datatype> mpi_type(DType t) {
     case DType::kFloat: return MPI_FLOAT;
     case DType::kDouble: return MPI_DOUBLE;
     case DType::kInt64: return MPI_INT64_T;
-    default: return invalid_argument("MPI collectives take float32, float64 or int64 tensors, not {}", dtype_name(t));
+    case DType::kBFloat16: return MPI_UINT16_T;  // its bits; sums go through bf16_sum
+    default:
+      return invalid_argument("MPI collectives take float32, float64, int64 or bfloat16 tensors, not {}",
+                              dtype_name(t));
   }
+}
+
+// MPI has no bfloat16: its sums (--allreduce-dtype bf16's gradients) add in
+// float32 and round to nearest even at each step of MPI's reduction, as
+// NCCL's bfloat16 sum does.
+void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const BFloat16*>(in);
+  auto* b = static_cast<BFloat16*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = BFloat16(static_cast<float>(a[i]) + static_cast<float>(b[i]));
+}
+
+// The reduction op for a dtype's sums (created on first use, after MPI_Init).
+MPI_Op sum_op(DType t) {
+  if (t != DType::kBFloat16) return MPI_SUM;
+  static MPI_Op op = [] {
+    MPI_Op made;
+    MPI_Op_create(&bf16_sum, 1, &made);
+    return made;
+  }();
+  return op;
 }
 
 // Ends the process when a collective runs past the timeout. MPI cannot be
@@ -152,7 +177,10 @@ template <typename T>
 void add_after(const void* partial, void* mine, int n) {
   const T* p = static_cast<const T*>(partial);
   T* m = static_cast<T*>(mine);
-  for (int i = 0; i < n; ++i) m[i] = p[i] + m[i];
+  for (int i = 0; i < n; ++i) {
+    if constexpr (std::is_same_v<T, BFloat16>) m[i] = BFloat16(static_cast<float>(p[i]) + static_cast<float>(m[i]));
+    else m[i] = p[i] + m[i];
+  }
 }
 
 class MpiCommunicator : public Communicator {
@@ -172,7 +200,7 @@ class MpiCommunicator : public Communicator {
     ASSIGN_OR_RETURN(MPI_Datatype type, mpi_type(t.dtype()));
     Watchdog::Scope watch(watchdog_, "allreduce");
     if (ordered_) return ordered_sum(t, type);
-    return chunked(t, [&](void* p, int n) { return MPI_Allreduce(MPI_IN_PLACE, p, n, type, MPI_SUM, MPI_COMM_WORLD); },
+    return chunked(t, [&](void* p, int n) { return MPI_Allreduce(MPI_IN_PLACE, p, n, type, sum_op(t.dtype()), MPI_COMM_WORLD); },
                    "allreduce");
   }
   Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor& t) override {
@@ -181,7 +209,8 @@ class MpiCommunicator : public Communicator {
     if (ordered_ || t.numel() > (int64_t{1} << 30))
       return std::unique_ptr<CommRequest>(new Finished(allreduce_sum(t)));
     MPI_Request request = MPI_REQUEST_NULL;
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, t.raw(), static_cast<int>(t.numel()), type, MPI_SUM, MPI_COMM_WORLD, &request);
+    int rc = MPI_Iallreduce(MPI_IN_PLACE, t.raw(), static_cast<int>(t.numel()), type, sum_op(t.dtype()), MPI_COMM_WORLD,
+                            &request);
     if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI allreduce: {}", mpi_error(rc));
     return std::unique_ptr<CommRequest>(new MpiRequest(request, watchdog_));
   }
@@ -195,7 +224,7 @@ class MpiCommunicator : public Communicator {
     size_t elem = dtype_size(t.dtype());
     std::vector<char> mine(static_cast<size_t>(layout.first[static_cast<size_t>(rank_)]) * elem);
     Watchdog::Scope watch(watchdog_, "reduce-scatter");
-    int rc = MPI_Reduce_scatter(t.raw(), mine.data(), layout.first.data(), type, MPI_SUM, MPI_COMM_WORLD);
+    int rc = MPI_Reduce_scatter(t.raw(), mine.data(), layout.first.data(), type, sum_op(t.dtype()), MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI reduce-scatter: {}", mpi_error(rc));
     std::memcpy(static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem,
                 mine.data(), mine.size());
@@ -210,7 +239,8 @@ class MpiCommunicator : public Communicator {
     size_t elem = dtype_size(t.dtype());
     auto mine = std::make_shared<std::vector<char>>(static_cast<size_t>(layout.first[static_cast<size_t>(rank_)]) * elem);
     MPI_Request request = MPI_REQUEST_NULL;
-    int rc = MPI_Ireduce_scatter(t.raw(), mine->data(), layout.first.data(), type, MPI_SUM, MPI_COMM_WORLD, &request);
+    int rc = MPI_Ireduce_scatter(t.raw(), mine->data(), layout.first.data(), type, sum_op(t.dtype()), MPI_COMM_WORLD,
+                                 &request);
     if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI reduce-scatter: {}", mpi_error(rc));
     char* dest = static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem;
     return std::unique_ptr<CommRequest>(
@@ -319,6 +349,7 @@ class MpiCommunicator : public Communicator {
         if (rc != MPI_SUCCESS) return rc;
         if (t.dtype() == DType::kFloat) add_after<float>(partial.data(), p, n);
         else if (t.dtype() == DType::kDouble) add_after<double>(partial.data(), p, n);
+        else if (t.dtype() == DType::kBFloat16) add_after<BFloat16>(partial.data(), p, n);
         else add_after<int64_t>(partial.data(), p, n);
       }
       if (rank_ + 1 < size_) rc = MPI_Send(p, n, type, rank_ + 1, 0, MPI_COMM_WORLD);

@@ -25,6 +25,12 @@ kill: SIGKILL of one rank ends the job (non-zero, under 30 s) and its last
 checkpoint resumes. timeout: a stopped rank makes --comm-timeout end the job
 with a message naming the collective.
 
+bf16: --allreduce-dtype bf16 (gradients rounded to bfloat16 for the sum) on
+2 and 3 ranks, with the default buckets, tiny buckets and --deterministic's
+rank-ordered sum: losses and gradient norms within bfloat16's rounding (1e-2
+relative) of one process's, and not equal to the float32 reduction's (the
+rounding happened); with --zero 1 it is refused.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -374,11 +380,46 @@ def check_error(args, folder):
     return failures
 
 
+def check_bf16(args, folder):
+    base = open(os.path.join(args.model_dir, "training.yaml")).read()
+    failures = []
+    for opt in ("adam", "sgd_momentum"):
+        desc = os.path.join(folder, f"{opt}.yaml")
+        with open(desc, "w") as f:
+            f.write(base + f"\noptimizer: {OPTIMIZERS[opt]}\n")
+        for n in (2, 3):
+            one, one_dir = train(args, folder, f"{opt}_{n}_one", desc, 1, n)
+            fp32, fp32_dir = train(args, folder, f"{opt}_{n}_fp32", desc, n, 1)
+            for flags in ([], ["--bucket-mb", "0.001"], ["--deterministic"]):
+                label = f"{opt}, {n} ranks, --allreduce-dtype bf16 {' '.join(flags)}"
+                many, many_dir = train(args, folder, f"{opt}_{n}_bf16{len(flags)}{flags[:1]}", desc, n, 1,
+                                       ["--allreduce-dtype", "bf16"] + flags)
+                if one.returncode != 0 or fp32.returncode != 0 or many.returncode != 0:
+                    failures.append(f"{label}: exit {one.returncode}/{fp32.returncode}/{many.returncode}: "
+                                    f"{many.stderr[-500:]}")
+                    continue
+                a, b = metrics(os.path.join(one_dir, "m.jsonl")), metrics(os.path.join(many_dir, "m.jsonl"))
+                c = metrics(os.path.join(fp32_dir, "m.jsonl"))
+                diff, rounded = worst(b, a), worst(b, c)
+                if len(a) != len(b) or diff > 1e-2:
+                    failures.append(f"{label}: differs from one process by {diff:.3g} relative")
+                if rounded == 0:
+                    failures.append(f"{label}: equals the float32 reduction bit for bit: nothing was rounded")
+                print(f"{label}: worst relative difference {diff:.3g} from one process, {rounded:.3g} from the "
+                      f"float32 reduction")
+    zero, _ = train(args, folder, "bf16_zero", os.path.join(folder, "adam.yaml"), 2, 1,
+                    ["--allreduce-dtype", "bf16", "--zero", "1"])
+    if zero.returncode == 0 or "--allreduce-dtype bf16 with --zero 1" not in zero.stderr:
+        failures.append(f"--zero 1 with bf16 was not refused: exit {zero.returncode}: {zero.stderr[-300:]}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero"], default="equal")
+    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16"],
+                    default="equal")
     args = ap.parse_args()
     if not shutil.which("mpirun"):
         print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
@@ -388,7 +429,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as folder:
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
-                  "timeout": check_timeout, "zero": check_zero}
+                  "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16}
         failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)

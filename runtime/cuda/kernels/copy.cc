@@ -178,7 +178,8 @@ Status pad_grad(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CUDA_KERNEL("Transpose", 1, 1000, transpose);
+// Transpose moves bytes (any stored dtype: autocast's 16-bit GEMM gradients transpose too).
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Transpose", 1, 1000, DeviceKind::kCuda, transpose, all_stored_dtypes());
 ORT_REGISTER_CUDA_KERNEL("Expand", 8, 1000, expand);
 ORT_REGISTER_CUDA_KERNEL("Tile", 6, 1000, tile);
 ORT_REGISTER_CUDA_KERNEL("Slice", 1, 1000, slice);

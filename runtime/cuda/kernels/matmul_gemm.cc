@@ -157,10 +157,12 @@ Status gemm(KernelContext& ctx) {
                       has_c ? beta : 0.0, Y.raw(), n, 0, 1);
 }
 
+const std::vector<DType> kGemmDtypes{DType::kFloat, DType::kDouble, DType::kFloat16, DType::kBFloat16};
+
 }  // namespace
 
-ORT_REGISTER_CUDA_KERNEL("MatMul", 1, 1000, matmul);
-ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "FusedMatMul", 1, 1000, fused_matmul);
-ORT_REGISTER_CUDA_KERNEL("Gemm", 7, 1000, gemm);
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "MatMul", 1, 1000, DeviceKind::kCuda, matmul, kGemmDtypes);
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "FusedMatMul", 1, 1000, DeviceKind::kCuda, fused_matmul, kGemmDtypes);
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Gemm", 7, 1000, DeviceKind::kCuda, gemm, kGemmDtypes);
 
 }  // namespace ort_train::cuda

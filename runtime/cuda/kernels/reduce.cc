@@ -44,9 +44,13 @@ Status sum_to(KernelContext& ctx) {
   return reduce_into(ctx, ReduceOp::kSum, x, sum_to_axes(x.dims(), target), out);
 }
 
+// The sums also in float16 and bfloat16 (float32 math): autocast's bias gradients.
+const std::vector<DType> kSumDtypes{DType::kFloat, DType::kDouble, DType::kInt32, DType::kInt64, DType::kFloat16,
+                                    DType::kBFloat16};
+
 }  // namespace
 
-ORT_REGISTER_CUDA_KERNEL("ReduceSum", 1, 1000, reduce(ReduceOp::kSum));
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "ReduceSum", 1, 1000, DeviceKind::kCuda, reduce(ReduceOp::kSum), kSumDtypes);
 ORT_REGISTER_CUDA_KERNEL("ReduceMean", 1, 1000, reduce(ReduceOp::kMean));
 ORT_REGISTER_CUDA_KERNEL("ReduceMax", 1, 1000, reduce(ReduceOp::kMax));
 ORT_REGISTER_CUDA_KERNEL("ReduceMin", 1, 1000, reduce(ReduceOp::kMin));
@@ -55,6 +59,6 @@ ORT_REGISTER_CUDA_KERNEL("ReduceSumSquare", 1, 1000, reduce(ReduceOp::kSumSquare
 ORT_REGISTER_CUDA_KERNEL("ReduceL1", 1, 1000, reduce(ReduceOp::kL1));
 ORT_REGISTER_CUDA_KERNEL("ReduceL2", 1, 1000, reduce(ReduceOp::kL2));
 ORT_REGISTER_CUDA_KERNEL("ReduceLogSumExp", 1, 1000, reduce(ReduceOp::kLogSumExp));
-ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SumTo", 1, 1000, sum_to);
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "SumTo", 1, 1000, DeviceKind::kCuda, sum_to, kSumDtypes);
 
 }  // namespace ort_train::cuda

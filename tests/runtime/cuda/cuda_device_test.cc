@@ -54,7 +54,8 @@ std::shared_ptr<Device> gpu(bool deterministic = false) {
 
 // A bundled model's training graph: tests/models/<name>, or examples/char_lm
 // (the README's main job, which uses the GPU when one is usable).
-TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out = nullptr) {
+TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out = nullptr,
+                             DType precision = DType::kFloat) {
   bool example = name == "char_lm";
   fs::path dir = fs::path(source_dir()) / (example ? "examples" : "tests/models") / name;
   auto desc = load_description((dir / (example ? "char_lm.yaml" : "training.yaml")).string());
@@ -62,6 +63,7 @@ TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out
   REQUIRE(desc.ok());
   auto model = load_model((dir / "model.onnx").string());
   REQUIRE(model.ok());
+  desc->precision = precision;
   auto tg = build_training_graph(std::move(model).value(), *desc);
   INFO(tg.status().message());
   REQUIRE(tg.ok());
@@ -129,6 +131,70 @@ TEST_CASE("cuda.reference_models_have_a_kernel_for_every_node") {
     INFO(st.message());
     CHECK(st.ok());
   }
+}
+
+TEST_CASE("cuda.bf16_and_fp16_training_graphs_have_a_kernel_for_every_node") {
+  // --precision's autocast on the GPU: the 16-bit GEMMs (cuBLAS, float32
+  // compute), their gradients' 16-bit reductions and the Casts.
+  if (!cuda_build()) {
+    ORT_TRAIN_SKIP("this build has no CUDA support");
+  }
+  for (DType low : {DType::kBFloat16, DType::kFloat16})
+    for (std::string name : {"mlp", "bert", "gpt", "transformer_lm"}) {
+      INFO("model " << name << ", " << dtype_name(low));
+      TrainingGraph tg = training_graph(name, nullptr, low);
+      CHECK(tg.autocast.nodes > 0);
+      Status st = check_kernels(tg.model, DeviceKind::kCuda);
+      INFO(st.message());
+      CHECK(st.ok());
+    }
+}
+
+TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
+  // The CPU's parity runs (optimizer_parity_test.cc) on the GPU: 50 AdamW
+  // steps against PyTorch's CPU autocast, fp16 with its GradScaler skipping
+  // the same steps. cuBLAS rounds the same products, in another order.
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
+  auto device = gpu();
+  for (const char* precision : {"bf16", "fp16"})
+    for (std::string name : {"mlp", "bert", "gpt"}) {
+      INFO("model " << name << ", " << precision);
+      std::ifstream in(fs::path(source_dir()) / "tests/models" / name / (std::string("trajectories_") + precision + ".json"));
+      REQUIRE(in.good());
+      nlohmann::json j = nlohmann::json::parse(in);
+      const nlohmann::json& cfg = j["configs"]["adamw"];
+      ModelDescription desc;
+      TrainingGraph tg = training_graph(name, &desc, std::string(precision) == "bf16" ? DType::kBFloat16 : DType::kFloat16);
+      nlohmann::json settings{{"optimizer", cfg["optimizer"]}};
+      if (cfg.contains("loss_scale")) settings["loss_scale"] = cfg["loss_scale"];
+      auto parsed = parse_description(settings.dump(), "", "test");
+      REQUIRE(parsed.ok());
+      auto source = make_batch_source((fs::path(source_dir()) / "tests/models" / name / "train_batches").string(), tg,
+                                      desc, 0);
+      REQUIRE(source.ok());
+      TrainerOptions options;
+      options.optimizer = resolve_optimizer_settings(parsed->optimizer);
+      options.loss_scale = parsed->loss_scale;
+      int64_t steps = j["steps"];
+      options.steps = steps;
+      options.device = device;
+      auto trainer = Trainer::create(std::move(tg), options, *source);
+      INFO(trainer.status().message());
+      REQUIRE(trainer.ok());
+      double worst = 0;
+      for (int64_t s = 0; s < steps; ++s) {
+        auto r = (*trainer)->step();
+        INFO(r.status().message());
+        REQUIRE(r.ok());
+        size_t k = static_cast<size_t>(s);
+        if (cfg.contains("skipped")) CHECK(r->skipped == (cfg["skipped"][k].get<int>() != 0));
+        double expected = cfg["losses"][k];
+        worst = std::max(worst, std::abs(r->loss - expected) / std::abs(expected));
+      }
+      std::printf("CUDA %s %-6s worst relative loss difference vs PyTorch autocast over %lld steps: %.2e\n", precision,
+                  name.c_str(), static_cast<long long>(steps), worst);
+      CHECK(worst <= 1e-2);
+    }
 }
 
 // Ops that run on the CPU only, and why; docs/cuda.md lists the same. The
