@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "runtime/cpu/half_convert.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_clones.h"
 
@@ -42,8 +43,7 @@ namespace {
 void round_into(const Tensor& value, const Tensor& low, int64_t b, int64_t e) {
   const float* w = value.data<float>();
   if (low.dtype() == DType::kBFloat16) {
-    BFloat16* out = low.data<BFloat16>();
-    for (int64_t k = b; k < e; ++k) out[k] = BFloat16(w[k]);
+    float_to_bfloat16(w + b, low.data<BFloat16>() + b, e - b);
   } else {
     Float16* out = low.data<Float16>();
     for (int64_t k = b; k < e; ++k) out[k] = Float16(w[k]);

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
+#include <unordered_map>
 
 namespace ort_train {
 namespace {
@@ -16,11 +17,11 @@ dnnl::engine& cpu_engine() {
 // Making a primitive costs tens of microseconds (oneDNN picks and JITs an
 // implementation), so each shape is made once; a training step repeats its
 // shapes every step.
-using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, bool>;
+using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, float, bool, bool>;
 
 struct Made {
   dnnl::matmul matmul;
-  dnnl::memory::desc a, b, c;
+  dnnl::memory::desc a, b, c, bias;
 };
 
 Result<Made> primitive(const Key& key) {
@@ -28,17 +29,19 @@ Result<Made> primitive(const Key& key) {
   static std::map<Key, Made> made;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = made.find(key); it != made.end()) return it->second;
-  auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, float_out] = key;
+  auto [ta, tb, m, n, k, lda, ldb, ldc, alpha, float_out, has_bias] = key;
   using dt = dnnl::memory::data_type;
   // Transposes are strides: op(A)[i, p] is A[p * lda + i] when ta.
   dnnl::memory::desc a({m, k}, dt::bf16, ta ? dnnl::memory::dims{1, lda} : dnnl::memory::dims{lda, 1});
   dnnl::memory::desc b({k, n}, dt::bf16, tb ? dnnl::memory::dims{1, ldb} : dnnl::memory::dims{ldb, 1});
   dnnl::memory::desc c({m, n}, float_out ? dt::f32 : dt::bf16, dnnl::memory::dims{ldc, 1});
+  dnnl::memory::desc bias({1, n}, dt::bf16, dnnl::memory::dims{n, 1});
   dnnl::primitive_attr attr;
   if (alpha != 1.f) attr.set_output_scales(0, {alpha});
   try {
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
-    return made.emplace(key, Made{dnnl::matmul(pd), a, b, c}).first->second;
+    dnnl::matmul::desc d = has_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c);
+    dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
+    return made.emplace(key, Made{dnnl::matmul(pd), a, b, c, bias}).first->second;
   } catch (const dnnl::error& e) {
     return make_error(ErrorCode::kInternal, "oneDNN made no bfloat16 matmul for [{}x{}] @ [{}x{}]: {}", m, k, k, n,
                       e.what());
@@ -47,15 +50,16 @@ Result<Made> primitive(const Key& key) {
 
 template <typename Out>
 Status run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
-           const BFloat16* b, int64_t ldb, Out* c, int64_t ldc) {
+           const BFloat16* b, int64_t ldb, Out* c, int64_t ldc, const BFloat16* bias) {
   if (m == 0 || n == 0) return Status::Ok();
   constexpr bool float_out = std::is_same_v<Out, float>;
+  if (bias && alpha != 1.f) return invalid_argument("gemm_bf16: a bias needs alpha 1 (got {})", alpha);
   if (k == 0) {  // oneDNN wants non-empty operands; the product of nothing is zero
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = Out(0.f);
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = Out(bias ? static_cast<float>(bias[j]) : 0.f);
     return Status::Ok();
   }
-  ASSIGN_OR_RETURN(Made mm, primitive(Key{ta, tb, m, n, k, lda, ldb, ldc, alpha, float_out}));
+  ASSIGN_OR_RETURN(Made mm, primitive(Key{ta, tb, m, n, k, lda, ldb, ldc, alpha, float_out, bias != nullptr}));
   dnnl::engine& engine = cpu_engine();
   try {
     // A stream per thread: batched products call this from several threads at once.
@@ -63,7 +67,9 @@ Status run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
     dnnl::memory ma(mm.a, engine, const_cast<BFloat16*>(a));
     dnnl::memory mb(mm.b, engine, const_cast<BFloat16*>(b));
     dnnl::memory mc(mm.c, engine, c);
-    mm.matmul.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(mm.bias, engine, const_cast<BFloat16*>(bias)));
+    mm.matmul.execute(stream, args);
     stream.wait();
   } catch (const dnnl::error& e) {
     return make_error(ErrorCode::kInternal, "oneDNN bfloat16 matmul [{}x{}] @ [{}x{}] failed: {}", m, k, k, n,
@@ -75,13 +81,13 @@ Status run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 }  // namespace
 
 Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
-                 const BFloat16* b, int64_t ldb, BFloat16* c, int64_t ldc) {
-  return run(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+                 const BFloat16* b, int64_t ldb, BFloat16* c, int64_t ldc, const BFloat16* bias) {
+  return run(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, bias);
 }
 
 Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
                  const BFloat16* b, int64_t ldb, float* c, int64_t ldc) {
-  return run(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  return run(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, nullptr);
 }
 
 }  // namespace ort_train

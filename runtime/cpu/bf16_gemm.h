@@ -14,8 +14,10 @@ namespace ort_train {
 // ties to even, for bfloat16). Threads: the kernels' OpenMP pool, or the
 // calling thread alone inside a parallel region.
 Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
-                 const BFloat16* b, int64_t ldb, BFloat16* c, int64_t ldc);
-Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
                  const BFloat16* b, int64_t ldb, float* c, int64_t ldc);
+// The same rounded to bfloat16; `bias` (n values, or null) is added to every
+// row before that one rounding (oneDNN's matmul bias). With a bias, alpha must be 1.
+Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
+                 const BFloat16* b, int64_t ldb, BFloat16* c, int64_t ldc, const BFloat16* bias = nullptr);
 
 }  // namespace ort_train

@@ -15,8 +15,9 @@
 namespace ort_train {
 
 // C[m,n] = alpha * op(A)[m,k] @ op(B)[k,n], row-major with leading dims, as gemm_bf16.
+// `bias` (n values, or null) is added to every row before the one rounding.
 Status gemm_fp16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const Float16* a, int64_t lda,
-                 const Float16* b, int64_t ldb, Float16* c, int64_t ldc);
+                 const Float16* b, int64_t ldb, Float16* c, int64_t ldc, const Float16* bias = nullptr);
 Status gemm_fp16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const Float16* a, int64_t lda,
                  const Float16* b, int64_t ldb, float* c, int64_t ldc);
 

@@ -7,6 +7,7 @@
 
 #include "cuda_kernels/cast_value.h"  // one element of Cast, shared with the CUDA kernel
 #include "graph/dispatch.h"
+#include "runtime/cpu/half_convert.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/vector_math.h"
 #include "runtime/kernel.h"
@@ -241,6 +242,19 @@ Status cast(KernelContext& ctx) {
   Tensor& out = ctx.output(0);
   if (x.dtype() == out.dtype()) {
     ctx.alias_output(0, x);
+    return Status::Ok();
+  }
+  // float32 <-> bfloat16, autocast's: the vectorized conversions (same bits).
+  if (x.dtype() == DType::kFloat && out.dtype() == DType::kBFloat16) {
+    const float* p = x.data<float>();
+    BFloat16* o = out.data<BFloat16>();
+    parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { float_to_bfloat16(p + b, o + b, e - b); });
+    return Status::Ok();
+  }
+  if (x.dtype() == DType::kBFloat16 && out.dtype() == DType::kFloat) {
+    const BFloat16* p = x.data<BFloat16>();
+    float* o = out.data<float>();
+    parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { bfloat16_to_float(p + b, o + b, e - b); });
     return Status::Ok();
   }
   bool ok = false;

@@ -41,6 +41,14 @@ Status half_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
   else return gemm_fp16(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
 }
 
+// The same rounded to T with a bias row added before the rounding (inside
+// the GEMM: oneDNN's bias, or sgemm onto the bias rows); false when this
+// GEMM cannot take it (bfloat16 with alpha != 1).
+template <typename T>
+bool half_gemm_takes_bias(float alpha) {
+  return !std::is_same_v<T, BFloat16> || alpha == 1.f;
+}
+
 template <typename T>
 Status matmul_half_impl(KernelContext& ctx, bool ta, bool tb, float alpha, const Tensor* bias) {
   const Tensor& A = ctx.input(0);
@@ -55,6 +63,12 @@ Status matmul_half_impl(KernelContext& ctx, bool ta, bool tb, float alpha, const
   T* pc = out.data<T>();
   auto one = [&](int64_t rows, const T* a, const T* b, T* c) -> Status {
     if (!bias) return half_gemm(ta, tb, rows, n, k, alpha, a, lda, b, ldb, c, n);
+    if (half_gemm_takes_bias<T>(alpha)) {
+      if constexpr (std::is_same_v<T, BFloat16>)
+        return gemm_bf16(ta, tb, rows, n, k, alpha, a, lda, b, ldb, c, n, bias->data<T>());
+      else
+        return gemm_fp16(ta, tb, rows, n, k, alpha, a, lda, b, ldb, c, n, bias->data<T>());
+    }
     std::vector<float> acc(static_cast<size_t>(rows * n));
     RETURN_IF_ERROR(half_gemm(ta, tb, rows, n, k, alpha, a, lda, b, ldb, acc.data(), n));
     const T* pbias = bias->data<T>();
@@ -101,10 +115,17 @@ Status gemm_half_impl(KernelContext& ctx) {
   const T *a = A.data<T>(), *b = B.data<T>();
   T* y = Y.data<T>();
   if (!ctx.has_input(2) || beta == 0.f) return half_gemm(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], y, n);
+  const Tensor& C = ctx.input(2);
+  if (beta == 1.f && C.numel() == n && C.dims().size() <= 2 && (C.rank() < 2 || C.dims()[0] == 1) &&
+      half_gemm_takes_bias<T>(alpha)) {  // a Linear layer's bias row: added inside the GEMM
+    if constexpr (std::is_same_v<T, BFloat16>)
+      return gemm_bf16(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], y, n, C.data<T>());
+    else
+      return gemm_fp16(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], y, n, C.data<T>());
+  }
   // Y = alpha * A' @ B' + beta * broadcast(C), summed in float32, rounded once.
   std::vector<float> acc(static_cast<size_t>(m * n));
   RETURN_IF_ERROR(half_gemm(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], acc.data(), n));
-  const Tensor& C = ctx.input(2);
   Dims ydims = Y.dims();
   auto plan = make_broadcast_plan<1>(ydims, {&C.dims()});
   const T* c = C.data<T>();

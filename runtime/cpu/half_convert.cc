@@ -1,0 +1,29 @@
+#include "runtime/cpu/half_convert.h"
+
+#include <cstring>
+
+#include "runtime/cpu/simd_clones.h"
+
+namespace ort_train {
+
+ORT_TRAIN_SIMD_CLONES void float_to_bfloat16(const float* src, BFloat16* dst, int64_t n) {
+  static_assert(sizeof(BFloat16) == 2);
+  uint16_t* out = reinterpret_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t x;
+    std::memcpy(&x, src + i, 4);
+    uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    uint32_t quiet_nan = ((x >> 16) & 0x8000u) | 0x7fc0u;
+    out[i] = static_cast<uint16_t>((x & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+  }
+}
+
+ORT_TRAIN_SIMD_CLONES void bfloat16_to_float(const BFloat16* src, float* dst, int64_t n) {
+  const uint16_t* in = reinterpret_cast<const uint16_t*>(src);
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t x = static_cast<uint32_t>(in[i]) << 16;
+    std::memcpy(dst + i, &x, 4);
+  }
+}
+
+}  // namespace ort_train
