@@ -267,12 +267,17 @@ def module_and_loss(model_name, folder, onnx_model):
     return module, loss_function(model_name, module, folder, onnx_model)
 
 
+def model_and_spec(args, model_name, config):
+    """A model's folder, its ONNX file and `config` with the model's learning rate."""
+    folder = os.path.join(args.out, model_name)
+    spec = json.loads(json.dumps(config))
+    spec["optimizer"]["lr"] *= LR_SCALE.get(model_name, 1.0)
+    return folder, onnx.load(os.path.join(folder, "model.onnx")), spec
+
+
 def bf16_trajectories(args):
     for model_name in args.models.split(","):
-        folder = os.path.join(args.out, model_name)
-        onnx_model = onnx.load(os.path.join(folder, "model.onnx"))
-        spec = json.loads(json.dumps(BF16_CONFIG))
-        spec["optimizer"]["lr"] *= LR_SCALE.get(model_name, 1.0)
+        folder, onnx_model, spec = model_and_spec(args, model_name, BF16_CONFIG)
         out = {}
         for precision, autocast in (("fp32", None),
                                     ("bf16", functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16))):
@@ -299,10 +304,7 @@ FP16_MODELS = BF16_MODELS
 
 def fp16_trajectories(args):
     for model_name in args.models.split(","):
-        folder = os.path.join(args.out, model_name)
-        onnx_model = onnx.load(os.path.join(folder, "model.onnx"))
-        spec = json.loads(json.dumps(FP16_CONFIG))
-        spec["optimizer"]["lr"] *= LR_SCALE.get(model_name, 1.0)
+        folder, onnx_model, spec = model_and_spec(args, model_name, FP16_CONFIG)
         module, loss_fn = module_and_loss(model_name, folder, onnx_model)
         scaler = torch.amp.GradScaler("cpu", **spec["loss_scale"])
         scales = []

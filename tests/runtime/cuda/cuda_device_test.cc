@@ -88,13 +88,13 @@ bool has_cuda_kernel(const std::string& op) {
   return false;
 }
 
-// Losses of `steps` optimizer steps of a reference model on `device`, with
-// `optimizer` (the description's optimizer section, as JSON).
-std::vector<double> train_losses(const std::string& name, const nlohmann::json& optimizer, int steps,
-                                 const std::shared_ptr<Device>& device) {
+// A trainer for a reference model on `device` (null: the CPU), with
+// `settings` (the description's optimizer and loss_scale sections, as JSON).
+std::unique_ptr<Trainer> reference_trainer(const std::string& name, const nlohmann::json& settings, int64_t steps,
+                                           const std::shared_ptr<Device>& device, DType precision = DType::kFloat) {
   ModelDescription desc;
-  TrainingGraph tg = training_graph(name, &desc);
-  auto parsed = parse_description(nlohmann::json{{"optimizer", optimizer}}.dump(), "", "test");
+  TrainingGraph tg = training_graph(name, &desc, precision);
+  auto parsed = parse_description(settings.dump(), "", "test");
   INFO(parsed.status().message());
   REQUIRE(parsed.ok());
   auto source = make_batch_source((fs::path(source_dir()) / "tests/models" / name / "train_batches").string(), tg,
@@ -102,14 +102,23 @@ std::vector<double> train_losses(const std::string& name, const nlohmann::json& 
   REQUIRE(source.ok());
   TrainerOptions options;
   options.optimizer = resolve_optimizer_settings(parsed->optimizer);
+  options.loss_scale = parsed->loss_scale;
   options.steps = steps;
   options.device = device;
   auto trainer = Trainer::create(std::move(tg), options, *source);
   INFO(trainer.status().message());
   REQUIRE(trainer.ok());
+  return std::move(trainer).value();
+}
+
+// Losses of `steps` optimizer steps of a reference model on `device`, with
+// `optimizer` (the description's optimizer section, as JSON).
+std::vector<double> train_losses(const std::string& name, const nlohmann::json& optimizer, int steps,
+                                 const std::shared_ptr<Device>& device) {
+  auto trainer = reference_trainer(name, nlohmann::json{{"optimizer", optimizer}}, steps, device);
   std::vector<double> losses;
   for (int s = 0; s < steps; ++s) {
-    auto r = (*trainer)->step();
+    auto r = trainer->step();
     INFO(r.status().message());
     REQUIRE(r.ok());
     losses.push_back(r->loss);
@@ -163,27 +172,14 @@ TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
       REQUIRE(in.good());
       nlohmann::json j = nlohmann::json::parse(in);
       const nlohmann::json& cfg = j["configs"]["adamw"];
-      ModelDescription desc;
-      TrainingGraph tg = training_graph(name, &desc, std::string(precision) == "bf16" ? DType::kBFloat16 : DType::kFloat16);
       nlohmann::json settings{{"optimizer", cfg["optimizer"]}};
       if (cfg.contains("loss_scale")) settings["loss_scale"] = cfg["loss_scale"];
-      auto parsed = parse_description(settings.dump(), "", "test");
-      REQUIRE(parsed.ok());
-      auto source = make_batch_source((fs::path(source_dir()) / "tests/models" / name / "train_batches").string(), tg,
-                                      desc, 0);
-      REQUIRE(source.ok());
-      TrainerOptions options;
-      options.optimizer = resolve_optimizer_settings(parsed->optimizer);
-      options.loss_scale = parsed->loss_scale;
       int64_t steps = j["steps"];
-      options.steps = steps;
-      options.device = device;
-      auto trainer = Trainer::create(std::move(tg), options, *source);
-      INFO(trainer.status().message());
-      REQUIRE(trainer.ok());
+      auto trainer = reference_trainer(name, settings, steps, device,
+                                       std::string(precision) == "bf16" ? DType::kBFloat16 : DType::kFloat16);
       double worst = 0;
       for (int64_t s = 0; s < steps; ++s) {
-        auto r = (*trainer)->step();
+        auto r = trainer->step();
         INFO(r.status().message());
         REQUIRE(r.ok());
         size_t k = static_cast<size_t>(s);
