@@ -324,10 +324,14 @@ Status Trainer::reduce_over_ranks(StepReport& r, double& loss_sum) {
     RETURN_IF_ERROR(buckets_->finish(reducer()).status());
   } else {
     for (const ParameterStore::Group& grp : store_->groups()) {
-      // --allreduce-dtype bf16: a rounded copy travels, and its sum comes back widened.
+      // --allreduce-dtype bf16: a rounded copy travels (a buffer made once), and its sum comes back widened.
       Tensor wire = grp.master_grads;
       if (options_.allreduce_dtype == DType::kBFloat16) {
-        ASSIGN_OR_RETURN(wire, to_device(*device_, Tensor::host(DType::kBFloat16, grp.master_grads.dims())));
+        Tensor& held = wire_grads_[grp.master_grads.raw()];
+        if (!held.defined()) {
+          ASSIGN_OR_RETURN(held, to_device(*device_, Tensor::host(DType::kBFloat16, grp.master_grads.dims())));
+        }
+        wire = held;
         RETURN_IF_ERROR(math_->convert(grp.master_grads, wire));
       }
       if (device_comm_) {  // NCCL, on the device's compute stream
@@ -492,14 +496,17 @@ Status Trainer::sync_to_host() {
 Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint) {
   // Keys either side: a part one side lacks has its default ("precision" is
   // fp32 where it is not written), so checkpoints from before a key existed load.
-  std::vector<std::string> keys{"precision"};  // first: another precision also changes the model's hash
-  for (const auto& [key, value] : fingerprint) keys.push_back(key);
-  for (const auto& [key, value] : c.fingerprint) keys.push_back(key);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : fingerprint) keys.insert(key);
+  for (const auto& [key, value] : c.fingerprint) keys.insert(key);
+  keys.erase("precision");
   auto part = [](const std::map<std::string, std::string>& f, const std::string& key) -> std::string {
     auto it = f.find(key);
     return it != f.end() ? it->second : key == "precision" ? "fp32" : "(none)";
   };
-  for (const std::string& key : keys) {
+  std::vector<std::string> order{"precision"};  // first: another precision also changes the model's hash
+  order.insert(order.end(), keys.begin(), keys.end());
+  for (const std::string& key : order) {
     std::string have = part(c.fingerprint, key), want = part(fingerprint, key);
     if (have != want)
       return invalid_argument("the checkpoint does not match this run: {} is '{}' in the checkpoint, '{}' here", key,

@@ -134,6 +134,9 @@ class Trainer {
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;
   std::unique_ptr<GradientBuckets> buckets_;  // data parallelism: allreduce overlapping the backward
+  // --allreduce-dtype bf16 without buckets (GPUs reducing through host
+  // memory): each gradient group's bfloat16 copy, by the group's buffer.
+  std::map<const void*, Tensor> wire_grads_;
   std::shared_ptr<Communicator> device_comm_;  // GPU ranks: NCCL, when the CUDA plugin has it
   // Who sums the gradient buffers: NCCL on GPUs that have it, else the job's communicator.
   Communicator& reducer() const { return device_comm_ ? *device_comm_ : *options_.communicator; }

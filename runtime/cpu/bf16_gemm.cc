@@ -5,6 +5,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 namespace ort_train {
 namespace {
@@ -53,7 +54,6 @@ Status run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
            const BFloat16* b, int64_t ldb, Out* c, int64_t ldc, const BFloat16* bias) {
   if (m == 0 || n == 0) return Status::Ok();
   constexpr bool float_out = std::is_same_v<Out, float>;
-  if (bias && alpha != 1.f) return invalid_argument("gemm_bf16: a bias needs alpha 1 (got {})", alpha);
   if (k == 0) {  // oneDNN wants non-empty operands; the product of nothing is zero
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = Out(bias ? static_cast<float>(bias[j]) : 0.f);
@@ -82,7 +82,16 @@ Status run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 
 Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
                  const BFloat16* b, int64_t ldb, BFloat16* c, int64_t ldc, const BFloat16* bias) {
-  return run(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, bias);
+  if (!bias || alpha == 1.f) return run(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, bias);
+  // oneDNN 2.6 applies output scales after its bias: the scaled product is
+  // made in float32 and the bias added here, before the one rounding.
+  thread_local std::vector<float> acc;
+  acc.resize(static_cast<size_t>(m * n));
+  RETURN_IF_ERROR(run(ta, tb, m, n, k, alpha, a, lda, b, ldb, acc.data(), n, static_cast<const BFloat16*>(nullptr)));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      c[i * ldc + j] = BFloat16(acc[static_cast<size_t>(i * n + j)] + static_cast<float>(bias[j]));
+  return Status::Ok();
 }
 
 Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,

@@ -16,7 +16,7 @@ namespace ort_train {
 Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
                  const BFloat16* b, int64_t ldb, float* c, int64_t ldc);
 // The same rounded to bfloat16; `bias` (n values, or null) is added to every
-// row before that one rounding (oneDNN's matmul bias). With a bias, alpha must be 1.
+// row before that one rounding (oneDNN's matmul bias).
 Status gemm_bf16(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
                  const BFloat16* b, int64_t ldb, BFloat16* c, int64_t ldc, const BFloat16* bias = nullptr);
 

@@ -85,11 +85,9 @@ class CpuVectorOps : public VectorOps {
     if (!dtype_is_half(narrow.dtype())) return invalid_argument("convert: one side must be float16 or bfloat16");
     int64_t n = src.numel();
     if (to_half && dst.dtype() == DType::kFloat16) convert_loop(src.data<float>(), dst.data<Float16>(), n);
-    else if (to_half)
-      parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) { float_to_bfloat16(src.data<float>() + b, dst.data<BFloat16>() + b, e - b); });
+    else if (to_half) parallel_float_to_bfloat16(src.data<float>(), dst.data<BFloat16>(), n);
     else if (src.dtype() == DType::kFloat16) convert_loop(src.data<Float16>(), dst.data<float>(), n);
-    else
-      parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) { bfloat16_to_float(src.data<BFloat16>() + b, dst.data<float>() + b, e - b); });
+    else parallel_bfloat16_to_float(src.data<BFloat16>(), dst.data<float>(), n);
     return Status::Ok();
   }
   Status scale(const Tensor& t, float s) override {

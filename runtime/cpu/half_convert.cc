@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_clones.h"
 
 namespace ort_train {
@@ -24,6 +25,18 @@ ORT_TRAIN_SIMD_CLONES void bfloat16_to_float(const BFloat16* src, float* dst, in
     uint32_t x = static_cast<uint32_t>(in[i]) << 16;
     std::memcpy(dst + i, &x, 4);
   }
+}
+
+namespace {
+constexpr int64_t kGrain = 1 << 14;  // elements per task
+}  // namespace
+
+void parallel_float_to_bfloat16(const float* src, BFloat16* dst, int64_t n) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) { float_to_bfloat16(src + b, dst + b, e - b); });
+}
+
+void parallel_bfloat16_to_float(const BFloat16* src, float* dst, int64_t n) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) { bfloat16_to_float(src + b, dst + b, e - b); });
 }
 
 }  // namespace ort_train

@@ -12,5 +12,8 @@ namespace ort_train {
 
 void float_to_bfloat16(const float* src, BFloat16* dst, int64_t n);
 void bfloat16_to_float(const BFloat16* src, float* dst, int64_t n);
+// The same over the OpenMP pool (whole tensors: Cast, the vector ops' convert).
+void parallel_float_to_bfloat16(const float* src, BFloat16* dst, int64_t n);
+void parallel_bfloat16_to_float(const BFloat16* src, float* dst, int64_t n);
 
 }  // namespace ort_train

@@ -246,15 +246,11 @@ Status cast(KernelContext& ctx) {
   }
   // float32 <-> bfloat16, autocast's: the vectorized conversions (same bits).
   if (x.dtype() == DType::kFloat && out.dtype() == DType::kBFloat16) {
-    const float* p = x.data<float>();
-    BFloat16* o = out.data<BFloat16>();
-    parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { float_to_bfloat16(p + b, o + b, e - b); });
+    parallel_float_to_bfloat16(x.data<float>(), out.data<BFloat16>(), x.numel());
     return Status::Ok();
   }
   if (x.dtype() == DType::kBFloat16 && out.dtype() == DType::kFloat) {
-    const BFloat16* p = x.data<BFloat16>();
-    float* o = out.data<float>();
-    parallel_for(x.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { bfloat16_to_float(p + b, o + b, e - b); });
+    parallel_bfloat16_to_float(x.data<BFloat16>(), out.data<float>(), x.numel());
     return Status::Ok();
   }
   bool ok = false;

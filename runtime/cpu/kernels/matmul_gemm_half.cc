@@ -33,20 +33,21 @@ class FirstError {
   Status first_ = Status::Ok();
 };
 
-// The 16-bit GEMM of T (bfloat16: oneDNN; float16: widened to float32).
-template <typename T, typename Out>
+// The 16-bit GEMM of T (bfloat16: oneDNN; float16: widened to float32),
+// into float32 or rounded to T with an optional bias row added before the
+// rounding.
+template <typename T>
 Status half_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a, int64_t lda, const T* b,
-                 int64_t ldb, Out* c, int64_t ldc) {
+                 int64_t ldb, float* c, int64_t ldc) {
   if constexpr (std::is_same_v<T, BFloat16>) return gemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
   else return gemm_fp16(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
 }
 
-// The same rounded to T with a bias row added before the rounding (inside
-// the GEMM: oneDNN's bias, or sgemm onto the bias rows); false when this
-// GEMM cannot take it (bfloat16 with alpha != 1).
 template <typename T>
-bool half_gemm_takes_bias(float alpha) {
-  return !std::is_same_v<T, BFloat16> || alpha == 1.f;
+Status half_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const T* a, int64_t lda, const T* b,
+                 int64_t ldb, T* c, int64_t ldc, const T* bias = nullptr) {
+  if constexpr (std::is_same_v<T, BFloat16>) return gemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, bias);
+  else return gemm_fp16(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, bias);
 }
 
 template <typename T>
@@ -61,24 +62,10 @@ Status matmul_half_impl(KernelContext& ctx, bool ta, bool tb, float alpha, const
   const T* pa = A.data<T>();
   const T* pb = B.data<T>();
   T* pc = out.data<T>();
-  auto one = [&](int64_t rows, const T* a, const T* b, T* c) -> Status {
-    if (!bias) return half_gemm(ta, tb, rows, n, k, alpha, a, lda, b, ldb, c, n);
-    if (half_gemm_takes_bias<T>(alpha)) {
-      if constexpr (std::is_same_v<T, BFloat16>)
-        return gemm_bf16(ta, tb, rows, n, k, alpha, a, lda, b, ldb, c, n, bias->data<T>());
-      else
-        return gemm_fp16(ta, tb, rows, n, k, alpha, a, lda, b, ldb, c, n, bias->data<T>());
-    }
-    std::vector<float> acc(static_cast<size_t>(rows * n));
-    RETURN_IF_ERROR(half_gemm(ta, tb, rows, n, k, alpha, a, lda, b, ldb, acc.data(), n));
-    const T* pbias = bias->data<T>();
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < n; ++j) c[r * n + j] = T(acc[r * n + j] + static_cast<float>(pbias[j]));
-    return Status::Ok();
-  };
+  const T* pbias = bias ? bias->data<T>() : nullptr;
   FirstError error;
   for_each_matmul_gemm(g, [&](int64_t rows, int64_t oa, int64_t ob, int64_t oc) {
-    error.record(one(rows, pa + oa, pb + ob, pc + oc));
+    error.record(half_gemm(ta, tb, rows, n, k, alpha, pa + oa, lda, pb + ob, ldb, pc + oc, n, pbias));
   });
   return error.status();
 }
@@ -116,13 +103,8 @@ Status gemm_half_impl(KernelContext& ctx) {
   T* y = Y.data<T>();
   if (!ctx.has_input(2) || beta == 0.f) return half_gemm(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], y, n);
   const Tensor& C = ctx.input(2);
-  if (beta == 1.f && C.numel() == n && C.dims().size() <= 2 && (C.rank() < 2 || C.dims()[0] == 1) &&
-      half_gemm_takes_bias<T>(alpha)) {  // a Linear layer's bias row: added inside the GEMM
-    if constexpr (std::is_same_v<T, BFloat16>)
-      return gemm_bf16(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], y, n, C.data<T>());
-    else
-      return gemm_fp16(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], y, n, C.data<T>());
-  }
+  if (beta == 1.f && C.numel() == n && C.rank() <= 2 && (C.rank() < 2 || C.dims()[0] == 1))
+    return half_gemm(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], y, n, C.data<T>());  // a bias row
   // Y = alpha * A' @ B' + beta * broadcast(C), summed in float32, rounded once.
   std::vector<float> acc(static_cast<size_t>(m * n));
   RETURN_IF_ERROR(half_gemm(ta, tb, m, n, k, alpha, a, A.dims()[1], b, B.dims()[1], acc.data(), n));

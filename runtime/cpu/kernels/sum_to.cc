@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "graph/dispatch.h"
 #include "graph/ops/reduce.h"
 #include "runtime/cpu/kernels/reduce.h"
-#include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 #include "runtime/vector_ops.h"
@@ -49,7 +49,9 @@ Status sum_to(KernelContext& ctx) {
     // over broadcast batch dims). A bias gradient sums the leading dims away:
     // read in place, column blocks in parallel.
     if (sums_leading_dims(x.dims(), target)) {
-      bool ok = dispatch_half(x.dtype(), [&]<typename T>() { sum_rows(x.data<T>(), ctx.output(0).data<T>(), x.numel(), num_elements(target)); });
+      bool ok = dispatch_half(x.dtype(), [&]<typename T>() {
+        sum_rows(x.data<T>(), ctx.output(0).data<T>(), x.numel(), num_elements(target));
+      });
       return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
     }
     Tensor wide = Tensor::host(DType::kFloat, x.dims()), sum = Tensor::host(DType::kFloat, target);
