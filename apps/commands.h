@@ -57,6 +57,7 @@ struct TrainArgs {
   std::optional<int64_t> grad_accum;
   std::string device;       // cpu | cuda | cuda:i; empty: cuda when a GPU is usable, else cpu
   bool deterministic = false;
+  std::string kernel_choices;  // --kernel-choices FILE: measured kernel choices kept between runs
   int zero = 0;               // ZeRO stage (0 or 1)
   std::string allreduce_dtype = "fp32";  // the gradients' dtype between ranks (fp32 or bf16)
   double comm_timeout = 600;  // seconds a collective may take before the job ends

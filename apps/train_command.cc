@@ -20,6 +20,7 @@
 #include "training/batch_data.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_choice.h"
 #include "training/checkpoint.h"
 #include "training/recompute.h"
 #include "runtime/communicator.h"
@@ -41,6 +42,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--epochs", args.epochs, "passes over the data (when --steps is not given)")
       ->check(CLI::PositiveNumber);
   train->add_option("--device", args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)");
+  train->add_option("--kernel-choices", args.kernel_choices,
+                    "keep the kernels chosen by timing (attention) in this JSON file: read at the start, written after "
+                    "the first step, so a later run on the same device skips the timing (default with "
+                    "--checkpoint-dir: kernel_choices.json there, read on --resume)");
   train->add_flag("--deterministic", args.deterministic,
                   "bit-identical runs: deterministic GPU algorithms, no atomics in reductions; across MPI ranks, "
                   "gradients summed in rank order");
@@ -89,7 +94,9 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--threads", args.threads, "CPU threads (0 = all cores, split between the ranks on this machine)");
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
       ->check(CLI::PositiveNumber);
-  train->add_flag("--profile", args.profile, "print the time spent per op type over all runs");
+  train->add_flag("--profile", args.profile,
+                  "print the time spent per op type over all runs (with --repeat: no training unless --steps or "
+                  "--epochs is given)");
   train->add_option("--save-training-graph", args.save_training_graph,
                     "write the forward+loss+backward graph as ONNX");
   train->add_option("--dump-gradients", args.dump_gradients,
@@ -193,6 +200,8 @@ Status save_checkpoint(const Trainer& trainer, const std::string& dir,
 Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model& training_model) {
   DeviceSettings settings;
   settings.deterministic = args.deterministic;
+  // --deterministic also pins every measured kernel choice to its deterministic default.
+  KernelChoices::instance().set_deterministic(args.deterministic);
   settings.allow_tf32 = !args.no_tf32;
   // Under a launcher each rank takes the GPU of its local rank unless --device names one
   // (not yet run on a machine with several GPUs).
@@ -303,9 +312,29 @@ Status train_command(const TrainArgs& args) {
                plan.complete ? "" : " (a lower bound: some sizes depend on the data or on unbound dims)",
                device->memory_budget() / 1048576.0);
   RETURN_IF_ERROR(check_plan_fits(tg.model, plan, *device));
-  if (!training || !args.dump_gradients.empty() || args.repeat > 1 || args.profile)
+  // Kernel choices made by timing (runtime/kernel_choice.h): a resumed run
+  // makes the ones the run it continues made, so it continues bit-exactly.
+  std::string choices_in = args.kernel_choices, choices_out = args.kernel_choices;
+  if (choices_in.empty() && args.resume && !args.checkpoint_dir.empty())
+    choices_in = (fs::path(args.checkpoint_dir) / "kernel_choices.json").string();
+  if (!choices_in.empty()) RETURN_IF_ERROR(KernelChoices::instance().load(choices_in, device->description()));
+  auto save_choices = [&](const std::string& path) -> Status {
+    if (!lead || path.empty() || KernelChoices::instance().all().empty()) return Status::Ok();
+    return KernelChoices::instance().save(path, device->description());
+  };
+  bool measuring = args.repeat > 1 || args.profile;
+  if (!training || !args.dump_gradients.empty() || measuring) {
     RETURN_IF_ERROR(first_pass(args, tg, step, source, seed, device));
+    RETURN_IF_ERROR(save_choices(choices_out));
+  }
   if (!training) return Status::Ok();
+  // --repeat and --profile measure forward+backward; they train only when
+  // the command line asks for steps (as --profile in a PyTorch script times
+  // what it wraps, not the default run around it).
+  if (measuring && !args.steps && !args.epochs) {
+    spdlog::info("--repeat/--profile: measured only; give --steps or --epochs to train as well");
+    return Status::Ok();
+  }
 
   if (!desc.steps && desc.epochs) {  // epochs count passes over the training data
     int64_t accum = desc.grad_accum.value_or(1);
@@ -395,6 +424,7 @@ Status train_command(const TrainArgs& args) {
     // without them, and between log lines, the step skips it (unless it clips).
     ASSIGN_OR_RETURN(StepReport r, trainer->step(logs(trainer->steps_done() + 1) || metrics || board));
     elapsed_ms += r.step_ms;
+    if (i == start) RETURN_IF_ERROR(save_choices(choices_out));  // the first step made them
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
     Figures figures = {{"loss", r.loss}, {"lr", r.lr}};
@@ -429,8 +459,10 @@ Status train_command(const TrainArgs& args) {
     if (held_out && args.eval_every > 0 && r.step % args.eval_every == 0 && !last) RETURN_IF_ERROR(evaluate_held_out());
     // Rank 0 writes; with ZeRO-1 the other ranks take part in gathering the optimizer state.
     bool due = !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0));
-    if (due && (lead || args.zero == 1))
+    if (due && (lead || args.zero == 1)) {
       RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep, lead));
+      RETURN_IF_ERROR(save_choices((fs::path(args.checkpoint_dir) / "kernel_choices.json").string()));
+    }
   }
   // On a GPU the allocator holds everything (parameters, optimizer state,
   // activations, gradients); on the CPU, the intermediates of a step.

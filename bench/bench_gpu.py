@@ -2,6 +2,7 @@
 """Training speed on one GPU, ort_train vs PyTorch eager, side by side in one run.
 
   python3 bench/bench_gpu.py [--ort-train build/ort_train] [--models bert,gpt2] [--steps 20]
+                             [--precision fp32|bf16] [--no-compile]
 
 Models (tools/export_models.py's Bert and Gpt, the same modules in both
 frameworks; ort_train trains their training-mode ONNX export, so BERT's
@@ -14,11 +15,13 @@ must agree between the two (an eval-mode export against PyTorch's eval forward).
         batch 8, AdamW lr 1e-4, LM head tied to the token embedding; the model
         computes its own shifted cross-entropy.
 float32 with TF32 matmuls allowed in both (PyTorch: torch.backends.*.allow_tf32;
-ort_train: its default). Prints ms/step (median after warm-up; ort_train's from
+ort_train: its default), or with --precision bf16 PyTorch's autocast to
+bfloat16 against ort_train's --precision bf16. PyTorch runs eager and, unless
+--no-compile, torch.compile (its default mode) too. Prints ms/step (median after warm-up; ort_train's from
 --metrics), sequences/s, tokens/s, peak GPU memory (PyTorch:
 max_memory_allocated; ort_train: its caching allocator's peak), the ratio of
 ort_train's step time to PyTorch's, and model FLOPs utilization:
-(6 N + 12 L d s) per token over the card's dense TF32 peak.
+(6 N + 12 L d s) per token over the card's dense TF32 (or BF16) peak.
 `--tiny --device cpu` runs a small configuration on the CPU to check the harness.
 """
 import argparse
@@ -36,8 +39,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 
 WARMUP = 3
-# Dense (not sparse) TF32 tensor-core peaks, FLOP/s.
-PEAKS = [("H100 PCIe", 378e12), ("H100 NVL", 417e12), ("H100", 494.7e12), ("H200", 494.7e12), ("A100", 156e12)]
+# Dense (not sparse) tensor-core peaks, FLOP/s: TF32 and BF16 (NVIDIA's data sheets).
+PEAKS = {
+    "fp32": [("H100 PCIe", 378e12), ("H100 NVL", 417e12), ("H100", 494.7e12), ("H200", 494.7e12), ("A100", 156e12)],
+    "bf16": [("H100 PCIe", 756e12), ("H100 NVL", 835e12), ("H100", 989.4e12), ("H200", 989.4e12), ("A100", 312e12)],
+}
 
 CONFIGS = {
     "bert": dict(vocab=30522, hidden=768, layers=12, heads=12, inter=3072, seq=128, batch=32, opt="Adam"),
@@ -99,16 +105,21 @@ def worker_torch(args):
     opt_cls = torch.optim.AdamW if c["opt"] == "AdamW" else torch.optim.Adam
     opt = opt_cls(model.parameters(), lr=1e-4)
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    forward = torch.compile(model) if args.compile_worker else model
+    import contextlib
+    autocast = (lambda: torch.autocast(dev.type, dtype=torch.bfloat16)) if args.precision == "bf16" else \
+        contextlib.nullcontext
     times = []
     for i in range(args.steps + WARMUP):
         sync()
         t = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        out = model(*inputs.values())
-        if labels is None:
-            loss = out[0]
-        else:
-            loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
+        with autocast():
+            out = forward(*inputs.values())
+            if labels is None:
+                loss = out[0]
+            else:
+                loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
         loss.backward()
         opt.step()
         sync()
@@ -160,7 +171,7 @@ def run_ort_train(args, name, c, folder, steps):
     cmd = [args.ort_train, "train", "--model", os.path.join(folder, "model.onnx"), "--config",
            os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"), "--optimizer", c["opt"],
            "--lr", "1e-4", "--steps", str(steps), "--device", args.device, "--metrics", metrics,
-           "--log-every", str(steps)]
+           "--log-every", str(steps), "--precision", args.precision]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"ort_train failed ({name}):\n{r.stderr[-4000:]}")
@@ -175,8 +186,8 @@ def run_torch(cmd, name):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def peak_of(name):
-    for key, flops in PEAKS:
+def peak_of(name, precision):
+    for key, flops in PEAKS[precision]:
         if key in name:
             return flops
     return float("nan")
@@ -189,6 +200,9 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--tiny", action="store_true")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
+    ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile")
+    ap.add_argument("--compile-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--check", action="store_true", help=argparse.SUPPRESS)
@@ -198,14 +212,16 @@ def main():
     rows = []
     for name in args.models.split(","):
         c = (TINY if args.tiny else CONFIGS)[name]
-        torch_cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--steps", str(args.steps),
-                     "--device", args.device] + (["--tiny"] if args.tiny else [])
+        worker = [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--steps", str(args.steps),
+                  "--device", args.device] + (["--tiny"] if args.tiny else [])
+        torch_cmd = worker + ["--precision", args.precision]
         # Same model, data and weights: the first losses (dropout off) must agree before the times mean
         # anything. TF32 matmuls on a GPU: about 1e-3, not float32's 1e-6.
         with tempfile.TemporaryDirectory() as folder:
             export(name, c, folder, training=False)
-            lines, _ = run_ort_train(args, name, c, folder, steps=1)
-        t = run_torch(torch_cmd + ["--check"], name)
+            check_args = argparse.Namespace(**{**vars(args), "precision": "fp32"})
+            lines, _ = run_ort_train(check_args, name, c, folder, steps=1)
+        t = run_torch(worker + ["--precision", "fp32", "--check"], name)
         rel = abs(lines[0]["loss"] - t["first_loss"]) / abs(t["first_loss"])
         print(f"{name}: first loss without dropout: PyTorch {t['first_loss']:.6f}, ort_train {lines[0]['loss']:.6f} "
               f"(relative {rel:.1e})")
@@ -216,16 +232,23 @@ def main():
             lines, ort_peak = run_ort_train(args, name, c, folder, steps=args.steps + WARMUP)
         ort_ms = statistics.median([m["step_ms"] for m in lines][WARMUP:])
         t = run_torch(torch_cmd, name)
-        rows.append((name, c, n_params, t, ort_ms, ort_peak))
+        t_compiled = None if args.no_compile else run_torch(torch_cmd + ["--compile-worker"], name)
+        rows.append((name, c, n_params, t, ort_ms, ort_peak, t_compiled))
     device = rows[0][3]["device"] if rows else "?"
-    peak = peak_of(device)
-    print(f"Training steps on {device}, float32 with TF32 matmuls, median of {args.steps} after {WARMUP} warm-up")
+    peak = peak_of(device, args.precision)
+    what = "float32 with TF32 matmuls" if args.precision == "fp32" else "bf16 (PyTorch autocast, ort_train --precision bf16)"
+    print(f"Training steps on {device}, {what}, median of {args.steps} after {WARMUP} warm-up; "
+          f"ratio: the step time over PyTorch eager's")
     print(f"{'model':6}{'framework':26}{'ms/step':>10}{'seq/s':>9}{'tokens/s':>11}{'peak MiB':>10}{'MFU':>7}"
           f"{'ratio':>7}")
-    for name, c, n, t, ort_ms, ort_peak in rows:
+    for name, c, n, t, ort_ms, ort_peak, tc in rows:
         fl = flops_per_step(name, c, n)
         tokens = c["batch"] * c["seq"]
-        for label, ms, mib in [(f"PyTorch {t['version']}", t["ms"], t["peak_mib"]), ("ort_train", ort_ms, ort_peak)]:
+        frameworks = [(f"PyTorch {t['version']}", t["ms"], t["peak_mib"])]
+        if tc:
+            frameworks.append((f"torch.compile {tc['version']}", tc["ms"], tc["peak_mib"]))
+        frameworks.append(("ort_train", ort_ms, ort_peak))
+        for label, ms, mib in frameworks:
             mfu = fl / (ms / 1000) / peak
             print(f"{name:6}{label:26}{ms:10.2f}{c['batch'] * 1000 / ms:9.1f}{tokens * 1000 / ms:11.0f}"
                   f"{mib:10.0f}{100 * mfu:6.1f}%{ms / t['ms']:7.2f}")

@@ -65,7 +65,21 @@ ORT_HOST_DEVICE T attention_dropout_factor(const AttentionGeometry& g, int64_t b
   return counter_uniform(g.seed, index) >= g.dropout_ratio ? static_cast<T>(1.0 / (1.0 - g.dropout_ratio)) : T(0);
 }
 
-// CUDA launchers (float32, on `stream`; cudaError_t as int). Forward: O and LSE.
+// CUDA launchers (float32, on `stream`; cudaError_t as int).
+// The "cublas" candidate's row kernels (attention_rows.cu; the GEMMs between
+// them are cuBLAS's): x and y are [B*H*T, S] blocks of scores.
+// Forward: x holds scale * Q K^T, becomes the dropped probabilities; LSE.
+int launch_attention_softmax_rows(const AttentionGeometry& g, const float* bias, const bool* mask, float* x,
+                                  float* lse, void* stream);
+// Backward: x holds scale * Q K^T, becomes the dropped probabilities; y holds
+// dO V^T, becomes the score gradient (filled scores zeroed); dscores, when
+// not null, the unzeroed score gradient (the bias's).
+int launch_attention_grad_rows(const AttentionGeometry& g, const float* bias, const bool* mask, const float* dout,
+                               const float* out, const float* lse, float* x, float* y, float* dscores,
+                               void* stream);
+
+// The "tiled" candidate (attention.cu): no [T, S] block, one thread block per
+// query row, no tensor cores. Forward: O and LSE.
 int launch_attention_forward(const AttentionGeometry& g, const float* q, const float* k, const float* v,
                              const float* bias, const bool* mask, float* o, float* lse, void* stream);
 // Backward: dQ, dK, dV, and dScores [B, H, T, S] when `dscores` is not null.

@@ -27,6 +27,9 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual DeviceKind kind() const = 0;
+  // Which device of its kind (the i of cuda:i; 0 for the CPU): what a device
+  // communicator binds to, rather than the launcher's local rank.
+  virtual int index() const { return 0; }
   // "cpu" or "cuda:0 (NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB)".
   virtual std::string description() const = 0;
   // Applies speed/reproducibility choices (the CPU is always deterministic).

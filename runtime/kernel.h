@@ -74,6 +74,14 @@ class KernelContext {
   uint64_t random_seed() const;
   std::vector<Tensor>& outputs() { return outputs_; }
   const InferContext& shapes() const { return shapes_; }
+  // A context over the same node and inputs whose outputs are all still to be
+  // allocated: runs a kernel without touching this one's outputs (a measured
+  // kernel choice times its candidates so, runtime/kernel_choice.h).
+  KernelContext with_fresh_outputs() const {
+    KernelContext c(node_, opset_, inputs_, shapes_, allocator_, options_, node_index_);
+    c.host_inputs_ = host_inputs_;
+    return c;
+  }
   // An input whose storage output 0 may take over (set by the executor).
   void set_reusable_input(const Tensor* t) { reusable_ = t; }
   // The storage output(i) took fresh from the allocator, or null (preset,

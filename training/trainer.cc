@@ -140,7 +140,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   }
   if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCuda) {
     // NCCL reduces the gradients on the GPU; without it they go through host memory over MPI.
-    auto nccl = device_communicator("nccl", t->options_.communicator, launch_info_from_environment().local_rank);
+    // On the trainer's own GPU (--device cuda:N, else the launcher's local rank, as choose_device decided).
+    auto nccl = device_communicator("nccl", t->options_.communicator, t->device_->index());
     if (nccl.ok()) t->device_comm_ = *nccl;
     else spdlog::warn("GPU gradients are reduced through host memory: {}", nccl.status().message());
   }

@@ -1,11 +1,15 @@
 #include "runtime/cpu/bf16_gemm.h"
 
+#include <spdlog/spdlog.h>
+
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
+
+#include "runtime/cpu/widened_gemm.h"
 
 namespace ort_train {
 namespace {
@@ -49,10 +53,22 @@ Result<Made> primitive(const Key& key) {
   }
 }
 
+// Whether oneDNN makes bfloat16 matmuls on this CPU (2.6 needs AVX-512; on
+// an AVX2 machine it makes none): asked once, with a small product.
+bool onednn_has_bf16_matmul() {
+  static const bool has = [] {
+    bool ok = primitive(Key{false, false, 4, 4, 4, 4, 4, 4, 1.f, true, false}).ok();
+    if (!ok) spdlog::debug("oneDNN has no bfloat16 matmul on this CPU: bfloat16 GEMMs widen to float32 (sgemm)");
+    return ok;
+  }();
+  return has;
+}
+
 template <typename Out>
 Status run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const BFloat16* a, int64_t lda,
            const BFloat16* b, int64_t ldb, Out* c, int64_t ldc, const BFloat16* bias) {
   if (m == 0 || n == 0) return Status::Ok();
+  if (!onednn_has_bf16_matmul()) return widened_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc, bias);
   constexpr bool float_out = std::is_same_v<Out, float>;
   if (k == 0) {  // oneDNN wants non-empty operands; the product of nothing is zero
     for (int64_t i = 0; i < m; ++i)

@@ -1,6 +1,9 @@
 // bfloat16 GEMM with float32 accumulation on the CPU, on oneDNN's matmul
 // (AVX512-BF16 dot products where the CPU has them; oneDNN converts and uses
-// float FMA where it does not). Debian's OpenBLAS 0.3.21 has no sbgemm.
+// float FMA on other AVX-512 CPUs). Where oneDNN makes no bfloat16 matmul at
+// all (AVX2-only CPUs), the operands are widened to float32 for OpenBLAS's
+// sgemm (widened_gemm.h): the same float32 accumulation and one rounding, at
+// float32 speed. Debian's OpenBLAS 0.3.21 has no sbgemm.
 #pragma once
 #include <cstdint>
 

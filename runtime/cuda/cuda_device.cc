@@ -20,6 +20,7 @@ class CudaDevice : public Device {
  public:
   explicit CudaDevice(CudaContext* c) : c_(c) {}
   DeviceKind kind() const override { return DeviceKind::kCuda; }
+  int index() const override { return c_->device; }
   std::string description() const override {
     return fmt::format("cuda:{} ({})", c_->device, device_description(c_->device));
   }

@@ -58,10 +58,20 @@ int main(int argc, char** argv) {
     DeviceSettings settings;
     settings.index = local;
     auto device = get_device(DeviceKind::kCuda, settings);
-    auto nccl = device.ok() ? device_communicator("nccl", comm, local) : Result<std::shared_ptr<Communicator>>(device.status());
-    if (!nccl.ok()) {
+    if (!device.ok()) {
+      std::fprintf(stderr, "rank %d: GPU %d is visible but unusable: %s\n", comm->rank(), local,
+                   device.status().message().c_str());
+      return 1;
+    }
+    auto nccl = device_communicator("nccl", comm, local);
+    // Only a build without NCCL skips; NCCL failing to set up on a GPU machine is a failure.
+    if (!nccl.ok() && nccl.status().code() == ErrorCode::kUnsupported) {
       std::printf("ORT_TRAIN_TEST_SKIPPED: %s\n", nccl.status().message().c_str());
       return kSkipped;
+    }
+    if (!nccl.ok()) {
+      std::fprintf(stderr, "rank %d: NCCL setup failed: %s\n", comm->rank(), nccl.status().message().c_str());
+      return 1;
     }
     gpu = *device;
     comm = *nccl;

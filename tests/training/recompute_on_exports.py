@@ -27,7 +27,10 @@ STEPS = 5
 def run(ort_train, args, tmp, tag):
     metrics = os.path.join(tmp, tag + ".jsonl")
     cmd = [ort_train, "train"] + args + ["--optimizer", "AdamW", "--lr", "1e-3", "--steps", str(STEPS), "--device",
-                                          "cpu", "--threads", "1", "--metrics", metrics]
+                                          "cpu", "--threads", "1", "--metrics", metrics,
+                                          # separate processes compared bit for bit: attention's kernel pinned
+                                          # rather than timed in each (runtime/kernel_choice.h)
+                                          "--deterministic"]
     out = subprocess.run(cmd, capture_output=True, text=True)
     text = out.stdout + out.stderr
     if out.returncode != 0:

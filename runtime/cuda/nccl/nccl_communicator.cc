@@ -39,6 +39,16 @@ Result<ncclDataType_t> nccl_type(DType t) {
       return make_error(ErrorCode::kInternal, "NCCL {}: {}", what, ncclGetErrorString(nccl_rc_));          \
   } while (0)
 
+// Closes a group whose calls returned `queued`: ncclGroupEnd runs even after
+// a failed call (NCCL's group stays open otherwise, and the next collective
+// would join it); the first error is the one reported.
+Status end_group(ncclResult_t queued, const char* what) {
+  ncclResult_t ended = ncclGroupEnd();
+  NCCL_RETURN_IF_ERROR(queued, what);
+  NCCL_RETURN_IF_ERROR(ended, what);
+  return Status::Ok();
+}
+
 // A queued NCCL collective: finished when the compute stream reaches it.
 class StreamRequest : public CommRequest {
  public:
@@ -116,15 +126,14 @@ class NcclCommunicator : public Communicator {
     // so each range is reduced to its owner, and the others' ranges are left
     // as they were (NCCL ignores a non-root's receive buffer).
     NCCL_RETURN_IF_ERROR(ncclGroupStart(), "reduce-scatter");
-    for (size_t r = 0; r < counts.size(); ++r) {
+    ncclResult_t queued = ncclSuccess;
+    for (size_t r = 0; r < counts.size() && queued == ncclSuccess; ++r) {
       void* p = static_cast<char*>(t.raw()) + static_cast<size_t>(at) * elem;
-      NCCL_RETURN_IF_ERROR(ncclReduce(p, p, static_cast<size_t>(counts[r]), type, ncclSum, static_cast<int>(r), comm_,
-                                      context().compute),
-                           "reduce-scatter");
+      queued = ncclReduce(p, p, static_cast<size_t>(counts[r]), type, ncclSum, static_cast<int>(r), comm_,
+                          context().compute);
       at += counts[r];
     }
-    NCCL_RETURN_IF_ERROR(ncclGroupEnd(), "reduce-scatter");
-    return Status::Ok();
+    return end_group(queued, "reduce-scatter");
   }
   Status allgather(const Tensor& t, const std::vector<int64_t>& counts) override {
     if (t.device() != DeviceKind::kCuda) return host_->allgather(t, counts);
@@ -132,15 +141,13 @@ class NcclCommunicator : public Communicator {
     size_t elem = dtype_size(t.dtype());
     int64_t at = 0;
     NCCL_RETURN_IF_ERROR(ncclGroupStart(), "all-gather");
-    for (size_t r = 0; r < counts.size(); ++r) {  // each range broadcast from its owner
+    ncclResult_t queued = ncclSuccess;
+    for (size_t r = 0; r < counts.size() && queued == ncclSuccess; ++r) {  // each range broadcast from its owner
       void* p = static_cast<char*>(t.raw()) + static_cast<size_t>(at) * elem;
-      NCCL_RETURN_IF_ERROR(ncclBroadcast(p, p, static_cast<size_t>(counts[r]), type, static_cast<int>(r), comm_,
-                                         context().compute),
-                           "all-gather");
+      queued = ncclBroadcast(p, p, static_cast<size_t>(counts[r]), type, static_cast<int>(r), comm_, context().compute);
       at += counts[r];
     }
-    NCCL_RETURN_IF_ERROR(ncclGroupEnd(), "all-gather");
-    return Status::Ok();
+    return end_group(queued, "all-gather");
   }
   Status broadcast(const Tensor& t, int root) override {
     if (t.device() != DeviceKind::kCuda) return host_->broadcast(t, root);

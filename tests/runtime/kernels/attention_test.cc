@@ -1,8 +1,12 @@
-// com.ort_train Attention's CPU kernel against a naive reference in double
-// (scores, fill, bias, softmax, product), across its query and key blocks,
-// with K as given or transposed, grouped-query heads, and dropout.
+// com.ort_train Attention's CPU kernels (both candidates, flash and gemm)
+// against a naive reference in double (scores, fill, bias, softmax, product),
+// across the flash kernel's query and key blocks, with K as given or
+// transposed, grouped-query heads, and dropout; the gemm candidate's gradient
+// against the flash candidate's (which the finite-difference cases check);
+// and the measured choice between them.
 #include <cmath>
 
+#include "runtime/kernel_choice.h"
 #include "test_util.h"
 
 using namespace ort_train;
@@ -73,27 +77,99 @@ NodeSpec spec(const Case& c, uint64_t seed, std::vector<Attribute> attrs, Tensor
   return n;
 }
 
-}  // namespace
+// Runs `n` with every shape of `op` forced to `candidate` (none: measured).
+std::vector<Tensor> run_with(const NodeSpec& n, const std::string& candidate) {
+  KernelChoices& kc = KernelChoices::instance();
+  kc.clear();
+  kc.set_deterministic(false);
+  if (!candidate.empty()) kc.keep(std::string(kOrtTrainDomain) + "." + n.op, candidate);
+  auto out = run_node(n);
+  kc.clear();
+  return out;
+}
 
-TEST_CASE("Attention matches softmax(scale Q K^T, filled, + bias) V, across blocks and layouts",
-          "[kernels][Attention]") {
-  std::vector<Case> cases = {
+// AttentionGrad's node for a forward node `n` with outputs `fwd` and dO.
+NodeSpec grad_spec(const NodeSpec& n, const std::vector<Tensor>& fwd, const Tensor& dout, bool bias_grad) {
+  NodeSpec g = n;
+  g.op = "AttentionGrad";
+  g.inputs = {dout, n.inputs[0], n.inputs[1], n.inputs[2], fwd[0], fwd[1], n.inputs[3], n.inputs[4]};
+  g.num_outputs = bias_grad ? 4 : 3;
+  return g;
+}
+
+const std::vector<Case>& all_cases() {
+  static const std::vector<Case> cases = {
       {1, 2, 2, 5, 7, 4, 3},
       {2, 4, 2, 70, 150, 8, 6, true, true, true},  // several query and key blocks, GQA, K^T, bias, causal mask
       {1, 3, 1, 130, 130, 16, 16, false, false, true},
       {2, 2, 2, 17, 300, 5, 7, false, true, false},
   };
-  for (const Case& c : cases) {
-    Tensor bias, mask;
-    NodeSpec n = spec(c, 7, {Attribute::make_float("scale", 0.35f), Attribute::make_float("mask_fill", -1e9f)},
-                      &bias, &mask);
-    auto out = run_node(n);
-    auto [o, lse] = reference(c, n.inputs[0], n.inputs[1], n.inputs[2], c.bias ? &bias : nullptr,
-                              c.mask ? &mask : nullptr, 0.35, -1e9);
-    INFO("case T=" << c.t << " S=" << c.s << " heads " << c.h << "/" << c.hk);
-    require_close(out[0], o, 1e-4, 1e-5);
-    require_close(out[1], lse, 1e-5, 1e-5);
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("Attention matches softmax(scale Q K^T, filled, + bias) V, across blocks and layouts",
+          "[kernels][Attention]") {
+  for (const std::string candidate : {"flash", "gemm"})
+    for (const Case& c : all_cases()) {
+      Tensor bias, mask;
+      NodeSpec n = spec(c, 7, {Attribute::make_float("scale", 0.35f), Attribute::make_float("mask_fill", -1e9f)},
+                        &bias, &mask);
+      auto out = run_with(n, candidate);
+      auto [o, lse] = reference(c, n.inputs[0], n.inputs[1], n.inputs[2], c.bias ? &bias : nullptr,
+                                c.mask ? &mask : nullptr, 0.35, -1e9);
+      INFO(candidate << " case T=" << c.t << " S=" << c.s << " heads " << c.h << "/" << c.hk);
+      require_close(out[0], o, 1e-4, 1e-5);
+      require_close(out[1], lse, 1e-5, 1e-5);
+    }
+}
+
+TEST_CASE("Attention's gemm candidate gives the flash candidate's gradients, dropout and bias included",
+          "[kernels][Attention]") {
+  for (float ratio : {0.0f, 0.2f})
+    for (const Case& c : all_cases()) {
+      NodeSpec n = spec(c, 11, {Attribute::make_float("scale", 0.35f), Attribute::make_float("mask_fill", -1e9f),
+                                Attribute::make_float("dropout_ratio", ratio), Attribute::make_int("seed", 3)});
+      auto flash_fwd = run_with(n, "flash"), gemm_fwd = run_with(n, "gemm");
+      INFO("dropout " << ratio << " case T=" << c.t << " S=" << c.s << " heads " << c.h << "/" << c.hk);
+      require_close(gemm_fwd[0], flash_fwd[0], 1e-4, 1e-5);
+      require_close(gemm_fwd[1], flash_fwd[1], 1e-5, 1e-5);
+      Tensor dout = random_tensor(flash_fwd[0].dims(), 5);
+      auto flash = run_with(grad_spec(n, flash_fwd, dout, c.bias), "flash");
+      auto gemm = run_with(grad_spec(n, flash_fwd, dout, c.bias), "gemm");
+      REQUIRE(gemm.size() == flash.size());
+      for (size_t i = 0; i < gemm.size(); ++i) {
+        INFO("gradient output " << i);
+        require_close(gemm[i], flash[i], 1e-4, 1e-5);
+      }
+    }
+}
+
+TEST_CASE("Attention's measured choice is bit-identical to the candidate it keeps, and pinned to flash under --deterministic",
+          "[kernels][Attention][kernel_choice]") {
+  KernelChoices& kc = KernelChoices::instance();
+  for (const Case& c : {Case{2, 4, 4, 64, 64, 16, 16}, Case{1, 2, 1, 200, 300, 8, 8, false, true, true}}) {
+    NodeSpec n = spec(c, 3, {Attribute::make_float("scale", 0.25f), Attribute::make_float("mask_fill", -1e9f)});
+    kc.clear();
+    auto measured = run_node(n);
+    auto chosen = kc.all();
+    REQUIRE(chosen.size() == 1);
+    std::string name = chosen.begin()->second;
+    INFO("chose " << name << " for " << chosen.begin()->first);
+    CHECK((name == "flash" || name == "gemm"));
+    auto forced = run_with(n, name);
+    require_close(measured[0], forced[0], 0, 0);
+    require_close(measured[1], forced[1], 0, 0);
+
+    kc.set_deterministic(true);
+    auto pinned = run_node(n);
+    kc.set_deterministic(false);
+    CHECK(kc.all().empty());  // nothing was measured
+    auto flash = run_with(n, "flash");
+    require_close(pinned[0], flash[0], 0, 0);
   }
+  kc.clear();
 }
 
 TEST_CASE("Attention's dropout drops about its ratio, is fixed by the seed and changes with the step",

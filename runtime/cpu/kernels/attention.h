@@ -1,0 +1,49 @@
+// The CPU's two implementations of com.ort_train Attention and AttentionGrad
+// (semantics in graph/ops/attention.cc), which attention.cc registers as
+// candidates of one measured choice (runtime/kernel_choice.h):
+//   flash (attention_flash.cc): query x key tiles with an online softmax; no
+//     [T, S] block of scores exists, the backward recomputes tile by tile.
+//   gemm (attention_gemm.cc): one GEMM makes a key/value head's whole block of
+//     scores, the row arithmetic of cuda_kernels/attention_rows.h turns it
+//     into probabilities, one GEMM multiplies by V; the backward likewise.
+//     The CUDA "cublas" candidate is the same algorithm.
+// Both keep only each row's log-sum-exp between forward and backward.
+#pragma once
+#include "runtime/attention_geometry.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+
+// Attention(Q, K, V[, bias][, mask]) -> (O, LSE).
+Status attention_flash(KernelContext& ctx);
+Status attention_gemm(KernelContext& ctx);
+// AttentionGrad(dO, Q, K, V, O, LSE[, bias][, mask]) -> (dQ, dK, dV[, dScores]).
+Status attention_grad_flash(KernelContext& ctx);
+Status attention_grad_gemm(KernelContext& ctx);
+
+template <typename T>
+struct Operands {
+  const T* q;
+  const T* k;
+  const T* v;
+  const T* bias;  // null when absent
+  const bool* mask;
+};
+
+template <typename T>
+struct GradOutputs {
+  T* dq;
+  T* dk;
+  T* dv;
+  T* dscores;  // null unless the bias needs a gradient
+};
+
+// Q, K, V from input `q` on; the bias and mask from input `bias` on.
+template <typename T>
+Operands<T> operands(const KernelContext& ctx, size_t q, size_t bias) {
+  return {ctx.input(q).data<T>(), ctx.input(q + 1).data<T>(), ctx.input(q + 2).data<T>(),
+          ctx.has_input(bias) ? ctx.input(bias).data<T>() : nullptr,
+          ctx.has_input(bias + 1) ? ctx.input(bias + 1).data<bool>() : nullptr};
+}
+
+}  // namespace ort_train

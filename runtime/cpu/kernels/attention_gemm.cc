@@ -1,0 +1,128 @@
+// The "gemm" candidate of the CPU's Attention and AttentionGrad
+// (attention.h): per key/value head (b, kh), the heads reading it are one
+// [group * T, D] block of Q rows (heads h = kh * group .. are adjacent in
+// Q's [B, H, T, D] layout), so each product is one GEMM over the whole group:
+//   forward:  X = scale Q K^T [group*T, S]; rows -> dropped probabilities
+//             (attention_rows.h); O = X V.
+//   backward: X = scale Q K^T, Y = dO V^T; rows -> X dropped probabilities,
+//             Y score gradient; dV = X^T dO, dQ = scale Y K, dK = scale Y^T Q.
+// dK and dV sum over the group's heads inside their GEMM. Work is split over
+// the (b, kh) groups, or, with fewer groups than threads, each GEMM is
+// threaded by the BLAS: a GEMM splits M and N, never K, so the thread count
+// never changes a bit.
+#include <vector>
+
+#include "cuda_kernels/attention_rows.h"
+#include "graph/dispatch.h"
+#include "runtime/cpu/batched_gemm.h"
+#include "runtime/cpu/blas.h"
+#include "runtime/cpu/kernels/attention.h"
+#include "runtime/cpu/parallel.h"
+
+namespace ort_train {
+namespace {
+
+// Rows of Q (and O, dO, dQ) per key/value head: the group's heads' queries.
+int64_t group_rows(const AttentionGeometry& g) { return g.heads / g.kv_heads * g.queries; }
+
+// X [rows, S] = scale * Q K^T for group bk (K read as [S, D] or, k_transposed, [D, S]).
+template <typename T>
+void group_scores(const AttentionGeometry& g, const Operands<T>& in, int64_t bk, T* x) {
+  int64_t rows = group_rows(g), S = g.keys, D = g.head_size;
+  const T* q = in.q + bk * rows * D;
+  const T* k = in.k + bk * S * D;
+  gemm(false, !g.k_transposed, rows, S, D, static_cast<T>(g.scale), q, D, k, g.k_transposed ? S : D, T(0), x, S);
+}
+
+template <typename T>
+void forward_group(const AttentionGeometry& g, const Operands<T>& in, int64_t bk, T* x, T* out, T* lse) {
+  int64_t rows = group_rows(g), S = g.keys, Dv = g.value_size;
+  group_scores(g, in, bk, x);
+  for (int64_t i = 0; i < rows; ++i) {
+    int64_t row = bk * rows + i;
+    T* xr = x + i * S;
+    T shift = attention_row_shift(attention_row_scores<T>(g, in.bias, in.mask, row, xr, 0, 1));
+    T sum = attention_row_exp<T>(g, xr, shift, 0, 1);
+    attention_row_probs<T>(g, row, xr, sum, 0, 1);
+    lse[row] = attention_row_lse(shift, sum);
+  }
+  gemm(false, false, rows, Dv, S, T(1), x, S, in.v + bk * S * Dv, Dv, T(0), out + bk * rows * Dv, Dv);
+}
+
+template <typename T>
+void backward_group(const AttentionGeometry& g, const Operands<T>& in, const T* dout, const T* out, const T* lse,
+                    int64_t bk, const GradOutputs<T>& grads, T* x, T* y) {
+  int64_t rows = group_rows(g), S = g.keys, D = g.head_size, Dv = g.value_size;
+  T scale = static_cast<T>(g.scale);
+  const T* q = in.q + bk * rows * D;
+  const T* k = in.k + bk * S * D;
+  const T* v = in.v + bk * S * Dv;
+  const T* dog = dout + bk * rows * Dv;
+  group_scores(g, in, bk, x);
+  gemm(false, true, rows, S, Dv, T(1), dog, Dv, v, Dv, T(0), y, S);
+  for (int64_t i = 0; i < rows; ++i) {
+    int64_t row = bk * rows + i;
+    T dot = attention_row_dot(dout + row * Dv, out + row * Dv, Dv, 0, 1);
+    attention_row_grad<T>(g, in.bias, in.mask, row, lse[row], dot, x + i * S, y + i * S,
+                          grads.dscores ? grads.dscores + row * S : nullptr, 0, 1);
+  }
+  gemm(true, false, S, Dv, rows, T(1), x, S, dog, Dv, T(0), grads.dv + bk * S * Dv, Dv);
+  gemm(false, g.k_transposed, rows, D, S, scale, y, S, k, g.k_transposed ? S : D, T(0), grads.dq + bk * rows * D, D);
+  if (g.k_transposed)  // dK [D, S] = scale Q^T Y
+    gemm(true, false, D, S, rows, scale, q, D, y, S, T(0), grads.dk + bk * S * D, S);
+  else  // dK [S, D] = scale Y^T Q
+    gemm(true, false, S, D, rows, scale, y, S, q, D, T(0), grads.dk + bk * S * D, D);
+}
+
+// Runs fn(bk, x, y) over every group with [rows, S] scratch blocks x and y.
+template <typename T, typename F>
+void for_each_group(const AttentionGeometry& g, bool two_blocks, F&& fn) {
+  int64_t groups = g.batch * g.kv_heads, block = group_rows(g) * g.keys;
+  for_each_gemm(groups, group_rows(g) * g.keys * g.head_size, [&](int64_t first, int64_t last) {
+    std::vector<T> x(static_cast<size_t>(block)), y(two_blocks ? static_cast<size_t>(block) : 0);
+    for (int64_t bk = first; bk < last; ++bk) fn(bk, x.data(), y.data());
+  });
+}
+
+// BLAS refuses a leading dimension of 0: empty sizes go to the flash kernel.
+bool has_empty_size(const AttentionGeometry& g) {
+  return g.batch * g.heads * g.queries * g.keys * g.head_size * g.value_size == 0;
+}
+
+}  // namespace
+
+Status attention_gemm(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
+  if (has_empty_size(g)) return attention_flash(ctx);
+  DType dt = ctx.input(0).dtype();
+  Tensor& out = ctx.output(0);
+  Tensor lse = ctx.has_output(1) ? ctx.output(1) : ctx.allocate(dt, {g.batch, g.heads, g.queries});
+  bool ok = dispatch_float(dt, [&]<typename T>() {
+    Operands<T> in = operands<T>(ctx, 0, 3);
+    T* o = out.data<T>();
+    T* l = lse.data<T>();
+    for_each_group<T>(g, false, [&](int64_t bk, T* x, T*) { forward_group<T>(g, in, bk, x, o, l); });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
+}
+
+Status attention_grad_gemm(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
+  if (has_empty_size(g)) return attention_grad_flash(ctx);
+  DType dt = ctx.input(1).dtype();
+  // Outputs taken before the parallel region (KernelContext::output is not thread-safe).
+  Tensor *dq = &ctx.output(0), *dk = &ctx.output(1), *dv = &ctx.output(2);
+  Tensor* dscores = ctx.has_output(3) ? &ctx.output(3) : nullptr;
+  bool ok = dispatch_float(dt, [&]<typename T>() {
+    GradOutputs<T> grads{dq->data<T>(), dk->data<T>(), dv->data<T>(), dscores ? dscores->data<T>() : nullptr};
+    Operands<T> in = operands<T>(ctx, 1, 6);
+    const T* dout = ctx.input(0).data<T>();
+    const T* out = ctx.input(4).data<T>();
+    const T* lse = ctx.input(5).data<T>();
+    for_each_group<T>(g, true,
+                      [&](int64_t bk, T* x, T* y) { backward_group<T>(g, in, dout, out, lse, bk, grads, x, y); });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
+}
+
+}  // namespace ort_train

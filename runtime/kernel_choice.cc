@@ -1,0 +1,185 @@
+#include "runtime/kernel_choice.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "graph/onnx_io.h"
+
+namespace ort_train {
+namespace {
+
+const char* device_name(DeviceKind d) { return d == DeviceKind::kCuda ? "cuda" : "cpu"; }
+
+}  // namespace
+
+KernelChoices& KernelChoices::instance() {
+  static KernelChoices c;
+  return c;
+}
+
+void KernelChoices::set_deterministic(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  deterministic_ = on;
+}
+
+bool KernelChoices::deterministic() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return deterministic_;
+}
+
+std::string KernelChoices::find(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = chosen_.find(key);
+  if (it == chosen_.end()) it = chosen_.find(key.substr(0, key.find('|')));  // the op's own entry
+  return it == chosen_.end() ? std::string() : it->second;
+}
+
+void KernelChoices::keep(const std::string& key, const std::string& candidate) {
+  std::lock_guard<std::mutex> lock(mu_);
+  chosen_[key] = candidate;
+}
+
+std::map<std::string, std::string> KernelChoices::all() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return chosen_;
+}
+
+void KernelChoices::clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  chosen_.clear();
+}
+
+// File: {"device": "<description>", "choices": {key: candidate, ...}}.
+Status KernelChoices::load(const std::string& path, const std::string& device) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::Ok();
+  if (!std::filesystem::is_regular_file(path, ec))
+    return invalid_argument("kernel choices '{}' is not a regular file", path);
+  ASSIGN_OR_RETURN(std::string text, read_file(path));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("device") || !j["device"].is_string() ||
+      !j.contains("choices") || !j["choices"].is_object())
+    return invalid_argument("kernel choices '{}' is not a {{\"device\", \"choices\"}} JSON object", path);
+  if (j["device"].get<std::string>() != device) {
+    spdlog::info("kernel choices in {} were measured on {}, not {}: measuring again", path,
+                 j["device"].get<std::string>(), device);
+    return Status::Ok();
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [key, value] : j["choices"].items()) {
+    if (!value.is_string()) return invalid_argument("kernel choices '{}': '{}' is not a name", path, key);
+    chosen_[key] = value.get<std::string>();
+  }
+  return Status::Ok();
+}
+
+Status KernelChoices::save(const std::string& path, const std::string& device) const {
+  nlohmann::json j;
+  j["device"] = device;
+  j["choices"] = nlohmann::json::object();
+  for (const auto& [key, name] : all()) j["choices"][key] = name;
+  return write_file_atomic(path, j.dump(1) + "\n");
+}
+
+std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device) {
+  const Node& n = ctx.node();
+  std::ostringstream k;
+  k << (n.domain.empty() ? "" : n.domain + ".") << n.op_type << "|" << device_name(device);
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.has_input(i)) {
+      k << "|-";
+      continue;
+    }
+    k << "|" << dtype_name(ctx.input(i).dtype()) << dims_to_string(ctx.input(i).dims());
+  }
+  k << "|out:";
+  for (size_t i = 0; i < n.outputs.size(); ++i) k << (ctx.has_output(i) ? '1' : '0');
+  // Attributes change the work (k_transposed, a dropout ratio); the seed does not.
+  for (const Attribute& a : n.attributes) {
+    if (a.name == "seed") continue;
+    if (a.type == Attribute::Type::kInt) k << "|" << a.name << "=" << a.i;
+    else if (a.type == Attribute::Type::kFloat) k << "|" << a.name << "=" << a.f;
+    else if (a.type == Attribute::Type::kString) k << "|" << a.name << "=" << a.s;
+    else if (a.type == Attribute::Type::kInts) {
+      k << "|" << a.name << "=";
+      for (int64_t v : a.ints) k << v << ",";
+    }
+  }
+  return k.str();
+}
+
+namespace {
+
+// The fastest of `runs` runs of `c` into fresh outputs, in ms; an error when it fails.
+Result<double> time_candidate(const KernelCandidate& c, const KernelContext& ctx, const std::function<Status()>& wait) {
+  double best = std::numeric_limits<double>::infinity();
+  // One untimed run first: first-touch page faults, cuBLAS's heuristics and
+  // the caching allocator's first allocations are not the kernel's speed.
+  for (int r = 0; r <= kKernelChoiceRuns; ++r) {
+    KernelContext scratch = ctx.with_fresh_outputs();
+    if (wait) RETURN_IF_ERROR(wait());
+    auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(c.fn(scratch));
+    if (wait) RETURN_IF_ERROR(wait());
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r > 0) best = std::min(best, ms);
+  }
+  return best;
+}
+
+const KernelCandidate* by_name(const std::vector<KernelCandidate>& cs, const std::string& name) {
+  for (const KernelCandidate& c : cs)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+// The candidate for this key: kept, pinned, or measured now.
+Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, KernelContext& ctx, DeviceKind device,
+                                      const std::function<Status()>& wait) {
+  KernelChoices& choices = KernelChoices::instance();
+  if (choices.deterministic()) {
+    for (const KernelCandidate& c : cs)
+      if (c.deterministic) return &c;
+    return unsupported("{}: no deterministic kernel on {} (--deterministic)", ctx.node().describe(),
+                       device_name(device));
+  }
+  std::string key = kernel_choice_key(ctx, device);
+  if (const KernelCandidate* kept = by_name(cs, choices.find(key))) return kept;
+  const KernelCandidate* best = nullptr;
+  double best_ms = std::numeric_limits<double>::infinity();
+  std::string report;
+  for (const KernelCandidate& c : cs) {
+    Result<double> ms = time_candidate(c, ctx, wait);
+    if (!ms.ok()) {
+      report += fmt::format(" {} failed ({})", c.name, ms.status().message());
+      continue;
+    }
+    report += fmt::format(" {} {:.3f} ms", c.name, *ms);
+    // A later candidate must beat the kept one by 3%: timing noise alone does not switch.
+    if (!best || *ms < best_ms * 0.97) {
+      best = &c;
+      best_ms = *ms;
+    }
+  }
+  if (!best) return make_error(ErrorCode::kInternal, "{}: every kernel failed:{}", ctx.node().describe(), report);
+  choices.keep(key, best->name);
+  spdlog::info("kernel choice: {} on {} {} ->{}; using {}", ctx.node().op_type, device_name(device),
+               ctx.has_input(0) ? dims_to_string(ctx.input(0).dims()) : std::string(), report, best->name);
+  return best;
+}
+
+}  // namespace
+
+KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates, std::function<Status()> wait) {
+  return [device, cs = std::move(candidates), wait = std::move(wait)](KernelContext& ctx) -> Status {
+    ASSIGN_OR_RETURN(const KernelCandidate* c, choose(cs, ctx, device, wait));
+    return c->fn(ctx);
+  };
+}
+
+}  // namespace ort_train

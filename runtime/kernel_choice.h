@@ -1,0 +1,76 @@
+// Kernel choice by measurement (what cudnn.benchmark does for convolutions):
+// an op with more than one implementation registers one kernel that, the
+// first time it meets a key (op, device, input dtypes and dims, attributes),
+// runs every candidate on the real inputs into scratch outputs, times it,
+// keeps the fastest for the rest of the process and logs the choice. Later
+// calls with that key run the kept candidate directly, so results are
+// bit-identical to that candidate's. A candidate that fails while timed (out
+// of memory, a size it refuses) is dropped from that key.
+//
+// The mechanism knows no device: the registering file passes how to wait for
+// queued work (a GPU stream), nothing else. So a hand-written kernel that has
+// never run on a card can never make a run slower there: it is measured
+// against the library path and dropped when slower.
+//
+// --deterministic (the train command sets KernelChoices::set_deterministic)
+// pins every op to its first candidate marked deterministic, without timing. Choices can be kept in a
+// file (--kernel-choices, and the checkpoint folder's kernel_choices.json) so
+// a resumed run makes the same choices as the run it continues.
+#pragma once
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel.h"
+
+namespace ort_train {
+
+struct KernelCandidate {
+  std::string name;   // "flash", "gemm", "cublas", ...: logged and kept in files
+  KernelFn fn;
+  bool deterministic = true;  // gives the same bits every run (no float atomics)
+};
+
+class KernelChoices {
+ public:
+  static KernelChoices& instance();
+  // Pin every op to its first deterministic candidate (no timing).
+  void set_deterministic(bool on);
+  bool deterministic() const;
+  // The kept choice for `key`, else the one kept under the key's op alone
+  // ("com.ort_train.Attention": every shape; how a file or a test forces a
+  // candidate), or "" when none was made yet.
+  std::string find(const std::string& key) const;
+  void keep(const std::string& key, const std::string& candidate);
+  // Every choice made or loaded so far.
+  std::map<std::string, std::string> all() const;
+  // Choices read from `path` (JSON object key -> candidate name; missing file:
+  // nothing). Entries written for another device description are ignored.
+  Status load(const std::string& path, const std::string& device);
+  // Writes every choice to `path` (a temporary file renamed over it).
+  Status save(const std::string& path, const std::string& device) const;
+  // Forgets every choice (tests).
+  void clear();
+
+ private:
+  mutable std::mutex mu_;
+  bool deterministic_ = false;
+  std::map<std::string, std::string> chosen_;
+};
+
+// The key a choice is kept under: the op, the device, every input's dtype and
+// dims, the outputs asked for and the node's attributes (but its seed).
+std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device);
+
+// How many times each candidate runs when timed; the fastest run counts.
+inline constexpr int kKernelChoiceRuns = 3;
+
+// The kernel an op registers: chooses among `candidates` by measurement
+// (first candidate: the default, and the one kept on a tie within 3%).
+// `wait` (may be empty) waits for the device's queued work before a clock reads.
+KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates,
+                         std::function<Status()> wait = {});
+
+}  // namespace ort_train

@@ -1,0 +1,144 @@
+// The measured kernel choice (runtime/kernel_choice.h) with made-up
+// candidates whose speeds differ by 10x: it keeps the faster, runs only the
+// kept one afterwards, drops a failing one, pins under --deterministic, and
+// keeps its choices in a file.
+#include <chrono>
+#include <fstream>
+
+#include "runtime/kernel_choice.h"
+#include "test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+namespace {
+
+// Spins for `ms` (a sleep could oversleep on a loaded machine by more than the gap).
+void spin(double ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+struct Fixture {
+  Node node;
+  std::unique_ptr<InferContext> shapes;
+  std::shared_ptr<Allocator> alloc = make_cpu_caching_allocator();
+  RunOptions options;
+  Fixture() {
+    node.op_type = "MadeUp";
+    node.name = "made_up_0";
+    shapes = std::make_unique<InferContext>(node, 17, std::vector<InferContext::Input>{});
+    KernelChoices::instance().clear();
+    KernelChoices::instance().set_deterministic(false);
+  }
+  ~Fixture() {
+    KernelChoices::instance().clear();
+    KernelChoices::instance().set_deterministic(false);
+  }
+  Status run(const KernelFn& fn) {
+    KernelContext ctx(node, 17, {}, *shapes, *alloc, options, 0);
+    return fn(ctx);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("A measured choice keeps the faster candidate and then runs only it", "[kernel_choice]") {
+  Fixture f;
+  int slow_calls = 0, fast_calls = 0;
+  KernelFn fn = measured_choice(DeviceKind::kCpu, {{"slow", [&](KernelContext&) {
+                                                      ++slow_calls;
+                                                      spin(4.0);
+                                                      return Status::Ok();
+                                                    }},
+                                                   {"fast", [&](KernelContext&) {
+                                                      ++fast_calls;
+                                                      spin(0.4);
+                                                      return Status::Ok();
+                                                    }}});
+  REQUIRE(f.run(fn).ok());
+  // Each timed 1 + kKernelChoiceRuns times, then the kept one runs for real.
+  CHECK(slow_calls == 1 + kKernelChoiceRuns);
+  CHECK(fast_calls == 2 + kKernelChoiceRuns);
+  auto all = KernelChoices::instance().all();
+  REQUIRE(all.size() == 1);
+  CHECK(all.begin()->second == "fast");
+  CHECK_THAT(all.begin()->first, Catch::StartsWith("MadeUp|cpu"));
+  REQUIRE(f.run(fn).ok());
+  REQUIRE(f.run(fn).ok());
+  CHECK(slow_calls == 1 + kKernelChoiceRuns);
+  CHECK(fast_calls == 4 + kKernelChoiceRuns);
+}
+
+TEST_CASE("A candidate that fails while timed is dropped; all failing is an error", "[kernel_choice]") {
+  Fixture f;
+  int ok_calls = 0;
+  KernelFn fn = measured_choice(DeviceKind::kCpu,
+                                {{"broken", [](KernelContext&) { return invalid_argument("too many keys"); }},
+                                 {"works", [&](KernelContext&) {
+                                    ++ok_calls;
+                                    return Status::Ok();
+                                  }}});
+  REQUIRE(f.run(fn).ok());
+  CHECK(KernelChoices::instance().all().begin()->second == "works");
+  CHECK(ok_calls == 2 + kKernelChoiceRuns);
+
+  KernelChoices::instance().clear();
+  KernelFn none = measured_choice(DeviceKind::kCpu, {{"a", [](KernelContext&) { return invalid_argument("no A"); }},
+                                                     {"b", [](KernelContext&) { return invalid_argument("no B"); }}});
+  Status s = f.run(none);
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.message(), Catch::Contains("no A") && Catch::Contains("no B") && Catch::Contains("made_up_0"));
+}
+
+TEST_CASE("Under --deterministic a measured choice runs its first deterministic candidate, untimed",
+          "[kernel_choice]") {
+  Fixture f;
+  KernelChoices::instance().set_deterministic(true);
+  int racy = 0, fixed = 0, other = 0;
+  KernelFn fn = measured_choice(DeviceKind::kCpu, {{"racy", [&](KernelContext&) { return ++racy, Status::Ok(); }, false},
+                                                   {"fixed", [&](KernelContext&) {
+                                                      ++fixed;
+                                                      spin(2.0);
+                                                      return Status::Ok();
+                                                    }},
+                                                   {"other", [&](KernelContext&) { return ++other, Status::Ok(); }}});
+  REQUIRE(f.run(fn).ok());
+  REQUIRE(f.run(fn).ok());
+  CHECK(racy == 0);
+  CHECK(fixed == 2);
+  CHECK(other == 0);
+  CHECK(KernelChoices::instance().all().empty());
+}
+
+TEST_CASE("Kernel choices are kept in a file, for the same device only", "[kernel_choice]") {
+  Fixture f;
+  Dir dir("ort_train_kernel_choices");
+  KernelChoices& kc = KernelChoices::instance();
+  kc.keep("Attention|cpu|float[1,2,3,4]", "gemm");
+  kc.keep("AttentionGrad|cpu|float[1,2,3,4]", "flash");
+  REQUIRE(kc.save(dir / "choices.json", "cpu").ok());
+  kc.clear();
+  REQUIRE(kc.load(dir / "choices.json", "cuda:0 (another card)").ok());
+  CHECK(kc.all().empty());
+  REQUIRE(kc.load(dir / "choices.json", "cpu").ok());
+  CHECK(kc.find("Attention|cpu|float[1,2,3,4]") == "gemm");
+  CHECK(kc.find("AttentionGrad|cpu|float[1,2,3,4]") == "flash");
+  // A kept choice is used without timing.
+  int a = 0, b = 0;
+  kc.clear();
+  KernelFn fn = measured_choice(DeviceKind::kCpu, {{"a", [&](KernelContext&) { return ++a, Status::Ok(); }},
+                                                   {"b", [&](KernelContext&) { return ++b, Status::Ok(); }}});
+  KernelContext ctx(f.node, 17, {}, *f.shapes, *f.alloc, f.options, 0);
+  kc.keep(kernel_choice_key(ctx, DeviceKind::kCpu), "b");
+  REQUIRE(fn(ctx).ok());
+  CHECK(a == 0);
+  CHECK(b == 1);
+  // A missing file is no error; a damaged one is.
+  CHECK(kc.load(dir / "absent.json", "cpu").ok());
+  std::ofstream(dir / "bad.json") << "{\"device\": \"cpu\", \"choices\": [1, 2";
+  Status s = kc.load(dir / "bad.json", "cpu");
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.message(), Catch::Contains("bad.json"));
+}
