@@ -5,9 +5,9 @@ For each shape, a model of one com.ort_train Attention over trainable Q, K, V
 (loss: the mean of O squared) is trained for one step by `ort_train train`,
 which times the candidates (CPU: flash and gemm; GPU: cublas and tiled) for
 Attention and AttentionGrad and logs its choice. Then each candidate is
-forced through a --kernel-choices file and forward+backward is timed with
-`--repeat`, rounds interleaved. The table says which candidate the choice
-kept and which one was faster on the whole step.
+forced through a --kernel-choices file and each op is timed with `--repeat
+--profile`, rounds interleaved. The table says which candidate the choice
+kept and which one was faster for each op (--profile's time per run).
 
   python3 bench/bench_attention_choice.py [--ort-train build/ort_train] [--device cpu] [--rounds 3] [--repeat 7]
 
@@ -71,9 +71,10 @@ def main():
     args = ap.parse_args()
     ot = os.path.abspath(args.ort_train)
     names = CANDIDATES[args.device]
-    print(f"| shape [B, H, T=S, D] | chosen (Attention / AttentionGrad) | choice's timings, ms | "
-          + " | ".join(f"{n} fwd+bwd ms, median [range]" for n in names) + " | faster |")
-    print("|---|---|---|" + "---|" * len(names) + "---|")
+    ops = ["Attention", "AttentionGrad"]
+    print("| shape [B, H, T=S, D] | op | " + " | ".join(f"{n} ms, median [range]" for n in names)
+          + " | faster | chosen by the run | its timing |")
+    print("|---|---|" + "---|" * len(names) + "---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for (b, h, t, d, causal) in SHAPES:
             model = os.path.join(tmp, "m.onnx")
@@ -83,23 +84,24 @@ def main():
             if os.path.exists(choices):
                 os.remove(choices)
             log = run(base + ["--steps", "1", "--kernel-choices", choices])
-            timings = "; ".join(re.sub(r"^.*kernel choice: (\S+) on \S+ \S+ ->", r"\1:", line).strip()
-                                for line in log.splitlines() if "kernel choice:" in line)
+            timing = {m.group(1): m.group(2) for m in re.finditer(r"kernel choice: (\w+) on \S+ \S+ -> (.*)", log)}
             made = json.load(open(choices))
-            chosen = {k.split("|")[0]: v for k, v in made["choices"].items()}
-            times = {n: [] for n in names}
+            chosen = {k.split("|")[0].split(".")[-1]: v for k, v in made["choices"].items()}
+            # Each candidate forced for both ops; --profile gives each op's time per run.
+            times = {(op, n): [] for op in ops for n in names}
             for _ in range(args.rounds):
                 for n in names:
                     forced = os.path.join(tmp, f"{n}.json")
                     json.dump({"device": made["device"], "choices": {k: n for k in made["choices"]}}, open(forced, "w"))
-                    out = run(base + ["--repeat", str(args.repeat), "--kernel-choices", forced])
-                    times[n].append(float(re.search(r"forward\+backward: median ([0-9.]+) ms", out).group(1)))
-            med = {n: statistics.median(v) for n, v in times.items()}
-            fastest = min(med, key=med.get)
+                    out = run(base + ["--repeat", str(args.repeat), "--profile", "--kernel-choices", forced])
+                    for op in ops:
+                        times[(op, n)].append(float(re.search(rf"^{op}\s+([0-9.]+)", out, re.M).group(1)))
             shape = f"[{b}, {h}, {t}, {d}]" + (" causal" if causal else "")
-            print(f"| {shape} | {chosen.get('com.ort_train.Attention')} / {chosen.get('com.ort_train.AttentionGrad')} "
-                  f"| {timings} | " + " | ".join(f"{med[n]:.1f} [{min(times[n]):.1f}-{max(times[n]):.1f}]" for n in names)
-                  + f" | {fastest} |", flush=True)
+            for op in ops:
+                med = {n: statistics.median(times[(op, n)]) for n in names}
+                fastest = min(med, key=med.get)
+                cells = " | ".join(f"{med[n]:.2f} [{min(times[(op, n)]):.2f}-{max(times[(op, n)]):.2f}]" for n in names)
+                print(f"| {shape} | {op} | {cells} | {fastest} | {chosen.get(op)} | {timing.get(op, '')} |", flush=True)
 
 
 if __name__ == "__main__":
