@@ -336,9 +336,12 @@ Status train_command(const TrainArgs& args) {
     return Status::Ok();
   }
 
-  if (!desc.steps && desc.epochs) {  // epochs count passes over the training data
-    int64_t accum = desc.grad_accum.value_or(1);
-    steps = std::max<int64_t>(1, (*desc.epochs * source.per_epoch + accum - 1) / accum);
+  if (!desc.steps && desc.epochs) {
+    // Epochs count passes over the training data. A step takes grad_accum
+    // micro-batches on every rank, world * grad_accum of the one sequence the
+    // ranks share, so N ranks step as often as one process with N * grad_accum.
+    int64_t per_step = desc.grad_accum.value_or(1) * comm->size();
+    steps = std::max<int64_t>(1, (*desc.epochs * source.per_epoch + per_step - 1) / per_step);
   }
   TrainerOptions options;
   options.optimizer = resolve_optimizer_settings(desc.optimizer);

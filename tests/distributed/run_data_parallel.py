@@ -31,6 +31,10 @@ rank-ordered sum: losses and gradient norms within bfloat16's rounding (1e-2
 relative) of one process's, and not equal to the float32 reduction's (the
 rounding happened); with --zero 1 it is refused.
 
+epochs: --epochs 2 over 12 batch folders takes the steps of one process with
+--grad-accum N at N = 2 and 3 ranks; the linear schedule's learning rates,
+the --eval-every evaluations and the --save-every checkpoints agree.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -414,11 +418,64 @@ def check_bf16(args, folder):
     return failures
 
 
+def check_epochs(args, folder):
+    """--epochs counts passes over the data at any world size: N ranks with
+    --grad-accum 1 take the steps of one process with --grad-accum N, and the
+    counts that follow from the steps (a linear schedule's total, --eval-every,
+    --save-every) agree."""
+    base = open(os.path.join(args.model_dir, "training.yaml")).read()
+    desc = os.path.join(folder, "epochs.yaml")
+    with open(desc, "w") as f:
+        f.write(base + "\noptimizer: {name: Adam, lr: 0.01}\nschedule: {type: linear, warmup_steps: 2}\n")
+    data = os.path.join(folder, "batches")  # 12 micro-batches a pass
+    for i in range(12):
+        shutil.copytree(os.path.join(args.model_dir, "train_batches", "0"), os.path.join(data, f"{i:02d}"))
+    failures = []
+    for n in (2, 3):
+        want = -(-2 * 12 // n)  # two passes of 12 micro-batches, n a step
+        got = {}
+        for label, ranks, accum in (("one", 1, n), ("many", n, 1)):
+            out = os.path.join(folder, f"epochs_{n}_{label}")
+            os.makedirs(out)
+            cmd = ([] if ranks == 1 else MPIRUN + ["-np", str(ranks)]) + [
+                args.ort_train, "--log-level", "info", "train", "--model", os.path.join(args.model_dir, "model.onnx"),
+                "--config", desc, "--data", data, "--epochs", "2", "--threads", "1", "--grad-accum", str(accum),
+                "--metrics", os.path.join(out, "m.jsonl"), "--eval-data", data, "--eval-every", "4",
+                "--checkpoint-dir", os.path.join(out, "ck"), "--save-every", "4", "--keep", "100"]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                failures.append(f"{n} ranks, {label}: exit {r.returncode}: {r.stderr[-500:]}")
+                continue
+            rows = metrics(os.path.join(out, "m.jsonl"))
+            got[label] = {
+                "steps": [row["step"] for row in rows if "loss" in row],
+                "lr": [row["lr"] for row in rows if "loss" in row],
+                "evals": [row["step"] for row in rows if "eval_loss" in row],
+                "checkpoints": sorted(f for f in os.listdir(os.path.join(out, "ck")) if f.endswith(".ortc")),
+                "logged": f"{want} steps x {accum} micro-batches" in r.stdout + r.stderr,
+            }
+        if len(got) != 2:
+            continue
+        one, many = got["one"], got["many"]
+        label = f"--epochs 2 at {n} ranks"
+        if len(one["steps"]) != want or len(many["steps"]) != want:
+            failures.append(f"{label}: {len(many['steps'])} steps at {n} ranks, {len(one['steps'])} on one process "
+                            f"with --grad-accum {n}; {want} make two passes")
+        for key in ("lr", "evals", "checkpoints"):
+            if one[key] != many[key]:
+                failures.append(f"{label}: {key} differ: one process {one[key]}, {n} ranks {many[key]}")
+        if not (one["logged"] and many["logged"]):
+            failures.append(f"{label}: the log does not say '{want} steps'")
+        print(f"{label}: {len(many['steps'])} steps (one process with --grad-accum {n}: {len(one['steps'])}), "
+              f"evaluations at {many['evals']}, {len(many['checkpoints'])} checkpoints, final lr {many['lr'][-1:]}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16"],
+    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16", "epochs"],
                     default="equal")
     args = ap.parse_args()
     if not shutil.which("mpirun"):
@@ -429,6 +486,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory() as folder:
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
+                  "epochs": check_epochs,
                   "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16}
         failures = checks[args.check](args, folder)
     for f in failures:
