@@ -56,6 +56,14 @@ bool OpRegistry::knows(const std::string& domain, const std::string& op_type) co
                      [&](const auto& s) { return s->domain == d && s->op_type == op_type; });
 }
 
+uint32_t OpRegistry::traits(const std::string& domain, const std::string& op_type) const {
+  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
+  uint32_t t = 0;
+  for (const auto& s : schemas_)
+    if (s->domain == d && s->op_type == op_type) t |= s->traits;
+  return t;
+}
+
 std::vector<const OpSchema*> OpRegistry::all() const {
   std::vector<const OpSchema*> out;
   for (const auto& s : schemas_) out.push_back(s.get());

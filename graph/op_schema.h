@@ -89,12 +89,29 @@ class InferContext {
 
 using ShapeRule = std::function<Status(InferContext&)>;
 
+// What the passes, the memory planner and the executor must know about an op
+// beyond its shape rule, stated once, where the op registers
+// (ORT_REGISTER_OP's last argument; combined with |). Read through
+// graph/passes/op_traits.h, never by listing op names.
+enum OpTrait : uint32_t {
+  kPlainOp = 0,           // a pure function of its inputs and attributes
+  kViewOp = 1u << 0,      // output 0 is input 0's buffer with other dims: no bytes of its own
+  kRandomOp = 1u << 1,    // draws from a random stream of its own (node, step): never folded or merged
+  kReadsRunOptions = 1u << 2,  // behaves by the run (training flag, seed, step): never folded
+  // Part of the training step rather than of the function it trains (ONNX's
+  // optimizer and Gradient ops; a standard op only with training_mode set:
+  // BatchNormalization's running statistics, which the trainer writes back).
+  kTrainingStateOp = 1u << 3,
+  kTraitsUndeclared = 1u << 31,  // an OpSchema made without ORT_REGISTER_OP's traits
+};
+
 struct OpSchema {
   std::string domain;  // "" = ai.onnx
   std::string op_type;
   int64_t min_opset = 1;    // first opset of the domain this rule covers
   int64_t max_opset = 1000; // last
   ShapeRule infer;
+  uint32_t traits = kTraitsUndeclared;  // OpTrait bits
 };
 
 class OpRegistry {
@@ -105,6 +122,8 @@ class OpRegistry {
   const OpSchema* find(const std::string& domain, const std::string& op_type, int64_t opset) const;
   // Whether the op exists at any opset (to word "unsupported opset" vs "unknown op").
   bool knows(const std::string& domain, const std::string& op_type) const;
+  // The op's traits (OpTrait bits of every schema registered for it; 0 for an unknown op).
+  uint32_t traits(const std::string& domain, const std::string& op_type) const;
   std::vector<const OpSchema*> all() const;
 
  private:
@@ -129,6 +148,7 @@ Result<Shape> broadcast_shapes(const std::vector<const Shape*>& shapes, const No
 
 }  // namespace ort_train
 
-#define ORT_REGISTER_OP(domain, op, min_opset, max_opset, rule)                                  \
+// `traits`: the op's OpTrait bits (kPlainOp for none), stated with every registration.
+#define ORT_REGISTER_OP(domain, op, min_opset, max_opset, rule, traits)                          \
   static ::ort_train::OpRegistrar ORT_CONCAT(_op_registrar_, __LINE__)(::ort_train::OpSchema{ \
-      domain, op, min_opset, max_opset, rule})
+      domain, op, min_opset, max_opset, rule, static_cast<uint32_t>(traits)})

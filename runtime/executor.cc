@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "graph/op_schema.h"
+#include "graph/passes/op_traits.h"
 #include "graph/shape_inference.h"
 #include "runtime/vector_ops.h"
 
@@ -509,7 +510,7 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
       }
       const std::string& op = step.node->op_type;
       bool shape_only = step.node->domain.empty() && (op == "Shape" || op == "Size");
-      bool random = op == "Dropout" || op.rfind("Random", 0) == 0 || op == "Bernoulli" || op == "Multinomial";
+      bool random = is_random_op(*step.node);
       for (size_t i = 0; i < step.outputs.size(); ++i) {
         int o = step.outputs[i];
         if (o < 0) continue;
@@ -741,9 +742,8 @@ MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& 
     auto it = root.find(v);
     return it == root.end() ? v : it->second;
   };
-  static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
   for (const Node& n : g.nodes)
-    if (n.domain.empty() && views.count(n.op_type) && !n.inputs.empty() && !n.outputs.empty() && !n.outputs[0].empty())
+    if (is_view_op(n) && !n.inputs.empty() && !n.outputs.empty() && !n.outputs[0].empty())
       root[n.outputs[0]] = root_of(n.inputs[0]);
   std::unordered_map<std::string, size_t> last_use;
   for (size_t i = 0; i < g.nodes.size(); ++i)

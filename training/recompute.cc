@@ -9,6 +9,7 @@
 
 #include "graph/graph_index.h"
 #include "graph/op_schema.h"
+#include "graph/passes/op_traits.h"
 #include "graph/reachability.h"
 #include "runtime/executor.h"
 
@@ -42,16 +43,12 @@ std::string layer_scope(const std::string& node_name) {
 
 namespace {
 
-bool is_random(const Node& n) {
-  static const std::set<std::string> ops = {"RandomUniform", "RandomNormal", "RandomUniformLike",
-                                            "RandomNormalLike", "Multinomial", "Bernoulli"};
-  return n.domain.empty() && ops.count(n.op_type);
-}
-
 // Dropout and dropout_add_fusion's DropoutAdd: random, but their masks are kept.
 bool is_dropout(const Node& n) {
   return (n.domain.empty() && n.op_type == "Dropout") || (n.domain == kOrtTrainDomain && n.op_type == "DropoutAdd");
 }
+// Random without a kept mask: a copy would draw other numbers.
+bool is_random(const Node& n) { return is_random_op(n) && !is_dropout(n); }
 bool is_mask(const Node& n, const std::string& v) { return is_dropout(n) && n.outputs.size() > 1 && n.outputs[1] == v; }
 
 // Whether a copy computes what the node computed: a Dropout only through its
@@ -166,7 +163,6 @@ size_t recompute_cheap_ops(Model& model, const std::vector<std::string>& eval_ou
   const std::vector<bool>& forward = part.forward;
   GraphIndex index(g);
   auto backward_data_reader = [&](const GraphIndex::Use& u) { return part.reads_data(g, u.node); };
-  static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
   std::map<size_t, std::vector<Node>> inserted;
   std::unordered_map<std::string, std::string> redirect;
   size_t copied = 0;
@@ -180,7 +176,7 @@ size_t recompute_cheap_ops(Model& model, const std::vector<std::string>& eval_ou
     for (size_t a = 0; a < aliases.size(); ++a)
       for (const GraphIndex::Use& u : index.consumers(aliases[a])) {
         const Node& v = g.nodes[u.node];
-        if (forward[u.node] && u.slot == 0 && v.domain.empty() && views.count(v.op_type) && v.outputs.size() == 1) {
+        if (forward[u.node] && u.slot == 0 && is_view_op(v) && v.outputs.size() == 1) {
           chain.push_back(u.node);
           aliases.push_back(v.outputs[0]);
         }

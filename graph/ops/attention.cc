@@ -94,7 +94,7 @@ Status attention_grad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "Attention", 1, 1000, attention_rule);
-ORT_REGISTER_OP(kOrtTrainDomain, "AttentionGrad", 1, 1000, attention_grad_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "Attention", 1, 1000, attention_rule, kReadsRunOptions);
+ORT_REGISTER_OP(kOrtTrainDomain, "AttentionGrad", 1, 1000, attention_grad_rule, kReadsRunOptions);
 
 }  // namespace ort_train

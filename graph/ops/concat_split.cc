@@ -115,7 +115,7 @@ Status split_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Concat", 4, 1000, concat_rule);
-ORT_REGISTER_OP("", "Split", 2, 1000, split_rule);
+ORT_REGISTER_OP("", "Concat", 4, 1000, concat_rule, kPlainOp);
+ORT_REGISTER_OP("", "Split", 2, 1000, split_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -74,10 +74,10 @@ Status global_pool_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Conv", 1, 1000, conv_rule);
-ORT_REGISTER_OP("", "MaxPool", 1, 1000, pool_rule);
-ORT_REGISTER_OP("", "AveragePool", 1, 1000, pool_rule);
-ORT_REGISTER_OP("", "GlobalAveragePool", 1, 1000, global_pool_rule);
-ORT_REGISTER_OP("", "GlobalMaxPool", 1, 1000, global_pool_rule);
+ORT_REGISTER_OP("", "Conv", 1, 1000, conv_rule, kPlainOp);
+ORT_REGISTER_OP("", "MaxPool", 1, 1000, pool_rule, kPlainOp);
+ORT_REGISTER_OP("", "AveragePool", 1, 1000, pool_rule, kPlainOp);
+ORT_REGISTER_OP("", "GlobalAveragePool", 1, 1000, global_pool_rule, kPlainOp);
+ORT_REGISTER_OP("", "GlobalMaxPool", 1, 1000, global_pool_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -24,8 +24,8 @@ Status average_pool_grad_rule(InferContext& ctx) { return shape_from_value(ctx, 
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "ConvGrad", 1, 1000, conv_grad_rule);
-ORT_REGISTER_OP(kOrtTrainDomain, "MaxPoolGrad", 1, 1000, max_pool_grad_rule);
-ORT_REGISTER_OP(kOrtTrainDomain, "AveragePoolGrad", 1, 1000, average_pool_grad_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "ConvGrad", 1, 1000, conv_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "MaxPoolGrad", 1, 1000, max_pool_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "AveragePoolGrad", 1, 1000, average_pool_grad_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -81,6 +81,6 @@ Status conv_transpose_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "ConvTranspose", 1, 1000, conv_transpose_rule);
+ORT_REGISTER_OP("", "ConvTranspose", 1, 1000, conv_transpose_rule, kPlainOp);
 
 }  // namespace ort_train

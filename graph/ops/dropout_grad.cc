@@ -4,6 +4,6 @@
 
 namespace ort_train {
 
-ORT_REGISTER_OP(kOrtTrainDomain, "DropoutGrad", 1, 1000, same_as_input0);
+ORT_REGISTER_OP(kOrtTrainDomain, "DropoutGrad", 1, 1000, same_as_input0, kReadsRunOptions);
 
 }  // namespace ort_train

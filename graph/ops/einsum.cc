@@ -131,6 +131,6 @@ Status einsum_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Einsum", 12, 1000, einsum_rule);
+ORT_REGISTER_OP("", "Einsum", 12, 1000, einsum_rule, kPlainOp);
 
 }  // namespace ort_train

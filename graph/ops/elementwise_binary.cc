@@ -41,23 +41,23 @@ Status where_rule(InferContext& ctx) { return infer_broadcast(ctx, 1, ctx.input_
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Add", 7, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Sub", 7, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Mul", 7, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Div", 7, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Pow", 7, 1000, pow_rule);
-ORT_REGISTER_OP("", "Equal", 7, 1000, bool_rule);
-ORT_REGISTER_OP("", "Less", 7, 1000, bool_rule);
-ORT_REGISTER_OP("", "Greater", 7, 1000, bool_rule);
-ORT_REGISTER_OP("", "LessOrEqual", 12, 1000, bool_rule);
-ORT_REGISTER_OP("", "GreaterOrEqual", 12, 1000, bool_rule);
-ORT_REGISTER_OP("", "And", 7, 1000, bool_rule);
-ORT_REGISTER_OP("", "Or", 7, 1000, bool_rule);
-ORT_REGISTER_OP("", "Xor", 7, 1000, bool_rule);
-ORT_REGISTER_OP("", "Max", 8, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Min", 8, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Sum", 8, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Mean", 8, 1000, same_dtype_rule);
-ORT_REGISTER_OP("", "Where", 9, 1000, where_rule);
+ORT_REGISTER_OP("", "Add", 7, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Sub", 7, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Mul", 7, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Div", 7, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Pow", 7, 1000, pow_rule, kPlainOp);
+ORT_REGISTER_OP("", "Equal", 7, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "Less", 7, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "Greater", 7, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "LessOrEqual", 12, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "GreaterOrEqual", 12, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "And", 7, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "Or", 7, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "Xor", 7, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "Max", 8, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Min", 8, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Sum", 8, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Mean", 8, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Where", 9, 1000, where_rule, kPlainOp);
 
 }  // namespace ort_train

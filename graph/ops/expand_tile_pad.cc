@@ -117,8 +117,8 @@ Status pad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Expand", 8, 1000, expand_rule);
-ORT_REGISTER_OP("", "Tile", 6, 1000, tile_rule);
-ORT_REGISTER_OP("", "Pad", 2, 1000, pad_rule);
+ORT_REGISTER_OP("", "Expand", 8, 1000, expand_rule, kPlainOp);
+ORT_REGISTER_OP("", "Tile", 6, 1000, tile_rule, kPlainOp);
+ORT_REGISTER_OP("", "Pad", 2, 1000, pad_rule, kPlainOp);
 
 }  // namespace ort_train

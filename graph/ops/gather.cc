@@ -49,7 +49,7 @@ Status gather_elements_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Gather", 1, 1000, gather_rule);
-ORT_REGISTER_OP("", "GatherElements", 11, 1000, gather_elements_rule);
+ORT_REGISTER_OP("", "Gather", 1, 1000, gather_rule, kPlainOp);
+ORT_REGISTER_OP("", "GatherElements", 11, 1000, gather_elements_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -8,7 +8,7 @@ namespace {
 Status rule(InferContext& ctx) { return shape_from_value(ctx, 0, 1); }
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "GatherGrad", 1, 1000, rule);
-ORT_REGISTER_OP(kOrtTrainDomain, "SliceGrad", 1, 1000, rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "GatherGrad", 1, 1000, rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "SliceGrad", 1, 1000, rule, kPlainOp);
 
 }  // namespace ort_train

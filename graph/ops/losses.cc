@@ -34,7 +34,7 @@ Status loss_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "SoftmaxCrossEntropyLoss", 12, 1000, loss_rule);
-ORT_REGISTER_OP("", "NegativeLogLikelihoodLoss", 12, 1000, loss_rule);
+ORT_REGISTER_OP("", "SoftmaxCrossEntropyLoss", 12, 1000, loss_rule, kPlainOp);
+ORT_REGISTER_OP("", "NegativeLogLikelihoodLoss", 12, 1000, loss_rule, kPlainOp);
 
 }  // namespace ort_train

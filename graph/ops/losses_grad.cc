@@ -13,7 +13,7 @@ Status like_input1(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "SoftmaxCrossEntropyLossGrad", 1, 1000, like_input1);
-ORT_REGISTER_OP(kOrtTrainDomain, "NegativeLogLikelihoodLossGrad", 1, 1000, like_input1);
+ORT_REGISTER_OP(kOrtTrainDomain, "SoftmaxCrossEntropyLossGrad", 1, 1000, like_input1, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "NegativeLogLikelihoodLossGrad", 1, 1000, like_input1, kPlainOp);
 
 }  // namespace ort_train

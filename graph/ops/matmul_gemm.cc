@@ -87,8 +87,8 @@ Status gemm_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "MatMul", 1, 1000, matmul_rule);
-ORT_REGISTER_OP("", "Gemm", 7, 1000, gemm_rule);
-ORT_REGISTER_OP(kOrtTrainDomain, "FusedMatMul", 1, 1000, fused_matmul_rule);
+ORT_REGISTER_OP("", "MatMul", 1, 1000, matmul_rule, kPlainOp);
+ORT_REGISTER_OP("", "Gemm", 7, 1000, gemm_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "FusedMatMul", 1, 1000, fused_matmul_rule, kPlainOp);
 
 }  // namespace ort_train

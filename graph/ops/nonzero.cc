@@ -27,6 +27,6 @@ Status nonzero_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "NonZero", 9, 1000, nonzero_rule);
+ORT_REGISTER_OP("", "NonZero", 9, 1000, nonzero_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -34,11 +34,11 @@ Status batch_norm_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "LayerNormalization", 17, 1000, layer_norm_rule);
+ORT_REGISTER_OP("", "LayerNormalization", 17, 1000, layer_norm_rule, kPlainOp);
 // The same op at any opset: what layer_norm_fusion writes (graph/passes/).
-ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalization", 1, 1000, layer_norm_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalization", 1, 1000, layer_norm_rule, kPlainOp);
 // RMSNorm (rms_norm_fusion's; ONNX Runtime's contrib op): Y, and optionally InvStdDev.
-ORT_REGISTER_OP(kOrtTrainDomain, "SimplifiedLayerNormalization", 1, 1000, layer_norm_rule);
-ORT_REGISTER_OP("", "BatchNormalization", 7, 1000, batch_norm_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "SimplifiedLayerNormalization", 1, 1000, layer_norm_rule, kPlainOp);
+ORT_REGISTER_OP("", "BatchNormalization", 7, 1000, batch_norm_rule, kTrainingStateOp);
 
 }  // namespace ort_train

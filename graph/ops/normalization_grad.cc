@@ -14,8 +14,8 @@ Status norm_grad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalizationGrad", 1, 1000, norm_grad_rule);
-ORT_REGISTER_OP(kOrtTrainDomain, "SimplifiedLayerNormalizationGrad", 1, 1000, norm_grad_rule);  // (dX, dScale)
-ORT_REGISTER_OP(kOrtTrainDomain, "BatchNormalizationGrad", 1, 1000, norm_grad_rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalizationGrad", 1, 1000, norm_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "SimplifiedLayerNormalizationGrad", 1, 1000, norm_grad_rule, kPlainOp);  // (dX, dScale)
+ORT_REGISTER_OP(kOrtTrainDomain, "BatchNormalizationGrad", 1, 1000, norm_grad_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -29,9 +29,9 @@ Status gradient_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kDomain, "Adagrad", 1, 1, updated_copies);
-ORT_REGISTER_OP(kDomain, "Adam", 1, 1, updated_copies);
-ORT_REGISTER_OP(kDomain, "Momentum", 1, 1, updated_copies);
-ORT_REGISTER_OP(kDomain, "Gradient", 1, 1, gradient_rule);
+ORT_REGISTER_OP(kDomain, "Adagrad", 1, 1, updated_copies, kTrainingStateOp);
+ORT_REGISTER_OP(kDomain, "Adam", 1, 1, updated_copies, kTrainingStateOp);
+ORT_REGISTER_OP(kDomain, "Momentum", 1, 1, updated_copies, kTrainingStateOp);
+ORT_REGISTER_OP(kDomain, "Gradient", 1, 1, gradient_rule, kTrainingStateOp);
 
 }  // namespace ort_train

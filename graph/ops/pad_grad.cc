@@ -7,6 +7,6 @@ namespace {
 Status rule(InferContext& ctx) { return shape_from_value(ctx, 0, 1); }
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "PadGrad", 1, 1000, rule);
+ORT_REGISTER_OP(kOrtTrainDomain, "PadGrad", 1, 1000, rule, kPlainOp);
 
 }  // namespace ort_train

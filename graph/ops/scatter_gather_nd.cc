@@ -35,9 +35,9 @@ Status gather_nd_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Scatter", 9, 10, scatter_rule);
-ORT_REGISTER_OP("", "ScatterElements", 11, 1000, scatter_rule);
-ORT_REGISTER_OP("", "ScatterND", 11, 1000, scatter_rule);
-ORT_REGISTER_OP("", "GatherND", 11, 1000, gather_nd_rule);
+ORT_REGISTER_OP("", "Scatter", 9, 10, scatter_rule, kPlainOp);
+ORT_REGISTER_OP("", "ScatterElements", 11, 1000, scatter_rule, kPlainOp);
+ORT_REGISTER_OP("", "ScatterND", 11, 1000, scatter_rule, kPlainOp);
+ORT_REGISTER_OP("", "GatherND", 11, 1000, gather_nd_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -117,11 +117,11 @@ Status range_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Shape", 1, 1000, shape_rule);
-ORT_REGISTER_OP("", "Size", 1, 1000, size_rule);
-ORT_REGISTER_OP("", "Constant", 1, 1000, constant_rule);
-ORT_REGISTER_OP("", "ConstantOfShape", 9, 1000, constant_of_shape_rule);
-ORT_REGISTER_OP("", "Range", 11, 1000, range_rule);
-ORT_REGISTER_OP("", "Identity", 1, 1000, same_as_input0);
+ORT_REGISTER_OP("", "Shape", 1, 1000, shape_rule, kPlainOp);
+ORT_REGISTER_OP("", "Size", 1, 1000, size_rule, kPlainOp);
+ORT_REGISTER_OP("", "Constant", 1, 1000, constant_rule, kPlainOp);
+ORT_REGISTER_OP("", "ConstantOfShape", 9, 1000, constant_of_shape_rule, kPlainOp);
+ORT_REGISTER_OP("", "Range", 11, 1000, range_rule, kPlainOp);
+ORT_REGISTER_OP("", "Identity", 1, 1000, same_as_input0, kViewOp);
 
 }  // namespace ort_train

@@ -104,6 +104,6 @@ Status slice_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Slice", 1, 1000, slice_rule);
+ORT_REGISTER_OP("", "Slice", 1, 1000, slice_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -4,7 +4,7 @@
 
 namespace ort_train {
 
-ORT_REGISTER_OP(kOrtTrainDomain, "SoftmaxGrad", 1, 1000, same_as_input0);
-ORT_REGISTER_OP(kOrtTrainDomain, "LogSoftmaxGrad", 1, 1000, same_as_input0);
+ORT_REGISTER_OP(kOrtTrainDomain, "SoftmaxGrad", 1, 1000, same_as_input0, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "LogSoftmaxGrad", 1, 1000, same_as_input0, kPlainOp);
 
 }  // namespace ort_train

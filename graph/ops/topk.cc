@@ -31,6 +31,6 @@ Status topk_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "TopK", 1, 1000, topk_rule);
+ORT_REGISTER_OP("", "TopK", 1, 1000, topk_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -22,6 +22,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "graph/passes/op_traits.h"
 #include "graph/passes/pass.h"
 
 namespace ort_train {
@@ -38,7 +39,6 @@ struct Buffers {
   uint64_t known = 0;                        // bytes of all counted buffers
 
   explicit Buffers(const Graph& g) {
-    static const std::set<std::string> views = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
     std::unordered_map<std::string, size_t> buffer_of;
     std::unordered_map<std::string, size_t> producer_of;
     std::set<std::string> pinned;
@@ -69,7 +69,7 @@ struct Buffers {
       }
       producers[i] = from.size();
       for (size_t p : from) users[p].push_back(i);
-      bool view = n.domain.empty() && views.count(n.op_type) && !n.inputs.empty() && buffer_of.count(n.inputs[0]);
+      bool view = is_view_op(n) && !n.inputs.empty() && buffer_of.count(n.inputs[0]);
       for (const std::string& out : n.outputs) {
         if (out.empty()) continue;
         producer_of[out] = i;

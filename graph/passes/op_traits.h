@@ -1,15 +1,17 @@
-// What passes must know about an op beyond its shape rule: whether its
-// outputs are a pure function of its input values and attributes. Folding
-// runs a node once at compile time with default run options, and merging
-// assumes two equal nodes compute equal tensors; both are wrong for these.
+// What passes, the memory planner and the executor must know about a node
+// beyond its shape rule, read from the traits its op declared where it
+// registers (OpTrait in graph/op_schema.h): no list of op names anywhere.
+// Folding runs a node once at compile time with default run options, and
+// merging assumes two equal nodes compute equal tensors; both are wrong for
+// random ops, and folding for ops that read the run.
 #pragma once
 #include "graph/graph.h"
 
 namespace ort_train {
 
-// Draws random numbers (Dropout, RandomNormal/Uniform(Like), Multinomial,
-// Bernoulli): each node has its own stream (seeded by its position and the
-// step), so two such nodes differ and one node differs from run to run.
+// Draws random numbers (Dropout, DropoutAdd): each node has its own stream
+// (seeded by its position and the step), so two such nodes differ and one
+// node differs from run to run.
 bool is_random_op(const Node& node);
 
 // Part of the training step rather than of the function it trains: ONNX's
@@ -17,9 +19,14 @@ bool is_random_op(const Node& node);
 // BatchNormalization in training mode, whose statistics the trainer writes back.
 bool is_training_step_op(const Node& node);
 
-// Behaves according to the run (RunOptions: training flag, step), which a
-// compile-time evaluation cannot know: Dropout and DropoutGrad.
+// Behaves according to the run (RunOptions: training flag, seed, step), which
+// a compile-time evaluation cannot know: Dropout, DropoutAdd, DropoutGrad,
+// Attention and AttentionGrad (their attention dropout).
 bool reads_run_options(const Node& node);
+
+// Output 0 is input 0's buffer with other dims (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity): the memory planner counts no bytes for it.
+bool is_view_op(const Node& node);
 
 // Carries a subgraph (If, Loop, Scan): no kernel runs it and comparing bodies is not worth it.
 bool has_subgraph(const Node& node);

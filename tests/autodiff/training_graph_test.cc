@@ -100,7 +100,7 @@ TEST_CASE("training_graph.saved_graph_round_trips") {
 namespace ort_train::testing {
 namespace {
 // A test-only op with a shape rule and a kernel but no gradient rule.
-ORT_REGISTER_OP("test.no_gradient", "Opaque", 1, 1000, same_as_input0);
+ORT_REGISTER_OP("test.no_gradient", "Opaque", 1, 1000, same_as_input0, kPlainOp);
 }  // namespace
 
 TEST_CASE("training_graph.every_node_without_a_rule_is_listed") {

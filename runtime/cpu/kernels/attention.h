@@ -9,6 +9,7 @@
 //     The CUDA "cublas" candidate is the same algorithm.
 // Both keep only each row's log-sum-exp between forward and backward.
 #pragma once
+#include "graph/dispatch.h"
 #include "runtime/attention_geometry.h"
 #include "runtime/kernel.h"
 
@@ -44,6 +45,31 @@ Operands<T> operands(const KernelContext& ctx, size_t q, size_t bias) {
   return {ctx.input(q).data<T>(), ctx.input(q + 1).data<T>(), ctx.input(q + 2).data<T>(),
           ctx.has_input(bias) ? ctx.input(bias).data<T>() : nullptr,
           ctx.has_input(bias + 1) ? ctx.input(bias + 1).data<bool>() : nullptr};
+}
+
+// What AttentionGrad reads and writes, typed.
+template <typename T>
+struct GradArgs {
+  using Value = T;
+  Operands<T> in;
+  const T* dout;
+  const T* out;
+  const T* lse;
+  GradOutputs<T> grads;
+};
+
+// Calls body(GradArgs<T>) for AttentionGrad's dtype (outputs taken first:
+// KernelContext::output is not thread-safe, and the bodies run threads).
+template <typename F>
+Status with_grad_args(KernelContext& ctx, F&& body) {
+  DType dt = ctx.input(1).dtype();
+  Tensor *dq = &ctx.output(0), *dk = &ctx.output(1), *dv = &ctx.output(2);
+  Tensor* dscores = ctx.has_output(3) ? &ctx.output(3) : nullptr;
+  bool ok = dispatch_float(dt, [&]<typename T>() {
+    body(GradArgs<T>{operands<T>(ctx, 1, 6), ctx.input(0).data<T>(), ctx.input(4).data<T>(), ctx.input(5).data<T>(),
+                     {dq->data<T>(), dk->data<T>(), dv->data<T>(), dscores ? dscores->data<T>() : nullptr}});
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
 }
 
 }  // namespace ort_train

@@ -194,22 +194,13 @@ Status attention_flash(KernelContext& ctx) {
 
 Status attention_grad_flash(KernelContext& ctx) {
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
-  DType dt = ctx.input(1).dtype();
-  // Outputs taken before the parallel region (KernelContext::output is not thread-safe).
-  Tensor *dq = &ctx.output(0), *dk = &ctx.output(1), *dv = &ctx.output(2);
-  Tensor* dscores = ctx.has_output(3) ? &ctx.output(3) : nullptr;
-  bool ok = dispatch_float(dt, [&]<typename T>() {
-    GradOutputs<T> grads{dq->data<T>(), dk->data<T>(), dv->data<T>(), dscores ? dscores->data<T>() : nullptr};
-    Operands<T> in = operands<T>(ctx, 1, 6);
-    const T* dout = ctx.input(0).data<T>();
-    const T* out = ctx.input(4).data<T>();
-    const T* lse = ctx.input(5).data<T>();
+  return with_grad_args(ctx, [&](const auto& a) {
+    using T = typename std::decay_t<decltype(a)>::Value;
     parallel_for(g.batch * g.kv_heads, 1, [&](int64_t first, int64_t last) {
       for (int64_t bk = first; bk < last; ++bk)
-        backward_group<T>(g, in, dout, out, lse, bk / g.kv_heads, bk % g.kv_heads, grads);
+        backward_group<T>(g, a.in, a.dout, a.out, a.lse, bk / g.kv_heads, bk % g.kv_heads, a.grads);
     });
   });
-  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
 }
 
 }  // namespace ort_train

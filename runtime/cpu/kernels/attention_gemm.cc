@@ -109,20 +109,12 @@ Status attention_gemm(KernelContext& ctx) {
 Status attention_grad_gemm(KernelContext& ctx) {
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
   if (has_empty_size(g)) return attention_grad_flash(ctx);
-  DType dt = ctx.input(1).dtype();
-  // Outputs taken before the parallel region (KernelContext::output is not thread-safe).
-  Tensor *dq = &ctx.output(0), *dk = &ctx.output(1), *dv = &ctx.output(2);
-  Tensor* dscores = ctx.has_output(3) ? &ctx.output(3) : nullptr;
-  bool ok = dispatch_float(dt, [&]<typename T>() {
-    GradOutputs<T> grads{dq->data<T>(), dk->data<T>(), dv->data<T>(), dscores ? dscores->data<T>() : nullptr};
-    Operands<T> in = operands<T>(ctx, 1, 6);
-    const T* dout = ctx.input(0).data<T>();
-    const T* out = ctx.input(4).data<T>();
-    const T* lse = ctx.input(5).data<T>();
-    for_each_group<T>(g, true,
-                      [&](int64_t bk, T* x, T* y) { backward_group<T>(g, in, dout, out, lse, bk, grads, x, y); });
+  return with_grad_args(ctx, [&](const auto& a) {
+    using T = typename std::decay_t<decltype(a)>::Value;
+    for_each_group<T>(g, true, [&](int64_t bk, T* x, T* y) {
+      backward_group<T>(g, a.in, a.dout, a.out, a.lse, bk, a.grads, x, y);
+    });
   });
-  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
 }
 
 }  // namespace ort_train
