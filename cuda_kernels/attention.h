@@ -11,8 +11,8 @@
 #pragma once
 #include <cstdint>
 
-#include "cuda_kernels/counter_random.h"
-#include "cuda_kernels/host_device.h"
+#include "numerics/counter_random.h"
+#include "numerics/host_device.h"
 
 namespace ort_train {
 

@@ -1,5 +1,5 @@
 // Dropout and DropoutGrad. The keep decision is the CPU kernel's counter-based
-// generator (cuda_kernels/counter_random.h, shared), so a seed gives the same mask
+// generator (numerics/counter_random.h, shared), so a seed gives the same mask
 // on either device, whatever the launch shape.
 #pragma once
 #include <cuda_runtime.h>
@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "cuda_kernels/tensor_map.h"
-#include "cuda_kernels/counter_random.h"  // the CPU kernel's generator, header-only
+#include "numerics/counter_random.h"  // the CPU kernel's generator, header-only
 
 namespace ort_train::cuda {
 

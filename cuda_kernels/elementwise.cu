@@ -1,7 +1,7 @@
 #include <cmath>
 
 #include "cuda_kernels/elementwise.h"
-#include "cuda_kernels/cast_value.h"
+#include "numerics/cast_value.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "cuda_kernels/reduce.h"
-#include "cuda_kernels/float16.h"
+#include "numerics/float16.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {

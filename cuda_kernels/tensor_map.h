@@ -4,13 +4,13 @@
 #pragma once
 #include <cstdint>
 
-#include "cuda_kernels/host_device.h"  // the offset functions below run in kernels and, in tests, on the host
+#include "numerics/host_device.h"  // the offset functions below run in kernels and, in tests, on the host
 
 namespace ort_train::cuda {
 
 constexpr int kMaxDims = 8;
 
-// kF16/kBF16 (Float16, BFloat16 in cuda_kernels/float16.h) reach only Cast so far.
+// kF16/kBF16 (Float16, BFloat16 in numerics/float16.h) reach only Cast so far.
 enum class ElemType : int { kF32, kF64, kI32, kI64, kBool, kF16, kBF16 };
 
 // Output element (row-major index over `dims`) -> input offset = sum(idx[d] * strides[d]);

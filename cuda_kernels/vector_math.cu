@@ -1,6 +1,6 @@
 #include "cuda_kernels/vector_math.h"
-#include "cuda_kernels/float16.h"
-#include "cuda_kernels/unscale.h"
+#include "numerics/float16.h"
+#include "numerics/unscale.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {

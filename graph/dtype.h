@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cuda_kernels/float16.h"  // the 16-bit float storage types and their conversions
+#include "numerics/float16.h"  // the 16-bit float storage types and their conversions
 
 namespace ort_train {
 

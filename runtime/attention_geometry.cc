@@ -1,6 +1,6 @@
 #include "runtime/attention_geometry.h"
 
-#include "cuda_kernels/counter_random.h"
+#include "numerics/counter_random.h"
 
 namespace ort_train {
 namespace {

@@ -27,7 +27,7 @@ class VectorOps {
   virtual Status convert(const Tensor& src, const Tensor& dst) = 0;
   virtual Status scale(const Tensor& t, float s) = 0;               // t *= s
   // t *= inv_scale for each float32 tensor; true when an element was an inf
-  // or NaN before (--precision fp16's loss scaling: cuda_kernels/unscale.h).
+  // or NaN before (--precision fp16's loss scaling: numerics/unscale.h).
   virtual Result<bool> unscale(const std::vector<Tensor>& ts, float inv_scale) = 0;
   // sqrt(sum of squares) over all tensors, accumulated in double, the same for any thread count.
   virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cmath>
 
-#include "cuda_kernels/cast_value.h"
-#include "cuda_kernels/unscale.h"
+#include "numerics/cast_value.h"
+#include "numerics/unscale.h"
 #include "runtime/cpu/half_convert.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_clones.h"

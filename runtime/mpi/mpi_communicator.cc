@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda_kernels/float16.h"
+#include "numerics/float16.h"
 #include "runtime/communicator.h"
 
 namespace ort_train {

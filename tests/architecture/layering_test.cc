@@ -1,9 +1,11 @@
 // The layering rule of docs/ARCHITECTURE.md, held by scanning every project
 // include: a folder may include only itself and the folders below it.
 //   apps -> training -> autodiff -> graph;  training -> optimizers -> runtime -> graph;
-//   configs sit under autodiff (descriptions are plain data); cuda_kernels include
-//   nothing of the project, and anything may include them (their headers are
-//   dependency-free host/device arithmetic and launcher declarations).
+//   configs sit under autodiff (descriptions are plain data); numerics (the
+//   portable host/device arithmetic: 16-bit floats, casts, counter-based random
+//   numbers) include nothing of the project and anything may include them;
+//   cuda_kernels include only numerics, and the devices' folders (runtime,
+//   optimizers) include them: never the IR (graph) or what sits above it.
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -18,14 +20,15 @@ namespace fs = std::filesystem;
 
 TEST_CASE("layering: every include points down the layers", "[architecture]") {
   const std::map<std::string, std::set<std::string>> allowed = {
-      {"cuda_kernels", {"cuda_kernels"}},
-      {"graph", {"graph", "cuda_kernels"}},
-      {"configs", {"configs", "graph"}},
-      {"runtime", {"runtime", "graph", "cuda_kernels"}},
-      {"autodiff", {"autodiff", "configs", "graph"}},
-      {"optimizers", {"optimizers", "runtime", "configs", "graph", "cuda_kernels"}},
-      {"training", {"training", "autodiff", "optimizers", "runtime", "configs", "graph"}},
-      {"apps", {"apps", "training", "autodiff", "optimizers", "runtime", "configs", "graph"}},
+      {"numerics", {"numerics"}},
+      {"cuda_kernels", {"cuda_kernels", "numerics"}},
+      {"graph", {"graph", "numerics"}},
+      {"configs", {"configs", "graph", "numerics"}},
+      {"runtime", {"runtime", "graph", "cuda_kernels", "numerics"}},
+      {"autodiff", {"autodiff", "configs", "graph", "numerics"}},
+      {"optimizers", {"optimizers", "runtime", "configs", "graph", "cuda_kernels", "numerics"}},
+      {"training", {"training", "autodiff", "optimizers", "runtime", "configs", "graph", "numerics"}},
+      {"apps", {"apps", "training", "autodiff", "optimizers", "runtime", "configs", "graph", "numerics"}},
   };
   const std::regex include_re(R"re(^\s*#\s*include\s*"([A-Za-z0-9_]+)/)re");
   int files = 0;
@@ -63,6 +66,9 @@ TEST_CASE("layering: the include scan recognises a project include", "[architect
   std::string line = "#include \"training/trainer.h\"  // reaching up";
   REQUIRE(std::regex_search(line, m, include_re));
   CHECK(m[1].str() == "training");
+  line = "#include \"cuda_kernels/softmax.h\"  // graph reaching into a device's kernels";
+  REQUIRE(std::regex_search(line, m, include_re));
+  CHECK(m[1].str() == "cuda_kernels");
   std::string system = "#include <fmt/format.h>";
   CHECK_FALSE(std::regex_search(system, m, include_re));
 }

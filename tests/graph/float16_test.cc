@@ -1,4 +1,4 @@
-// The 16-bit float storage types (cuda_kernels/float16.h): conversions round
+// The 16-bit float storage types (numerics/float16.h): conversions round
 // to nearest even, checked against the compiler's own _Float16 where it has
 // one, exhaustively over every 16-bit pattern, and at the edges (ties,
 // overflow, subnormals, NaN). The same functions run in the CUDA kernels.
@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "cuda_kernels/cast_value.h"
+#include "numerics/cast_value.h"
 #include "graph/dispatch.h"
 #include "graph/dtype.h"
 #include "test_util.h"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "cuda_kernels/unscale.h"
+#include "numerics/unscale.h"
 #include "runtime/device.h"
 #include "runtime/vector_ops.h"
 #include "training/loss_scaler.h"

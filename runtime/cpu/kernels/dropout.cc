@@ -10,7 +10,7 @@
 #include "graph/dispatch.h"
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/parallel.h"
-#include "cuda_kernels/counter_random.h"
+#include "numerics/counter_random.h"
 #include "runtime/dropout_seed.h"
 #include "runtime/kernel.h"
 

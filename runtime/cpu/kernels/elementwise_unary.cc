@@ -5,7 +5,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "cuda_kernels/cast_value.h"  // one element of Cast, shared with the CUDA kernel
+#include "numerics/cast_value.h"  // one element of Cast, shared with the CUDA kernel
 #include "graph/dispatch.h"
 #include "runtime/cpu/half_convert.h"
 #include "runtime/cpu/parallel.h"

@@ -10,7 +10,7 @@
 #include <cstring>
 #endif
 
-#include "cuda_kernels/host_device.h"
+#include "numerics/host_device.h"
 
 namespace ort_train {
 

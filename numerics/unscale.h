@@ -5,7 +5,7 @@
 #pragma once
 #include <cmath>
 
-#include "cuda_kernels/host_device.h"
+#include "numerics/host_device.h"
 
 namespace ort_train {
 

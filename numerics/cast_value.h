@@ -9,8 +9,8 @@
 #include <limits>
 #include <type_traits>
 
-#include "cuda_kernels/float16.h"
-#include "cuda_kernels/host_device.h"
+#include "numerics/float16.h"
+#include "numerics/host_device.h"
 
 namespace ort_train {
 
