@@ -314,7 +314,7 @@ Status train_command(const TrainArgs& args) {
   RETURN_IF_ERROR(check_plan_fits(tg.model, plan, *device));
   // Kernel choices made by timing (runtime/kernel_choice.h): a resumed run
   // makes the ones the run it continues made, so it continues bit-exactly.
-  std::string choices_in = args.kernel_choices, choices_out = args.kernel_choices;
+  std::string choices_in = args.kernel_choices;
   if (choices_in.empty() && args.resume && !args.checkpoint_dir.empty())
     choices_in = (fs::path(args.checkpoint_dir) / "kernel_choices.json").string();
   if (!choices_in.empty()) RETURN_IF_ERROR(KernelChoices::instance().load(choices_in, device->description()));
@@ -325,7 +325,7 @@ Status train_command(const TrainArgs& args) {
   bool measuring = args.repeat > 1 || args.profile;
   if (!training || !args.dump_gradients.empty() || measuring) {
     RETURN_IF_ERROR(first_pass(args, tg, step, source, seed, device));
-    RETURN_IF_ERROR(save_choices(choices_out));
+    RETURN_IF_ERROR(save_choices(args.kernel_choices));
   }
   if (!training) return Status::Ok();
   // --repeat and --profile measure forward+backward; they train only when
@@ -427,7 +427,7 @@ Status train_command(const TrainArgs& args) {
     // without them, and between log lines, the step skips it (unless it clips).
     ASSIGN_OR_RETURN(StepReport r, trainer->step(logs(trainer->steps_done() + 1) || metrics || board));
     elapsed_ms += r.step_ms;
-    if (i == start) RETURN_IF_ERROR(save_choices(choices_out));  // the first step made them
+    if (i == start) RETURN_IF_ERROR(save_choices(args.kernel_choices));  // the first step made them
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
     double samples_per_s = r.samples / (r.step_ms / 1000.0);
     Figures figures = {{"loss", r.loss}, {"lr", r.lr}};

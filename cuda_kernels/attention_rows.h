@@ -17,6 +17,16 @@
 
 namespace ort_train {
 
+// Rows of Q (and O, dO, dQ) per key/value head: the group's heads' queries,
+// adjacent in Q's [B, H, T, D] layout, so one GEMM covers the group.
+ORT_HOST_DEVICE int64_t attention_group_rows(const AttentionGeometry& g) { return g.heads / g.kv_heads * g.queries; }
+
+// Whether any size is 0: a BLAS refuses a leading dimension of 0, so such
+// calls go to the kernels that need no GEMM of the whole block.
+ORT_HOST_DEVICE bool attention_has_empty_size(const AttentionGeometry& g) {
+  return g.batch * g.heads * g.queries * g.keys * g.head_size * g.value_size == 0;
+}
+
 // The [b, h, t] of a row.
 struct AttentionRow {
   int64_t b, h, t;

@@ -13,9 +13,10 @@
 // against the library path and dropped when slower.
 //
 // --deterministic (the train command sets KernelChoices::set_deterministic)
-// pins every op to its first candidate marked deterministic, without timing. Choices can be kept in a
-// file (--kernel-choices, and the checkpoint folder's kernel_choices.json) so
-// a resumed run makes the same choices as the run it continues.
+// pins every op to its first candidate marked deterministic, without timing.
+// Choices can be kept in a file (--kernel-choices, and the checkpoint
+// folder's kernel_choices.json) so a resumed run makes the same choices as
+// the run it continues.
 #pragma once
 #include <functional>
 #include <map>

@@ -33,12 +33,12 @@ bool has_subgraph(const Node& node) {
 // error that lists the unsupported nodes by name.
 bool is_known_op(const Node& node) { return OpRegistry::instance().knows(node.domain, node.op_type); }
 
-bool is_foldable_op(const Node& node) {
-  return is_known_op(node) && !is_random_op(node) && !is_training_step_op(node) && !reads_run_options(node) && !has_subgraph(node);
-}
-
 bool is_mergeable_op(const Node& node) {
   return is_known_op(node) && !is_random_op(node) && !is_training_step_op(node) && !has_subgraph(node);
+}
+
+bool is_foldable_op(const Node& node) {
+  return is_mergeable_op(node) && !reads_run_options(node);
 }
 
 }  // namespace ort_train

@@ -47,6 +47,27 @@ Operands<T> operands(const KernelContext& ctx, size_t q, size_t bias) {
           ctx.has_input(bias + 1) ? ctx.input(bias + 1).data<bool>() : nullptr};
 }
 
+// What Attention reads and writes, typed.
+template <typename T>
+struct ForwardArgs {
+  using Value = T;
+  Operands<T> in;
+  T* out;
+  T* lse;  // made even when the graph does not read it
+};
+
+// Calls body(ForwardArgs<T>) for Attention's dtype.
+template <typename F>
+Status with_forward_args(KernelContext& ctx, const AttentionGeometry& g, F&& body) {
+  DType dt = ctx.input(0).dtype();
+  Tensor& out = ctx.output(0);
+  Tensor lse = ctx.has_output(1) ? ctx.output(1) : ctx.allocate(dt, {g.batch, g.heads, g.queries});
+  bool ok = dispatch_float(dt, [&]<typename T>() {
+    body(ForwardArgs<T>{operands<T>(ctx, 0, 3), out.data<T>(), lse.data<T>()});
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
+}
+
 // What AttentionGrad reads and writes, typed.
 template <typename T>
 struct GradArgs {

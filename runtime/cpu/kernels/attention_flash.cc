@@ -1,8 +1,9 @@
 // The "flash" candidate of the CPU's com.ort_train Attention and
 // AttentionGrad (attention_fusion's; semantics in graph/ops/attention.cc;
-// chosen against the "gemm" candidate by measurement, attention.cc): queries in blocks of kQueryBlock rows, keys in blocks of kKeyBlock.
-// The forward keeps a running row maximum and sum (online softmax) and
-// rescales its output accumulator when the maximum grows, so only a
+// chosen against the "gemm" candidate by measurement, attention.cc): queries
+// in blocks of kQueryBlock rows, keys in blocks of kKeyBlock. The forward
+// keeps a running row maximum and sum (online softmax) and rescales its
+// output accumulator when the maximum grows, so only a
 // kQueryBlock x kKeyBlock tile of scores exists at a time; it saves each
 // row's log-sum-exp. The backward recomputes each tile's probabilities from
 // Q, K and that log-sum-exp, so the [B, H, T, S] probabilities are never
@@ -182,14 +183,10 @@ void backward_group(const AttentionGeometry& g, const Operands<T>& in, const T* 
 
 Status attention_flash(KernelContext& ctx) {
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
-  DType dt = ctx.input(0).dtype();
-  Tensor& out = ctx.output(0);
-  // The log-sum-exp is made even when the graph does not read it.
-  Tensor lse = ctx.has_output(1) ? ctx.output(1) : ctx.allocate(dt, {g.batch, g.heads, g.queries});
-  bool ok = dispatch_float(dt, [&]<typename T>() {
-    attention_forward<T>(g, operands<T>(ctx, 0, 3), out.data<T>(), lse.data<T>());
+  return with_forward_args(ctx, g, [&](const auto& a) {
+    using T = typename std::decay_t<decltype(a)>::Value;
+    attention_forward<T>(g, a.in, a.out, a.lse);
   });
-  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
 }
 
 Status attention_grad_flash(KernelContext& ctx) {

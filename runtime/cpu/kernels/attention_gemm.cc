@@ -22,13 +22,10 @@
 namespace ort_train {
 namespace {
 
-// Rows of Q (and O, dO, dQ) per key/value head: the group's heads' queries.
-int64_t group_rows(const AttentionGeometry& g) { return g.heads / g.kv_heads * g.queries; }
-
 // X [rows, S] = scale * Q K^T for group bk (K read as [S, D] or, k_transposed, [D, S]).
 template <typename T>
 void group_scores(const AttentionGeometry& g, const Operands<T>& in, int64_t bk, T* x) {
-  int64_t rows = group_rows(g), S = g.keys, D = g.head_size;
+  int64_t rows = attention_group_rows(g), S = g.keys, D = g.head_size;
   const T* q = in.q + bk * rows * D;
   const T* k = in.k + bk * S * D;
   gemm(false, !g.k_transposed, rows, S, D, static_cast<T>(g.scale), q, D, k, g.k_transposed ? S : D, T(0), x, S);
@@ -36,7 +33,7 @@ void group_scores(const AttentionGeometry& g, const Operands<T>& in, int64_t bk,
 
 template <typename T>
 void forward_group(const AttentionGeometry& g, const Operands<T>& in, int64_t bk, T* x, T* out, T* lse) {
-  int64_t rows = group_rows(g), S = g.keys, Dv = g.value_size;
+  int64_t rows = attention_group_rows(g), S = g.keys, Dv = g.value_size;
   group_scores(g, in, bk, x);
   for (int64_t i = 0; i < rows; ++i) {
     int64_t row = bk * rows + i;
@@ -52,7 +49,7 @@ void forward_group(const AttentionGeometry& g, const Operands<T>& in, int64_t bk
 template <typename T>
 void backward_group(const AttentionGeometry& g, const Operands<T>& in, const T* dout, const T* out, const T* lse,
                     int64_t bk, const GradOutputs<T>& grads, T* x, T* y) {
-  int64_t rows = group_rows(g), S = g.keys, D = g.head_size, Dv = g.value_size;
+  int64_t rows = attention_group_rows(g), S = g.keys, D = g.head_size, Dv = g.value_size;
   T scale = static_cast<T>(g.scale);
   const T* q = in.q + bk * rows * D;
   const T* k = in.k + bk * S * D;
@@ -77,38 +74,27 @@ void backward_group(const AttentionGeometry& g, const Operands<T>& in, const T* 
 // Runs fn(bk, x, y) over every group with [rows, S] scratch blocks x and y.
 template <typename T, typename F>
 void for_each_group(const AttentionGeometry& g, bool two_blocks, F&& fn) {
-  int64_t groups = g.batch * g.kv_heads, block = group_rows(g) * g.keys;
-  for_each_gemm(groups, group_rows(g) * g.keys * g.head_size, [&](int64_t first, int64_t last) {
+  int64_t groups = g.batch * g.kv_heads, block = attention_group_rows(g) * g.keys;
+  for_each_gemm(groups, block * g.head_size, [&](int64_t first, int64_t last) {
     std::vector<T> x(static_cast<size_t>(block)), y(two_blocks ? static_cast<size_t>(block) : 0);
     for (int64_t bk = first; bk < last; ++bk) fn(bk, x.data(), y.data());
   });
-}
-
-// BLAS refuses a leading dimension of 0: empty sizes go to the flash kernel.
-bool has_empty_size(const AttentionGeometry& g) {
-  return g.batch * g.heads * g.queries * g.keys * g.head_size * g.value_size == 0;
 }
 
 }  // namespace
 
 Status attention_gemm(KernelContext& ctx) {
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
-  if (has_empty_size(g)) return attention_flash(ctx);
-  DType dt = ctx.input(0).dtype();
-  Tensor& out = ctx.output(0);
-  Tensor lse = ctx.has_output(1) ? ctx.output(1) : ctx.allocate(dt, {g.batch, g.heads, g.queries});
-  bool ok = dispatch_float(dt, [&]<typename T>() {
-    Operands<T> in = operands<T>(ctx, 0, 3);
-    T* o = out.data<T>();
-    T* l = lse.data<T>();
-    for_each_group<T>(g, false, [&](int64_t bk, T* x, T*) { forward_group<T>(g, in, bk, x, o, l); });
+  if (attention_has_empty_size(g)) return attention_flash(ctx);  // BLAS refuses a leading dimension of 0
+  return with_forward_args(ctx, g, [&](const auto& a) {
+    using T = typename std::decay_t<decltype(a)>::Value;
+    for_each_group<T>(g, false, [&](int64_t bk, T* x, T*) { forward_group<T>(g, a.in, bk, x, a.out, a.lse); });
   });
-  return ok ? Status::Ok() : unsupported_dtype(ctx, dt);
 }
 
 Status attention_grad_gemm(KernelContext& ctx) {
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
-  if (has_empty_size(g)) return attention_grad_flash(ctx);
+  if (attention_has_empty_size(g)) return attention_grad_flash(ctx);  // BLAS refuses a leading dimension of 0
   return with_grad_args(ctx, [&](const auto& a) {
     using T = typename std::decay_t<decltype(a)>::Value;
     for_each_group<T>(g, true, [&](int64_t bk, T* x, T* y) {

@@ -11,7 +11,7 @@
 //   tiled (cuda_kernels/attention.cu): no block of scores, no tensor cores;
 //     slower wherever it was measured, kept for rows the scratch cannot hold.
 // Geometry: runtime/attention_geometry.
-#include "cuda_kernels/attention.h"
+#include "cuda_kernels/attention_rows.h"
 #include "runtime/attention_geometry.h"
 #include "runtime/cuda/kernels/common.h"
 #include "runtime/cuda/kernels/gemm_batched.h"
@@ -36,14 +36,9 @@ Result<Tensor> lse_output(KernelContext& ctx, const AttentionGeometry& g) {
   return temp(ctx, DType::kFloat, {g.batch, g.heads, g.queries});
 }
 
-int64_t group_rows(const AttentionGeometry& g) { return g.heads / g.kv_heads * g.queries; }
-bool has_empty_size(const AttentionGeometry& g) {
-  return g.batch * g.heads * g.queries * g.keys * g.head_size * g.value_size == 0;
-}
-
 // X [groups][rows, S] = scale * Q K^T, one strided-batched GEMM over the (b, kh) groups.
 Status group_scores(const AttentionGeometry& g, const float* q, const float* k, float* x) {
-  int64_t rows = group_rows(g), S = g.keys, D = g.head_size;
+  int64_t rows = attention_group_rows(g), S = g.keys, D = g.head_size;
   return gemm_batched(DType::kFloat, false, !g.k_transposed, rows, S, D, g.scale, q, D, rows * D, k,
                       g.k_transposed ? S : D, S * D, 0.0, x, S, rows * S, g.batch * g.kv_heads);
 }
@@ -62,11 +57,11 @@ Status attention_tiled(KernelContext& ctx) {
 Status attention_cublas(KernelContext& ctx) {
   if (ctx.input(0).dtype() != DType::kFloat) return unsupported_cuda_dtype(ctx, ctx.input(0).dtype());
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
-  if (has_empty_size(g)) return attention_tiled(ctx);  // cuBLAS refuses a leading dimension of 0
+  if (attention_has_empty_size(g)) return attention_tiled(ctx);  // cuBLAS refuses a leading dimension of 0
   CUDA_OUTPUT(out, ctx, 0);
   ASSIGN_OR_RETURN(Tensor lse, lse_output(ctx, g));
   ASSIGN_OR_RETURN(Tensor x, temp(ctx, DType::kFloat, {g.batch, g.heads, g.queries, g.keys}));
-  int64_t rows = group_rows(g), S = g.keys, Dv = g.value_size;
+  int64_t rows = attention_group_rows(g), S = g.keys, Dv = g.value_size;
   RETURN_IF_ERROR(group_scores(g, ctx.input(0).data<float>(), ctx.input(1).data<float>(), x.data<float>()));
   CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(launch_attention_softmax_rows(
       g, optional_input(ctx, 3), optional_mask(ctx, 4), x.data<float>(), lse.data<float>(), stream())));
@@ -110,12 +105,12 @@ Status attention_grad_tiled(KernelContext& ctx) {
 Status attention_grad_cublas(KernelContext& ctx) {
   if (ctx.input(1).dtype() != DType::kFloat) return unsupported_cuda_dtype(ctx, ctx.input(1).dtype());
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
-  if (has_empty_size(g)) return attention_grad_tiled(ctx);
+  if (attention_has_empty_size(g)) return attention_grad_tiled(ctx);
   ASSIGN_OR_RETURN(GradTensors o, grad_outputs(ctx));
   Dims scores{g.batch, g.heads, g.queries, g.keys};
   ASSIGN_OR_RETURN(Tensor x, temp(ctx, DType::kFloat, scores));
   ASSIGN_OR_RETURN(Tensor y, temp(ctx, DType::kFloat, scores));
-  int64_t groups = g.batch * g.kv_heads, rows = group_rows(g), S = g.keys, D = g.head_size, Dv = g.value_size;
+  int64_t groups = g.batch * g.kv_heads, rows = attention_group_rows(g), S = g.keys, D = g.head_size, Dv = g.value_size;
   const float* dout = ctx.input(0).data<float>();
   const float* q = ctx.input(1).data<float>();
   const float* k = ctx.input(2).data<float>();
