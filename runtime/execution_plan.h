@@ -1,0 +1,56 @@
+// The static plan an Executor runs: nodes in topological order, each with
+// its shape rule and kernel resolved, value slots numbered, and for every node
+// the values whose last use it is. Built once per model and device, before
+// anything runs; it reads the graph, never tensors.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+
+struct PlanStep {
+  const Node* node = nullptr;
+  int64_t opset = 0;
+  const OpSchema* schema = nullptr;
+  const KernelDef* kernel = nullptr;       // on the executor's device (null: host only)
+  const KernelDef* host_kernel = nullptr;  // CPU kernel for shape arithmetic on a GPU executor
+  std::vector<int> inputs;   // slot per input, -1 when omitted
+  std::vector<int> outputs;  // slot per output, -1 when omitted
+  std::vector<int> release;  // slots to free after this step
+  std::vector<int> ready;    // graph outputs this step makes final (RunOptions::on_output_ready)
+};
+
+struct ExecutionPlan {
+  std::vector<PlanStep> steps;
+  std::map<std::string, int> slots;  // value name -> slot
+  std::vector<std::string> slot_names;
+  std::vector<int> constant_slots;   // initializers, bound once
+  std::vector<int> feed_slots;       // graph inputs fed per run
+  std::vector<int> output_slots;     // graph outputs
+
+  // Slots whose values the caller supplies or reads: never released, never
+  // written in place of another value.
+  std::vector<bool> pinned_slots() const;
+};
+
+// The plan of `model` on `device`. Its steps point into `model`, which must
+// outlive it. Lists every node without a kernel (or, on a GPU, a host kernel
+// for integer shape arithmetic) in one error.
+Result<ExecutionPlan> build_execution_plan(const Model& model, DeviceKind device);
+
+// Whether every node of `model` has a kernel on `device` (or, on a GPU, can
+// run as host-side shape arithmetic); the error lists all that do not.
+Status check_kernels(const Model& model, DeviceKind device);
+
+// Sequences, optionals and maps are outside the runtime's tensor-only world:
+// an error naming the first graph input or output of such a type.
+Status check_tensor_io(const Graph& g);
+
+// Integer and bool values are the ones host-side shape arithmetic handles.
+inline bool is_integer_or_bool(DType t) { return dtype_is_integer(t) || t == DType::kBool; }
+
+}  // namespace ort_train
