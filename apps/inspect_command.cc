@@ -15,6 +15,7 @@
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
 #include "training/recompute.h"
+#include "training/step_graph.h"
 
 namespace ort_train::app {
 
@@ -131,16 +132,16 @@ Status inspect_command(const InspectArgs& args) {
                                     : fmt::format(" (not counted: {} products whose shapes depend on the data or on "
                                                   "dims --batch-size or dims: would bind, such as {})",
                                                   flops.unknown.size(), flops.unknown.front()).c_str());
-  ASSIGN_OR_RETURN(Model step, training_step_model(tg->model, tg->gradients));
-  MemoryEstimate est = estimate_memory(step, gradient_outputs(*tg));
+  ASSIGN_OR_RETURN(StepGraph step, build_step_graph(*tg));
+  MemoryEstimate est = estimate_memory(step.model, gradient_outputs(*tg));
   std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB (after node %s)%s\n",
               mib(est.initializer_bytes),
               mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),
               mib(est.peak_activation_bytes),
-              tg->model.graph.nodes.empty() ? "-" : tg->model.graph.nodes[est.peak_at].name.c_str(),
+              step.model.graph.nodes.empty() ? "-" : step.model.graph.nodes[est.peak_at].name.c_str(),
               est.complete ? "" : " (lower bound: some shapes depend on unbound dims, which --batch-size or dims: binds, or on the data, such as NonZero's)");
   ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
-  Status fits = check_plan_fits(tg->model, est, *cpu);
+  Status fits = check_plan_fits(step.model, est, *cpu);
   std::printf("memory budget on the CPU: %.1f MiB%s: %s\n", mib(cpu->memory_budget()),
               memory_limit() ? " (--max-memory)" : "", !est.complete ? "not judged (incomplete estimate)"
                                                        : fits.ok() ? "the plan fits" : fits.message().c_str());

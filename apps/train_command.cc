@@ -23,6 +23,8 @@
 #include "runtime/kernel_choice.h"
 #include "training/checkpoint.h"
 #include "training/recompute.h"
+#include "training/step_graph.h"
+#include "training/step_metrics.h"
 #include "runtime/communicator.h"
 #include "training/tensorboard_writer.h"
 #include "training/trainer.h"
@@ -140,22 +142,17 @@ Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const Model& s
   std::sort(times.begin(), times.end());
   spdlog::info("forward+backward: median {:.2f} ms over {} runs", times[times.size() / 2], times.size());
   if (args.profile) print_op_profile(op_ms, args.repeat);
+  // Read as the trainer reads them (training/step_metrics.h), where they were computed.
+  ASSIGN_OR_RETURN(double loss, loss_value(*device, out.at(tg.gradients.loss)));
+  std::vector<Tensor> grads;
+  for (const std::string& w : tg.gradients.trainable) grads.push_back(out.at(tg.gradients.gradient.at(w)));
+  ASSIGN_OR_RETURN(double norm, gradient_norm(*device, grads));
+  spdlog::info("loss {:.6g}, gradient norm {:.6g} (first batch; peak intermediate memory {:.1f} MiB)", loss, norm,
+               executor->allocator().peak_bytes() / 1048576.0);
+  if (!std::isfinite(loss)) spdlog::warn("the loss is not finite");
   for (auto& [name, t] : out) {
     ASSIGN_OR_RETURN(t, to_host(*device, t));
   }
-  const Tensor& loss = out.at(tg.gradients.loss);
-  double loss_value = loss.dtype() == DType::kDouble ? loss.data<double>()[0] : loss.data<float>()[0];
-  double sq = 0;
-  for (const std::string& w : tg.gradients.trainable) {
-    const Tensor& g = out.at(tg.gradients.gradient.at(w));
-    for (int64_t i = 0; i < g.numel(); ++i) {
-      double v = g.dtype() == DType::kDouble ? g.data<double>()[i] : g.data<float>()[i];
-      sq += v * v;
-    }
-  }
-  spdlog::info("loss {:.6g}, gradient norm {:.6g} (first batch; peak intermediate memory {:.1f} MiB)", loss_value,
-               std::sqrt(sq), executor->allocator().peak_bytes() / 1048576.0);
-  if (!std::isfinite(loss_value)) spdlog::warn("the loss is not finite");
   if (!args.dump_gradients.empty()) RETURN_IF_ERROR(dump_gradients(tg, out, args.dump_gradients));
   return Status::Ok();
 }
@@ -277,16 +274,16 @@ Status train_command(const TrainArgs& args) {
   ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc, pass_options(args.setup)));
   log_training_graph(tg);
   log_pass_reports(tg);
+  ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
   // Before the graph is saved, so the saved graph shows the copies. auto's
-  // budget is --max-memory, else the memory of the device the run will use.
+  // budget is --max-memory, else the memory of the device the run uses.
   uint64_t budget = memory_limit();
-  if (budget == 0 && args.setup.recompute == "auto") {
-    ASSIGN_OR_RETURN(std::shared_ptr<Device> d, choose_device(args, tg.model));
-    budget = d->memory_budget();
-  }
+  if (budget == 0 && args.setup.recompute == "auto") budget = device->memory_budget();
   RETURN_IF_ERROR(apply_recompute_option(args.setup, tg, budget));
+  // The graph every step runs (training/step_graph.h): what is saved, estimated and executed.
+  ASSIGN_OR_RETURN(StepGraph step, build_step_graph(tg));
   if (!args.save_training_graph.empty() && lead) {
-    RETURN_IF_ERROR(save_model(tg.model, args.save_training_graph));
+    RETURN_IF_ERROR(save_model(step.model, args.save_training_graph));
     spdlog::info("wrote the training graph to {}", args.save_training_graph);
   }
   bool training = desc.steps.value_or(0) > 0 || (!args.steps && (!desc.optimizer.name.empty() || desc.epochs));
@@ -304,14 +301,12 @@ Status train_command(const TrainArgs& args) {
   }
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
-  ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args, tg.model));
-  ASSIGN_OR_RETURN(Model step, training_step_model(tg.model, tg.gradients));
-  MemoryEstimate plan = estimate_memory(step, gradient_outputs(tg));
+  MemoryEstimate plan = estimate_memory(step.model, gradient_outputs(tg));
   spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB{}; memory budget {:.1f} MiB",
                plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,
                plan.complete ? "" : " (a lower bound: some sizes depend on the data or on unbound dims)",
                device->memory_budget() / 1048576.0);
-  RETURN_IF_ERROR(check_plan_fits(tg.model, plan, *device));
+  RETURN_IF_ERROR(check_plan_fits(step.model, plan, *device));
   // Kernel choices made by timing (runtime/kernel_choice.h): a resumed run
   // makes the ones the run it continues made, so it continues bit-exactly.
   std::string choices_in = args.kernel_choices;
@@ -324,7 +319,7 @@ Status train_command(const TrainArgs& args) {
   };
   bool measuring = args.repeat > 1 || args.profile;
   if (!training || !args.dump_gradients.empty() || measuring) {
-    RETURN_IF_ERROR(first_pass(args, tg, step, source, seed, device));
+    RETURN_IF_ERROR(first_pass(args, tg, step.model, source, seed, device));
     RETURN_IF_ERROR(save_choices(args.kernel_choices));
   }
   if (!training) return Status::Ok();

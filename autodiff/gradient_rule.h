@@ -97,6 +97,7 @@ struct GradientRule {
   std::vector<size_t> no_gradient_inputs;   // index, shape, axes, condition inputs
   std::vector<size_t> no_gradient_outputs;  // outputs that are not functions to differentiate (running statistics)
   std::function<Status(GradientContext&)> build;
+  std::string source;  // the file that registered it (__FILE__): docs/op_files.md
   bool differentiable_input(size_t i) const;
   bool differentiable_output(size_t i) const;
 };
@@ -115,9 +116,10 @@ class GradientRegistry {
 // Fluent registration used by ORT_GRADIENT; the last call registers the rule.
 class GradientRuleBuilder {
  public:
-  explicit GradientRuleBuilder(std::string op_type, std::string domain = "") {
+  GradientRuleBuilder(std::string op_type, std::string domain, const char* file) {
     rule_.op_type = std::move(op_type);
     rule_.domain = std::move(domain);
+    rule_.source = file;
   }
   GradientRuleBuilder& no_gradient_for(std::vector<size_t> inputs) {
     rule_.no_gradient_inputs = std::move(inputs);
@@ -138,7 +140,8 @@ class GradientRuleBuilder {
 }  // namespace ort_train
 
 #define ORT_GRADIENT(op) \
-  [[maybe_unused]] static const int ORT_CONCAT(_gradient_rule_, __LINE__) = ::ort_train::GradientRuleBuilder(op)
+  [[maybe_unused]] static const int ORT_CONCAT(_gradient_rule_, __LINE__) = \
+      ::ort_train::GradientRuleBuilder(op, "", __FILE__)
 #define ORT_GRADIENT_IN_DOMAIN(domain, op)                                     \
   [[maybe_unused]] static const int ORT_CONCAT(_gradient_rule_, __LINE__) = \
-      ::ort_train::GradientRuleBuilder(op, domain)
+      ::ort_train::GradientRuleBuilder(op, domain, __FILE__)

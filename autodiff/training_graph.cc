@@ -69,15 +69,6 @@ std::set<std::string> gradient_outputs(const TrainingGraph& tg) {
   return out;
 }
 
-Result<Model> training_step_model(const Model& model, const GradientGraph& gradients,
-                                  const std::vector<std::string>& extra) {
-  std::vector<std::string> outputs = {gradients.loss};
-  for (const std::string& w : gradients.trainable) outputs.push_back(gradients.gradient.at(w));
-  for (const std::string& e : extra)
-    if (std::find(outputs.begin(), outputs.end(), e) == outputs.end()) outputs.push_back(e);
-  return extract_subgraph(model, outputs);
-}
-
 size_t forward_node_count(const TrainingGraph& tg) {
   return nodes_reaching(tg.model.graph, tg.eval_outputs).size();
 }
@@ -131,8 +122,8 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   // Chosen before the loss adds its own constants, which never train, and
   // before the passes fold float constants into new initializers.
   std::vector<std::string> trainable = select_trainable(tg.model, desc.trainable_exclude, &tg.frozen, &tg.unused_globs);
-  const std::set<std::string> frozen(trainable.begin(), trainable.end());
-  ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, frozen, passes));
+  const std::set<std::string> pinned(trainable.begin(), trainable.end());  // kept as they are by every pass
+  ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, pinned, passes));
   // After the fusions (autocast casts around the FusedMatMuls they made) and
   // before the backward, whose GEMMs then run in the low precision as well.
   ASSIGN_OR_RETURN(tg.autocast, autocast(tg.model, desc.precision));
@@ -159,7 +150,7 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   builder.reset();  // it points into tg.model, which the passes now rewrite
   PassManagerOptions after = passes;
   after.shapes_bound = true;  // the builder bound the description's dims
-  ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, frozen, after));
+  ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, pinned, after));
   // A frozen initializer the passes folded into a constant (a slice of a
   // positional table, once its size is known) is no longer in the graph.
   std::erase_if(tg.frozen, [&](const std::string& name) { return !g.initializers.count(name); });

@@ -51,15 +51,6 @@ size_t forward_node_count(const TrainingGraph& tg);
 // buffers (estimate_memory's `bound`: they are not intermediates).
 std::set<std::string> gradient_outputs(const TrainingGraph& tg);
 
-// The graph a training step runs: the nodes the loss and the gradients need
-// (and `extra` outputs: BatchNormalization's running statistics), with those
-// as its outputs. A model output nothing in the step reads, such as the
-// logits a Hugging Face export returns beside its loss, is not computed (the
-// evaluation graph and `--save-training-graph` keep it).
-// `model` is tg.model or a rewrite of it that keeps its value names (recompute's).
-Result<Model> training_step_model(const Model& model, const GradientGraph& gradients,
-                                  const std::vector<std::string>& extra = {});
-
 // The fraction of gradient bytes that are final once the first
 // `backward_fraction` of the backward nodes (in graph order) have run: how
 // much a communicator could already be reducing at that point.

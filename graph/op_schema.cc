@@ -64,6 +64,14 @@ uint32_t OpRegistry::traits(const std::string& domain, const std::string& op_typ
   return t;
 }
 
+std::vector<std::pair<size_t, size_t>> OpRegistry::state_outputs(const std::string& domain,
+                                                                 const std::string& op_type) const {
+  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
+  for (const auto& s : schemas_)
+    if (s->domain == d && s->op_type == op_type && !s->state_outputs.empty()) return s->state_outputs;
+  return {};
+}
+
 std::vector<const OpSchema*> OpRegistry::all() const {
   std::vector<const OpSchema*> out;
   for (const auto& s : schemas_) out.push_back(s.get());

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/dim_values.h"
@@ -112,6 +113,12 @@ struct OpSchema {
   int64_t max_opset = 1000; // last
   ShapeRule infer;
   uint32_t traits = kTraitsUndeclared;  // OpTrait bits
+  // {output, input} pairs: the output is the next value of that input, which
+  // the trainer stores back into the input's initializer after each
+  // micro-batch (BatchNormalization's running statistics). Declared with
+  // ORT_REGISTER_STATEFUL_OP.
+  std::vector<std::pair<size_t, size_t>> state_outputs = {};
+  std::string source = {};  // the file that registered it (__FILE__): docs/op_files.md
 };
 
 class OpRegistry {
@@ -124,6 +131,8 @@ class OpRegistry {
   bool knows(const std::string& domain, const std::string& op_type) const;
   // The op's traits (OpTrait bits of every schema registered for it; 0 for an unknown op).
   uint32_t traits(const std::string& domain, const std::string& op_type) const;
+  // The op's state outputs ({output, input} pairs of any schema registered for it).
+  std::vector<std::pair<size_t, size_t>> state_outputs(const std::string& domain, const std::string& op_type) const;
   std::vector<const OpSchema*> all() const;
 
  private:
@@ -131,7 +140,10 @@ class OpRegistry {
 };
 
 struct OpRegistrar {
-  explicit OpRegistrar(OpSchema s) { OpRegistry::instance().add(std::move(s)); }
+  OpRegistrar(OpSchema s, const char* file) {
+    s.source = file;
+    OpRegistry::instance().add(std::move(s));
+  }
 };
 
 // --- Shared shape helpers -------------------------------------------------
@@ -151,4 +163,9 @@ Result<Shape> broadcast_shapes(const std::vector<const Shape*>& shapes, const No
 // `traits`: the op's OpTrait bits (kPlainOp for none), stated with every registration.
 #define ORT_REGISTER_OP(domain, op, min_opset, max_opset, rule, traits)                          \
   static ::ort_train::OpRegistrar ORT_CONCAT(_op_registrar_, __LINE__)(::ort_train::OpSchema{ \
-      domain, op, min_opset, max_opset, rule, static_cast<uint32_t>(traits)})
+      domain, op, min_opset, max_opset, rule, static_cast<uint32_t>(traits)}, __FILE__)
+// An op some of whose outputs are the next values of its inputs: `...` lists
+// the {output, input} pairs (OpSchema::state_outputs).
+#define ORT_REGISTER_STATEFUL_OP(domain, op, min_opset, max_opset, rule, traits, ...)            \
+  static ::ort_train::OpRegistrar ORT_CONCAT(_op_registrar_, __LINE__)(::ort_train::OpSchema{ \
+      domain, op, min_opset, max_opset, rule, static_cast<uint32_t>(traits), {__VA_ARGS__}}, __FILE__)

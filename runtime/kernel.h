@@ -122,6 +122,7 @@ struct KernelDef {
   // 16-bit floats are never in the default set, so a float16 node finds no
   // kernel, at plan time and by name, unless one registered for it.
   std::vector<DType> dtypes;
+  std::string source;  // the file that registered it (__FILE__): docs/op_files.md
   bool accepts(DType key) const;
 };
 
@@ -150,7 +151,10 @@ class KernelRegistry {
 };
 
 struct KernelRegistrar {
-  explicit KernelRegistrar(KernelDef d) { KernelRegistry::instance().add(std::move(d)); }
+  KernelRegistrar(KernelDef d, const char* file) {
+    d.source = file;
+    KernelRegistry::instance().add(std::move(d));
+  }
 };
 
 // The error a kernel returns for an input dtype it does not handle.
@@ -160,17 +164,17 @@ Status unsupported_dtype(const KernelContext& ctx, DType t);
 
 #define ORT_REGISTER_KERNEL(domain, op, min_opset, max_opset, device, fn)                                \
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
-      domain, op, min_opset, max_opset, device, fn})
+      domain, op, min_opset, max_opset, device, fn}, __FILE__)
 #define ORT_REGISTER_CPU_KERNEL(op, min_opset, max_opset, fn) \
   ORT_REGISTER_KERNEL("", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn)
 // A kernel for an explicit list of key dtypes (KernelDef::dtypes).
 #define ORT_REGISTER_KERNEL_FOR_DTYPES(domain, op, min_opset, max_opset, device, fn, dtypes)            \
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
-      domain, op, min_opset, max_opset, device, fn, false, dtypes})
+      domain, op, min_opset, max_opset, device, fn, false, dtypes}, __FILE__)
 // For kernels that may write output 0 over a dying input (see KernelDef::may_reuse_input).
 #define ORT_REGISTER_KERNEL_INPLACE(domain, op, min_opset, max_opset, device, fn)                         \
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
-      domain, op, min_opset, max_opset, device, fn, true})
+      domain, op, min_opset, max_opset, device, fn, true}, __FILE__)
 #define ORT_REGISTER_CPU_KERNEL_INPLACE(op, min_opset, max_opset, fn)                                    \
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
-      "", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn, true})
+      "", op, min_opset, max_opset, ::ort_train::DeviceKind::kCpu, fn, true}, __FILE__)

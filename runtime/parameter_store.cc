@@ -104,6 +104,38 @@ const ParameterStore::Entry* ParameterStore::find(const std::string& name) const
   return it == index_.end() ? nullptr : &entries_[it->second];
 }
 
+Result<ParameterStore::Shard> ParameterStore::shard(int rank, int world) const {
+  if (groups_.size() != 1)
+    return unsupported("--zero 1 needs every trainable tensor in one dtype (here {} dtypes)", groups_.size());
+  const Group& grp = groups_[0];
+  const int64_t n = grp.masters.numel();
+  auto bound = [&](int64_t r) { return n * r / world; };
+  Shard s;
+  s.counts.assign(static_cast<size_t>(world), 0);
+  s.state_counts.assign(static_cast<size_t>(world), 0);
+  for (int64_t r = 0; r < world; ++r) s.counts[static_cast<size_t>(r)] = bound(r + 1) - bound(r);
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const Entry& e = entries_[i];
+    int64_t first = static_cast<int64_t>(e.offset / dtype_size(e.param.dtype())), count = e.param.numel();
+    for (int64_t r = 0; r < world; ++r) {
+      int64_t a = std::max(first, bound(r)), b = std::min(first + count, bound(r + 1));
+      if (a >= b) continue;
+      s.state_counts[static_cast<size_t>(r)] += b - a;
+      if (r != rank) continue;
+      auto view = [&](const Tensor& buffer) {
+        return Tensor(DType::kFloat, {b - a},
+                      Storage::view(buffer.storage(), static_cast<size_t>(a) * 4, static_cast<size_t>(b - a) * 4));
+      };
+      s.parts.push_back(Shard::Part{i, view(grp.masters), view(grp.master_grads)});
+    }
+  }
+  for (int64_t r = 0; r < world; ++r) {
+    if (r < rank) s.state_offset += s.state_counts[static_cast<size_t>(r)];
+    s.state_total += s.state_counts[static_cast<size_t>(r)];
+  }
+  return s;
+}
+
 size_t ParameterStore::param_bytes() const {
   size_t n = 0;
   for (const Group& g : groups_) n += g.params.nbytes();

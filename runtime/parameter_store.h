@@ -48,6 +48,25 @@ class ParameterStore {
   static Result<std::unique_ptr<ParameterStore>> create(Device& device,
                                                         const std::vector<std::pair<std::string, Tensor>>& params);
 
+  // ZeRO-1's layout: the store's one group split into consecutive element
+  // ranges, one per rank. Each rank's optimizer keeps state for its range
+  // only: a part for each tensor overlapping it (weight decay and LAMB's
+  // norms follow the tensor).
+  struct Shard {
+    std::vector<int64_t> counts;  // buffer elements per rank
+    struct Part {
+      size_t entry = 0;    // index into entries()
+      Tensor master;       // float32 view of this rank's part of the entry's master
+      Tensor master_grad;  // and of its master gradient
+    };
+    std::vector<Part> parts;            // this rank's, in buffer order
+    std::vector<int64_t> state_counts;  // optimizer-state elements per rank (the parts' sizes)
+    int64_t state_offset = 0;           // this rank's first state element in the whole
+    int64_t state_total = 0;            // every rank's
+  };
+  // The shard of `rank` among `world`; every trainable tensor must share one dtype.
+  Result<Shard> shard(int rank, int world) const;
+
   const std::vector<Entry>& entries() const { return entries_; }
   const std::vector<Group>& groups() const { return groups_; }
   const Entry* find(const std::string& name) const;

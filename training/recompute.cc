@@ -11,7 +11,8 @@
 #include "graph/op_schema.h"
 #include "graph/passes/op_traits.h"
 #include "graph/reachability.h"
-#include "runtime/executor.h"
+#include "runtime/memory_estimate.h"
+#include "training/step_graph.h"
 
 namespace ort_train {
 
@@ -52,10 +53,10 @@ bool is_random(const Node& n) { return is_random_op(n) && !is_dropout(n); }
 bool is_mask(const Node& n, const std::string& v) { return is_dropout(n) && n.outputs.size() > 1 && n.outputs[1] == v; }
 
 // Whether a copy computes what the node computed: a Dropout only through its
-// kept mask; no other random op, and no BatchNormalization (its training
-// outputs are running statistics the trainer reads back).
+// kept mask; no other random op, and no op with state outputs
+// (BatchNormalization's running statistics, which the trainer stores back).
 bool copyable(const Node& n) {
-  if (is_random(n) || (n.domain.empty() && n.op_type == "BatchNormalization")) return false;
+  if (is_random(n) || !state_outputs(n).empty()) return false;
   if (is_dropout(n)) return n.outputs.size() > 1 && !n.outputs[1].empty();
   return true;
 }
@@ -330,10 +331,10 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
 
 }  // namespace
 
-// The plan of what a step runs (training_step_model) of `model`, a version of tg.model.
+// The plan of what a step runs (the step graph) of `model`, a version of tg.model.
 static MemoryEstimate plan_step(const Model& model, const TrainingGraph& tg, const std::set<std::string>& bound) {
-  auto step = training_step_model(model, tg.gradients);
-  return estimate_memory(step.ok() ? *step : model, bound);
+  auto step = build_step_graph(tg, model);
+  return estimate_memory(step.ok() ? step->model : model, bound);
 }
 
 Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes) {

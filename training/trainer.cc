@@ -13,6 +13,8 @@
 #include "optimizers/schedule.h"
 #include "runtime/parameter_store.h"
 #include "runtime/vector_ops.h"
+#include "training/step_graph.h"
+#include "training/step_metrics.h"
 
 namespace ort_train {
 
@@ -22,218 +24,201 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   t->options_ = std::move(options);
   t->source_ = std::move(source);
   if (t->options_.grad_accum < 1) return invalid_argument("grad_accum must be at least 1");
-  Graph& g = t->tg_.model.graph;
-  // BatchNormalization in training mode: outputs 1/2 are the updated running
-  // statistics, to be stored back where inputs 3/4 read them next step.
-  for (const Node& n : g.nodes) {
-    if (n.op_type != "BatchNormalization" || n.domain != "") continue;
-    for (size_t k = 1; k <= 2; ++k)
-      if (n.outputs.size() > k && !n.outputs[k].empty() && n.inputs.size() > k + 2 && g.is_initializer(n.inputs[k + 2]))
-        t->stat_writebacks_.emplace_back(n.outputs[k], n.inputs[k + 2]);
-  }
-  for (const auto& writeback : t->stat_writebacks_) {
-    const std::string& out = writeback.first;
-    if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == out; }))
-      g.outputs.push_back(*g.value(out));
-  }
+  if (t->options_.zero_stage != 0 && t->options_.zero_stage != 1)
+    return invalid_argument("--zero {}: stages 0 and 1 exist", t->options_.zero_stage);
   t->device_ = t->options_.device;
   if (!t->device_) {
     ASSIGN_OR_RETURN(t->device_, get_device(DeviceKind::kCpu));
   }
-  // The parameter store: trainable tensors become views into one flat buffer
-  // per dtype on the device, gradients views into another. The graph's
-  // initializers are replaced by the views (the executor reads them); the
-  // originals, which the caller's forward model shares, get the trained
-  // values back in sync_to_host.
+  ASSIGN_OR_RETURN(t->math_, vector_ops(t->device_->kind()));
+  if (t->options_.communicator && t->options_.communicator->size() > 1) {
+    t->rank_ = t->options_.communicator->rank();
+    t->world_ = t->options_.communicator->size();
+  }
+  RETURN_IF_ERROR(t->make_store());
+  RETURN_IF_ERROR(t->make_executor());
+  RETURN_IF_ERROR(t->make_optimizer());
+  if (t->world_ > 1) {
+    ReducerOptions reducer;
+    reducer.bucket_bytes = t->options_.bucket_bytes;
+    reducer.wire = t->options_.allreduce_dtype;
+    reducer.zero = t->zero_ ? &*t->zero_ : nullptr;
+    ASSIGN_OR_RETURN(t->reducer_, GradientReducer::create(*t->store_, t->tg_.gradients, t->options_.communicator,
+                                                          t->device_, reducer));
+  }
+  if (!t->tg_.loss_scale_input.empty()) t->scaler_.emplace(t->options_.loss_scale);
+  return t;
+}
+
+// The parameter store: trainable tensors become views into one flat buffer
+// per dtype on the device, gradients views into another. The graph's
+// initializers are replaced by the views (the executors read them); the
+// originals, which the caller's forward model shares, get the trained values
+// back in sync_to_host.
+Status Trainer::make_store() {
+  Graph& g = tg_.model.graph;
   std::vector<std::pair<std::string, Tensor>> values;
-  for (const std::string& w : t->tg_.gradients.trainable) {
+  for (const std::string& w : tg_.gradients.trainable) {
     const Tensor& v = g.initializers.at(w);
     if (!dtype_is_float(v.dtype()))
       return invalid_argument("trainable '{}' has dtype {}; only floating-point tensors train", w, dtype_name(v.dtype()));
     values.emplace_back(w, v);
-    t->originals_[w] = v;
+    originals_[w] = v;
   }
-  ASSIGN_OR_RETURN(t->store_, ParameterStore::create(*t->device_, values));
-  if (t->options_.communicator && t->options_.communicator->size() > 1) {
-    t->rank_ = t->options_.communicator->rank();
-    t->world_ = t->options_.communicator->size();
+  ASSIGN_OR_RETURN(store_, ParameterStore::create(*device_, values));
+  if (world_ > 1) {
     // Every rank starts from rank 0's parameters (they loaded the same file;
     // this makes sure), 16-bit groups through their float32 masters.
-    for (const ParameterStore::Group& grp : t->store_->groups()) {
-      ASSIGN_OR_RETURN(Tensor host, to_host(*t->device_, grp.masters));  // the masters themselves on the CPU
-      RETURN_IF_ERROR(t->options_.communicator->broadcast(host, 0));
-      if (host.raw() != grp.masters.raw()) RETURN_IF_ERROR(t->device_->copy(host, grp.masters));
-      if (grp.has_masters()) {
-        ASSIGN_OR_RETURN(VectorOps * ops, vector_ops(t->device_->kind()));
-        RETURN_IF_ERROR(ops->convert(grp.masters, grp.params));
-      }
+    for (const ParameterStore::Group& grp : store_->groups()) {
+      ASSIGN_OR_RETURN(Tensor host, to_host(*device_, grp.masters));  // the masters themselves on the CPU
+      RETURN_IF_ERROR(options_.communicator->broadcast(host, 0));
+      if (host.raw() != grp.masters.raw()) RETURN_IF_ERROR(device_->copy(host, grp.masters));
+      if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
     }
-    RETURN_IF_ERROR(t->device_->synchronize());
+    RETURN_IF_ERROR(device_->synchronize());
   }
-  for (const ParameterStore::Entry& e : t->store_->entries()) g.initializers[e.name] = e.param;
-  RETURN_IF_ERROR(t->hoist_weight_casts());
-  std::vector<std::string> stats;
-  for (const auto& writeback : t->stat_writebacks_) stats.push_back(writeback.first);
-  ASSIGN_OR_RETURN(Model step, training_step_model(t->tg_.model, t->tg_.gradients, stats));
-  ASSIGN_OR_RETURN(t->executor_, Executor::create(step, t->device_));
-  ASSIGN_OR_RETURN(t->math_, vector_ops(t->device_->kind()));
-  std::vector<ParamSlot> params;
-  for (const ParameterStore::Entry& e : t->store_->entries()) {
+  for (const ParameterStore::Entry& e : store_->entries()) g.initializers[e.name] = e.param;
+  return Status::Ok();
+}
+
+// The executor of the step graph (training/step_graph.h), each gradient bound
+// to its slot in the store, and the hoisted 16-bit weight copies it reads.
+Status Trainer::make_executor() {
+  ASSIGN_OR_RETURN(StepGraph step, build_step_graph(tg_));
+  stat_writebacks_ = std::move(step.state_writebacks);
+  ASSIGN_OR_RETURN(executor_, Executor::create(step.model, device_));
+  for (const ParameterStore::Entry& e : store_->entries()) {
     // Each gradient is written (or, after the first micro-batch, added) straight into its slot.
     // 16-bit gradients are written every micro-batch and summed into their float32 master gradient.
-    RETURN_IF_ERROR(t->executor_->bind_output(t->tg_.gradients.gradient.at(e.name), e.grad));
-    // The optimizer updates float32 masters: the parameters themselves unless they are 16-bit.
-    params.push_back(ParamSlot{e.name, e.master, true, {}});
-    t->grads_.push_back(e.master_grad);
+    RETURN_IF_ERROR(executor_->bind_output(tg_.gradients.gradient.at(e.name), e.grad));
+    grads_.push_back(e.master_grad);
   }
-  // The hoisted 16-bit weight copies, where the executor reads them; the CPU
-  // optimizers round them in their update's pass (ZeRO's shards excepted).
-  for (auto& [weight, copies] : t->low_copies_) {
-    for (auto& [name, tensor] : copies) {
-      ASSIGN_OR_RETURN(tensor, t->executor_->constant(name));
-    }
-    if (t->device_->kind() != DeviceKind::kCpu) continue;
-    for (ParamSlot& slot : params)
-      if (slot.name == weight)
-        for (const auto& [name, tensor] : copies) slot.low.push_back(tensor);
+  for (const HoistedCopy& h : step.hoisted) {
+    ASSIGN_OR_RETURN(Tensor copy, executor_->constant(h.copy));
+    low_copies_[h.weight].emplace_back(h.copy, copy);
   }
-  t->executor_->forget_host_copies(t->updated_initializers());
-  if (t->options_.zero_stage == 1 && t->world_ > 1) {
-    if (t->device_->kind() != DeviceKind::kCpu)
+  // On a GPU the step graph's copies are placeholders (the store's weights
+  // live on the device): made from the masters here.
+  if (device_->kind() != DeviceKind::kCpu) RETURN_IF_ERROR(refresh_low_copies());
+  executor_->forget_host_copies(updated_initializers());
+  return Status::Ok();
+}
+
+// The optimizer over the float32 masters (the parameters themselves unless
+// they are 16-bit), or under ZeRO-1 over this rank's share of them.
+Status Trainer::make_optimizer() {
+  std::vector<ParamSlot> params;
+  if (options_.zero_stage == 1 && world_ > 1) {
+    if (device_->kind() != DeviceKind::kCpu)
       return unsupported("--zero 1 runs on the CPU so far (the GPU optimizers take no shard-wide LAMB norms and "
                          "checkpoints do not gather device shards yet); use --zero 0 on GPUs");
-    if (t->store_->groups().size() != 1)
-      return unsupported("--zero 1 needs every trainable tensor in one dtype (here {} dtypes)",
-                         t->store_->groups().size());
-    // This rank's consecutive share of the flat buffer; the optimizer gets a
-    // slot for each part of a tensor in it (weight decay follows the tensor's name).
-    const ParameterStore::Group& grp = t->store_->groups()[0];
-    const int64_t n = grp.masters.numel(), world = t->world_;
-    auto bound = [&](int64_t r) { return n * r / world; };
-    params.clear();
-    t->shard_counts_.assign(static_cast<size_t>(world), 0);
-    t->state_counts_.assign(static_cast<size_t>(world), 0);
-    for (int64_t r = 0; r < world; ++r) t->shard_counts_[static_cast<size_t>(r)] = bound(r + 1) - bound(r);
-    for (const ParameterStore::Entry& e : t->store_->entries()) {
-      int64_t first = static_cast<int64_t>(e.offset / dtype_size(e.param.dtype())), count = e.param.numel();
-      for (int64_t r = 0; r < world; ++r) {
-        int64_t a = std::max(first, bound(r)), b = std::min(first + count, bound(r + 1));
-        if (a >= b) continue;
-        t->state_counts_[static_cast<size_t>(r)] += b - a;
-        if (r != t->rank_) continue;
-        auto view = [&](const Tensor& buffer) {
-          return Tensor(DType::kFloat, {b - a}, Storage::view(buffer.storage(), static_cast<size_t>(a) * 4,
-                                                                static_cast<size_t>(b - a) * 4));
-        };
-        params.push_back(ParamSlot{e.name, view(grp.masters), true});
-        t->shard_grads_.push_back(view(grp.master_grads));
-        t->slot_tensor_.push_back(static_cast<size_t>(&e - t->store_->entries().data()));
-      }
+    ASSIGN_OR_RETURN(zero_, store_->shard(rank_, world_));
+    for (const ParameterStore::Shard::Part& part : zero_->parts) {
+      params.push_back(ParamSlot{store_->entries()[part.entry].name, part.master, true, {}});
+      shard_grads_.push_back(part.master_grad);
     }
-    for (int64_t r = 0; r < world; ++r) {
-      if (r < t->rank_) t->state_offset_ += t->state_counts_[static_cast<size_t>(r)];
-      t->state_total_ += t->state_counts_[static_cast<size_t>(r)];
+  } else {
+    for (const ParameterStore::Entry& e : store_->entries()) {
+      params.push_back(ParamSlot{e.name, e.master, true, {}});
+      // The hoisted 16-bit copies: the CPU optimizers round them in their update's pass.
+      auto copies = low_copies_.find(e.name);
+      if (copies != low_copies_.end() && device_->kind() == DeviceKind::kCpu)
+        for (const auto& [name, tensor] : copies->second) params.back().low.push_back(tensor);
     }
-    t->zero_ = true;
-  } else if (t->options_.zero_stage != 0 && t->options_.zero_stage != 1) {
-    return invalid_argument("--zero {}: stages 0 and 1 exist", t->options_.zero_stage);
   }
-  if (t->world_ > 1 && t->device_->kind() == DeviceKind::kCuda) {
-    // NCCL reduces the gradients on the GPU; without it they go through host memory over MPI.
-    // On the trainer's own GPU (--device cuda:N, else the launcher's local rank, as choose_device decided).
-    auto nccl = device_communicator("nccl", t->options_.communicator, t->device_->index());
-    if (nccl.ok()) t->device_comm_ = *nccl;
-    else spdlog::warn("GPU gradients are reduced through host memory: {}", nccl.status().message());
-  }
-  // Buckets overlap the backward with MPI on the CPU and with NCCL's own stream on GPUs;
-  // GPU gradients reduced through host memory wait for the whole backward.
-  if (t->options_.allreduce_dtype != DType::kFloat && t->zero_)
-    return unsupported("--allreduce-dtype bf16 with --zero 1: ZeRO reduce-scatters float32 gradients so far");
-  if (t->world_ > 1 && !t->zero_ && (t->device_->kind() == DeviceKind::kCpu || t->device_comm_)) {
-    ASSIGN_OR_RETURN(t->buckets_, GradientBuckets::create(*t->store_, t->tg_.gradients, t->options_.bucket_bytes,
-                                                          t->options_.allreduce_dtype, *t->device_));
-  }
-  ASSIGN_OR_RETURN(t->optimizer_, make_optimizer(t->device_->kind(), t->options_.optimizer, std::move(params)));
-  if (!t->tg_.loss_scale_input.empty()) t->scaler_.emplace(t->options_.loss_scale);
-  if (t->zero_) {
+  ASSIGN_OR_RETURN(optimizer_, ::ort_train::make_optimizer(device_->kind(), options_.optimizer, std::move(params)));
+  if (zero_) {
     // LAMB's trust ratios: each slot's partial ||w||² and ||r||², summed per whole tensor over the ranks.
-    Trainer* self = t.get();
-    t->optimizer_->set_norm_reducer([self](std::vector<double>& w_sq, std::vector<double>& r_sq) -> Status {
-      size_t tensors = self->store_->entries().size();
+    optimizer_->set_norm_reducer([this](std::vector<double>& w_sq, std::vector<double>& r_sq) -> Status {
+      size_t tensors = store_->entries().size();
       Tensor sums = Tensor::host(DType::kDouble, {static_cast<int64_t>(2 * tensors)});
       double* s = sums.data<double>();
       for (size_t j = 0; j < w_sq.size(); ++j) {
-        s[2 * self->slot_tensor_[j]] += w_sq[j];
-        s[2 * self->slot_tensor_[j] + 1] += r_sq[j];
+        s[2 * zero_->parts[j].entry] += w_sq[j];
+        s[2 * zero_->parts[j].entry + 1] += r_sq[j];
       }
-      RETURN_IF_ERROR(self->options_.communicator->allreduce_sum(sums));
+      RETURN_IF_ERROR(options_.communicator->allreduce_sum(sums));
       for (size_t j = 0; j < w_sq.size(); ++j) {
-        w_sq[j] = s[2 * self->slot_tensor_[j]];
-        r_sq[j] = s[2 * self->slot_tensor_[j] + 1];
+        w_sq[j] = s[2 * zero_->parts[j].entry];
+        r_sq[j] = s[2 * zero_->parts[j].entry + 1];
       }
       return Status::Ok();
     });
   }
-  return t;
+  return Status::Ok();
 }
 
-Result<double> Trainer::read_loss(const Tensor& loss) const {
-  if (!dtype_is_float(loss.dtype()) || loss.numel() < 1)
-    return invalid_argument("the loss must be a floating-point scalar, got {} {}", dtype_name(loss.dtype()),
-                            dims_to_string(loss.dims()));
-  ASSIGN_OR_RETURN(Tensor host, to_host(*device_, loss));
-  return float_element(host.dtype(), host.raw(), 0);
-}
+Result<double> Trainer::read_loss(const Tensor& loss) const { return loss_value(*device_, loss); }
 
 Result<StepReport> Trainer::step(bool want_grad_norm) {
   auto started = std::chrono::steady_clock::now();
   StepReport r;
-  const GradientGraph& gg = tg_.gradients;
-  double loss_sum = 0;
-  for (int64_t a = 0; a < options_.grad_accum; ++a) {
-    std::optional<Result<std::map<std::string, Tensor>>> loaded;
-    if (prefetch_.valid()) {
-      auto ready = prefetch_.get();  // always waited for: sources are not safe to call concurrently
-      if (prefetch_index_ == source_index(micro_)) loaded.emplace(std::move(ready));
+  StepTotals totals;
+  RETURN_IF_ERROR(forward_backward(totals));
+  if (reducer_) {
+    ASSIGN_OR_RETURN(r.allreduce_ms, reducer_->reduce(totals));
+  }
+  r.loss = totals.loss_sum / static_cast<double>(options_.grad_accum * world_);
+  r.samples = totals.samples;
+  r.tokens = totals.tokens;
+  if (scaler_) {
+    ASSIGN_OR_RETURN(bool skip, unscale(r));
+    if (skip) {
+      r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+      return r;
     }
-    if (!loaded) loaded.emplace(source_(source_index(micro_)));  // first step, or after a restore moved the position
-    ASSIGN_OR_RETURN(auto feeds, std::move(*loaded));
+  }
+  RETURN_IF_ERROR(average_and_clip(r, want_grad_norm));
+  RETURN_IF_ERROR(update(r));
+  r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  return r;
+}
+
+Result<std::map<std::string, Tensor>> Trainer::next_micro_batch() {
+  std::optional<Result<std::map<std::string, Tensor>>> loaded;
+  if (prefetch_.valid()) {
+    auto ready = prefetch_.get();  // always waited for: sources are not safe to call concurrently
+    if (prefetch_index_ == source_index(micro_)) loaded.emplace(std::move(ready));
+  }
+  if (!loaded) loaded.emplace(source_(source_index(micro_)));  // first step, or after a restore moved the position
+  // Load the next micro-batch while this one runs (batches are a function of their index).
+  prefetch_index_ = source_index(micro_ + 1);
+  // On a GPU its upload starts there too (pinned memory, a copy stream): it overlaps this step.
+  prefetch_ = std::async(std::launch::async,
+                         [src = source_, i = prefetch_index_, dev = device_]() -> Result<std::map<std::string, Tensor>> {
+                           ASSIGN_OR_RETURN(auto batch, src(i));
+                           return dev->stage(std::move(batch));
+                         });
+  return std::move(*loaded);
+}
+
+// The step's micro-batches on this rank: each gradient written (the first)
+// or added (the others) into the store, 16-bit ones summed into their float32
+// masters, BatchNorm statistics stored back.
+Status Trainer::forward_backward(StepTotals& totals) {
+  for (int64_t a = 0; a < options_.grad_accum; ++a) {
+    ASSIGN_OR_RETURN(auto feeds, next_micro_batch());
     if (scaler_) feeds[tg_.loss_scale_input] = Tensor::scalar_f32(scaler_->scale());
-    // Load the next micro-batch while this one runs (batches are a function of their index).
-    prefetch_index_ = source_index(micro_ + 1);
-    // On a GPU its upload starts there too (pinned memory, a copy stream): it overlaps this step.
-    prefetch_ = std::async(std::launch::async,
-                           [src = source_, i = prefetch_index_, dev = device_]() -> Result<std::map<std::string, Tensor>> {
-                             ASSIGN_OR_RETURN(auto batch, src(i));
-                             return dev->stage(std::move(batch));
-                           });
     RunOptions run;
     run.training = true;
     run.seed = options_.seed;
-    // The first micro-batch writes each gradient into its slot, the others add to it.
     run.accumulate_bound_outputs = a > 0;
     run.step = static_cast<uint64_t>(source_index(micro_));  // random streams follow the global micro-batch
     ++micro_;
     if (!feeds.empty()) {
       const Tensor& first = feeds.begin()->second;
-      r.samples += first.rank() >= 1 ? first.dims()[0] : 1;
+      totals.samples += first.rank() >= 1 ? first.dims()[0] : 1;
       for (const auto& [name, t] : feeds)
         if ((t.dtype() == DType::kInt64 || t.dtype() == DType::kInt32) && t.rank() >= 2) {
-          r.tokens += t.numel();
+          totals.tokens += t.numel();
           break;
         }
     }
-    const bool last_micro_batch = a + 1 == options_.grad_accum;
-    if (buckets_ && last_micro_batch) {
-      // Each bucket's allreduce starts as its last gradient becomes final.
-      buckets_->begin();
-      run.on_output_ready = [this](const std::string& name, const Tensor&) {
-        return buckets_->gradient_ready(name, reducer());
-      };
-    }
+    // The last micro-batch's gradients start their reduction as they become final.
+    if (reducer_ && a + 1 == options_.grad_accum) run.on_output_ready = reducer_->overlap_backward();
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
-    ASSIGN_OR_RETURN(double loss, read_loss(out.at(gg.loss)));
-    loss_sum += loss;
+    ASSIGN_OR_RETURN(double loss, read_loss(out.at(tg_.gradients.loss)));
+    totals.loss_sum += loss;
     // 16-bit gradients into their float32 master gradients, one whole group at a time.
     for (const ParameterStore::Group& grp : store_->groups())
       if (grp.has_masters()) RETURN_IF_ERROR(a == 0 ? math_->convert(grp.grads, grp.master_grads)
@@ -243,36 +228,42 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
       RETURN_IF_ERROR(device_->copy(out.at(out_name), dst));
     }
   }
-  const int64_t micro_batches = options_.grad_accum * world_;  // in this step, over every rank
-  if (world_ > 1) RETURN_IF_ERROR(reduce_over_ranks(r, loss_sum));
-  r.loss = loss_sum / static_cast<double>(micro_batches);
-  // The gradients this rank's optimizer reads: its ZeRO share, or all of them.
-  const std::vector<Tensor>& mine = zero_ ? shard_grads_ : grads_;
-  // Without ZeRO, or with ZeRO in deterministic mode (where every rank holds
-  // every summed gradient), the norm is taken over all of them, so ZeRO
-  // matches zero 0 bit for bit; otherwise over the shares, added over the ranks.
-  const bool all_here = !zero_ || options_.communicator->ordered_sums();
-  if (scaler_) {
-    // GradScaler: unscale, and skip the update when any gradient overflowed.
-    r.loss_scale = scaler_->scale();
-    ASSIGN_OR_RETURN(bool found_inf, math_->unscale(all_here ? grads_ : shard_grads_, scaler_->inverse()));
-    if (!all_here) {  // ZeRO shares: an overflow in any rank's share skips the step everywhere
-      Tensor flag = Tensor::from_vector<double>({1}, {found_inf ? 1.0 : 0.0});
-      RETURN_IF_ERROR(options_.communicator->allreduce_sum(flag));
-      found_inf = flag.data<double>()[0] > 0;
-    }
-    scaler_->update(found_inf);
-    if (found_inf) {
-      ++skipped_;
-      r.skipped = true;
-      r.step = ++steps_done_;
-      r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, r.step, options_.steps, options_.optimizer.lr);
-      spdlog::info("step {}: a gradient holds inf or NaN at loss scale {}: update skipped, scale now {}", r.step,
-                   *r.loss_scale, scaler_->scale());
-      r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-      return r;
-    }
+  return Status::Ok();
+}
+
+// Without ZeRO, or with ZeRO in deterministic mode (where every rank holds
+// every summed gradient), unscaling, the average and the norm are taken over
+// every gradient, so ZeRO matches zero 0 bit for bit; otherwise over this
+// rank's share, the norm added over the ranks.
+bool Trainer::all_gradients_here() const { return !zero_ || options_.communicator->ordered_sums(); }
+
+// GradScaler: unscale, and skip the update when any gradient overflowed.
+// Returns whether the step was skipped.
+Result<bool> Trainer::unscale(StepReport& r) {
+  r.loss_scale = scaler_->scale();
+  const bool all_here = all_gradients_here();
+  ASSIGN_OR_RETURN(bool found_inf, math_->unscale(all_here ? grads_ : shard_grads_, scaler_->inverse()));
+  if (!all_here) {  // ZeRO shares: an overflow in any rank's share skips the step everywhere
+    Tensor flag = Tensor::from_vector<double>({1}, {found_inf ? 1.0 : 0.0});
+    RETURN_IF_ERROR(options_.communicator->allreduce_sum(flag));
+    found_inf = flag.data<double>()[0] > 0;
   }
+  scaler_->update(found_inf);
+  if (!found_inf) return false;
+  ++skipped_;
+  r.skipped = true;
+  r.step = ++steps_done_;
+  r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, r.step, options_.steps, options_.optimizer.lr);
+  spdlog::info("step {}: a gradient holds inf or NaN at loss scale {}: update skipped, scale now {}", r.step,
+               *r.loss_scale, scaler_->scale());
+  return true;
+}
+
+// The mean over the step's micro-batches of every rank, the global norm when
+// clipping or the caller needs it, and clipping.
+Status Trainer::average_and_clip(StepReport& r, bool want_grad_norm) {
+  const bool all_here = all_gradients_here();
+  const int64_t micro_batches = options_.grad_accum * world_;
   if (micro_batches > 1) {
     float inv = 1.f / static_cast<float>(micro_batches);
     for (const Tensor& t : all_here ? grads_ : shard_grads_) RETURN_IF_ERROR(math_->scale(t, inv));
@@ -294,63 +285,26 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
     // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
     double coef = *options_.optimizer.max_grad_norm / (*r.grad_norm + 1e-6);
     if (coef < 1.0)
-      for (const Tensor& t : mine) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
+      for (const Tensor& t : zero_ ? shard_grads_ : grads_) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
   }
+  return Status::Ok();
+}
+
+// The optimizer's step at the scheduled learning rate, then every copy the
+// graph reads refreshed from the updated float32 masters.
+Status Trainer::update(StepReport& r) {
   // The schedule counts steps, skipped ones too (PyTorch's scheduler steps every iteration).
   int64_t t = steps_done_ + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
-  RETURN_IF_ERROR(optimizer_->step(mine, r.lr));
+  RETURN_IF_ERROR(optimizer_->step(zero_ ? shard_grads_ : grads_, r.lr));
   // ZeRO: every rank gets the others' updated shares.
-  if (zero_) RETURN_IF_ERROR(options_.communicator->allgather(store_->groups()[0].masters, shard_counts_));
+  if (zero_) RETURN_IF_ERROR(options_.communicator->allgather(store_->groups()[0].masters, zero_->counts));
   // The 16-bit parameters the graph reads, rounded from the updated masters.
   for (const ParameterStore::Group& grp : store_->groups())
     if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
   // The hoisted weight copies, where the optimizer did not round them in its pass.
   if (zero_ || device_->kind() != DeviceKind::kCpu) RETURN_IF_ERROR(refresh_low_copies());
   r.step = ++steps_done_;
-  r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-  return r;
-}
-
-Status Trainer::reduce_over_ranks(StepReport& r, double& loss_sum) {
-  // Sum the gradients over the ranks, one flat float32 buffer per dtype
-  // group; the loss and counts ride along in one small reduction.
-  auto reduce_started = std::chrono::steady_clock::now();
-  Communicator& comm = *options_.communicator;
-  RETURN_IF_ERROR(device_->synchronize());
-  if (zero_) {
-    // This rank's share of the sums (in deterministic mode the rank-ordered sum of everything).
-    RETURN_IF_ERROR(comm.reduce_scatter_sum(store_->groups()[0].master_grads, shard_counts_));
-  } else if (buckets_) {
-    RETURN_IF_ERROR(buckets_->finish(reducer()).status());
-  } else {
-    for (const ParameterStore::Group& grp : store_->groups()) {
-      // --allreduce-dtype bf16: a rounded copy travels (a buffer made once), and its sum comes back widened.
-      Tensor wire = grp.master_grads;
-      if (options_.allreduce_dtype == DType::kBFloat16) {
-        Tensor& held = wire_grads_[grp.master_grads.raw()];
-        if (!held.defined()) {
-          ASSIGN_OR_RETURN(held, to_device(*device_, Tensor::host(DType::kBFloat16, grp.master_grads.dims())));
-        }
-        wire = held;
-        RETURN_IF_ERROR(math_->convert(grp.master_grads, wire));
-      }
-      if (device_comm_) {  // NCCL, on the device's compute stream
-        RETURN_IF_ERROR(device_comm_->allreduce_sum(wire));
-      } else {  // the MPI backend reduces host buffers
-        ASSIGN_OR_RETURN(Tensor host, to_host(*device_, wire));
-        RETURN_IF_ERROR(comm.allreduce_sum(host));
-        RETURN_IF_ERROR(device_->copy(host, wire));
-      }
-      if (wire.raw() != grp.master_grads.raw()) RETURN_IF_ERROR(math_->convert(wire, grp.master_grads));
-    }
-  }
-  Tensor totals = Tensor::from_vector<double>({3}, {loss_sum, static_cast<double>(r.samples), static_cast<double>(r.tokens)});
-  RETURN_IF_ERROR(comm.allreduce_sum(totals));
-  loss_sum = totals.data<double>()[0];
-  r.samples = static_cast<int64_t>(totals.data<double>()[1]);
-  r.tokens = static_cast<int64_t>(totals.data<double>()[2]);
-  r.allreduce_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - reduce_started).count();
   return Status::Ok();
 }
 
@@ -428,9 +382,9 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
       continue;
     }
     // ZeRO-1: the complete state, in zero 0's layout (every rank takes part; rank 0 writes it).
-    Tensor full = Tensor::host(DType::kFloat, {state_total_});
-    std::memcpy(full.data<float>() + state_offset_, t->raw(), t->nbytes());
-    RETURN_IF_ERROR(options_.communicator->allgather(full, state_counts_));
+    Tensor full = Tensor::host(DType::kFloat, {zero_->state_total});
+    std::memcpy(full.data<float>() + zero_->state_offset, t->raw(), t->nbytes());
+    RETURN_IF_ERROR(options_.communicator->allgather(full, zero_->state_counts));
     c.tensors.emplace_back("state/" + name, std::move(full));
   }
   return c;
@@ -442,34 +396,6 @@ std::vector<std::string> Trainer::updated_initializers() const {
   for (const auto& [weight, copies] : low_copies_)
     for (const auto& [name, tensor] : copies) names.push_back(name);
   return names;
-}
-
-Status Trainer::hoist_weight_casts() {
-  // A Cast of a float32 trainable weight to 16 bits (autocast's, one per GEMM
-  // that reads the weight) computes the same copy in every forward; its
-  // output becomes an initializer instead, made here and refreshed once per
-  // step after the update. The training graph a user saves keeps the Casts.
-  Graph& g = tg_.model.graph;
-  std::set<std::string> outputs;
-  for (const ValueInfo& v : g.outputs) outputs.insert(v.name);
-  ASSIGN_OR_RETURN(VectorOps * host_math, vector_ops(DeviceKind::kCpu));
-  Status failed = Status::Ok();
-  std::erase_if(g.nodes, [&](const Node& n) {
-    if (!failed.ok() || n.op_type != "Cast" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-        outputs.count(n.outputs[0]))
-      return false;
-    const ParameterStore::Entry* e = store_->find(n.inputs[0]);
-    DType to = static_cast<DType>(n.attr_int("to", 0));
-    if (!e || e->param.dtype() != DType::kFloat || !dtype_is_half(to)) return false;
-    Tensor low = Tensor::host(to, e->param.dims());
-    auto weight = to_host(*device_, e->param);
-    failed = weight.ok() ? host_math->convert(*weight, low) : weight.status();
-    g.initializers[n.outputs[0]] = low;
-    g.initializer_order.push_back(n.outputs[0]);
-    low_copies_[e->name].emplace_back(n.outputs[0], low);
-    return true;
-  });
-  return failed;
 }
 
 Status Trainer::refresh_low_copies() {
@@ -542,9 +468,9 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
       continue;
     }
     if (zero_ && name.rfind("state/", 0) == 0 && dst.numel() > 0 && t.dtype() == DType::kFloat &&
-        t.numel() == state_total_) {
+        t.numel() == zero_->state_total) {
       // ZeRO-1: this rank's part of the complete state.
-      std::memcpy(dst.raw(), t.data<float>() + state_offset_, dst.nbytes());
+      std::memcpy(dst.raw(), t.data<float>() + zero_->state_offset, dst.nbytes());
       continue;
     }
     if (dst.dims() != t.dims() || dst.dtype() != t.dtype())

@@ -15,7 +15,7 @@
 #include "training/batch_source.h"
 #include "optimizers/optimizer.h"
 #include "training/checkpoint.h"
-#include "training/gradient_buckets.h"
+#include "training/gradient_reducer.h"
 #include "training/loss_scaler.h"
 #include "runtime/communicator.h"
 #include "runtime/executor.h"
@@ -104,12 +104,22 @@ class Trainer {
 
  private:
   Trainer() = default;
+  // Trainer::create, in order.
+  Status make_store();
+  Status make_executor();
+  Status make_optimizer();
+  // Trainer::step, in order.
+  Status forward_backward(StepTotals& totals);
+  Result<std::map<std::string, Tensor>> next_micro_batch();
+  Result<bool> unscale(StepReport& r);  // fp16: whether the step is skipped
+  Status average_and_clip(StepReport& r, bool want_grad_norm);
+  Status update(StepReport& r);
+  bool all_gradients_here() const;
   // The initializers each step changes: trainable parameters, BatchNorm
   // running statistics and the hoisted 16-bit weight copies.
   std::vector<std::string> updated_initializers() const;
-  // --precision: Casts of trainable weights to 16 bits become initializers
-  // (low_copies_), refreshed after each update instead of cast every forward.
-  Status hoist_weight_casts();
+  // --precision: the step graph's hoisted 16-bit weight copies (low_copies_),
+  // refreshed after each update instead of cast every forward.
   Status refresh_low_copies();  // every copy from its weight's float32 master
   // weight -> (initializer name, tensor the executor reads) per hoisted Cast
   std::map<std::string, std::vector<std::pair<std::string, Tensor>>> low_copies_;
@@ -133,24 +143,11 @@ class Trainer {
   int64_t micro_ = 0;  // this rank's micro-batches since the run started (or resumed)
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;
-  std::unique_ptr<GradientBuckets> buckets_;  // data parallelism: allreduce overlapping the backward
-  // --allreduce-dtype bf16 without buckets (GPUs reducing through host
-  // memory): each gradient group's bfloat16 copy, by the group's buffer.
-  std::map<const void*, Tensor> wire_grads_;
-  std::shared_ptr<Communicator> device_comm_;  // GPU ranks: NCCL, when the CUDA plugin has it
-  // Who sums the gradient buffers: NCCL on GPUs that have it, else the job's communicator.
-  Communicator& reducer() const { return device_comm_ ? *device_comm_ : *options_.communicator; }
-  // ZeRO-1: the store's one group split into consecutive element ranges, one
-  // per rank; the optimizer's slots and gradients cover this rank's range.
-  bool zero_ = false;
-  std::vector<int64_t> shard_counts_;  // buffer elements per rank
+  std::unique_ptr<GradientReducer> reducer_;  // data parallelism: the sums over the ranks
+  // ZeRO-1: this rank's share of the store; the optimizer's slots and
+  // shard_grads_ cover it.
+  std::optional<ParameterStore::Shard> zero_;
   std::vector<Tensor> shard_grads_;
-  std::vector<size_t> slot_tensor_;  // per optimizer slot: its store entry (LAMB's whole-tensor norms)
-  std::vector<int64_t> state_counts_;  // optimizer-state elements per rank (the zero-0 layout, split)
-  int64_t state_offset_ = 0, state_total_ = 0;
-  // Data parallelism: sums the gradients (ZeRO: this rank's share of them),
-  // the loss and the sample and token counts over the ranks.
-  Status reduce_over_ranks(StepReport& r, double& loss_sum);
   // The source index of this rank's m-th micro-batch: base + m * world + rank,
   // so a checkpoint written at one world size resumes at any other.
   int64_t source_index(int64_t m) const { return base_ + m * world_ + rank_; }

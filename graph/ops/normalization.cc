@@ -39,6 +39,7 @@ ORT_REGISTER_OP("", "LayerNormalization", 17, 1000, layer_norm_rule, kPlainOp);
 ORT_REGISTER_OP(kOrtTrainDomain, "LayerNormalization", 1, 1000, layer_norm_rule, kPlainOp);
 // RMSNorm (rms_norm_fusion's; ONNX Runtime's contrib op): Y, and optionally InvStdDev.
 ORT_REGISTER_OP(kOrtTrainDomain, "SimplifiedLayerNormalization", 1, 1000, layer_norm_rule, kPlainOp);
-ORT_REGISTER_OP("", "BatchNormalization", 7, 1000, batch_norm_rule, kTrainingStateOp);
+// In training, outputs 1 and 2 are the next running mean and variance (inputs 3 and 4).
+ORT_REGISTER_STATEFUL_OP("", "BatchNormalization", 7, 1000, batch_norm_rule, kTrainingStateOp, {1, 3}, {2, 4});
 
 }  // namespace ort_train

@@ -18,6 +18,10 @@ bool is_training_step_op(const Node& node) {
   return !node.domain.empty() || node.attr_int("training_mode", 0) != 0;
 }
 
+std::vector<std::pair<size_t, size_t>> state_outputs(const Node& node) {
+  return OpRegistry::instance().state_outputs(node.domain, node.op_type);
+}
+
 bool reads_run_options(const Node& node) { return (traits_of(node) & kReadsRunOptions) != 0; }
 
 bool is_view_op(const Node& node) { return (traits_of(node) & kViewOp) != 0; }

@@ -5,6 +5,9 @@
 // merging assumes two equal nodes compute equal tensors; both are wrong for
 // random ops, and folding for ops that read the run.
 #pragma once
+#include <utility>
+#include <vector>
+
 #include "graph/graph.h"
 
 namespace ort_train {
@@ -18,6 +21,10 @@ bool is_random_op(const Node& node);
 // optimizer and Gradient ops (ai.onnx.preview.training), and
 // BatchNormalization in training mode, whose statistics the trainer writes back.
 bool is_training_step_op(const Node& node);
+
+// The outputs that are the next values of inputs ({output, input} index
+// pairs: BatchNormalization's running statistics), as the op declared them.
+std::vector<std::pair<size_t, size_t>> state_outputs(const Node& node);
 
 // Behaves according to the run (RunOptions: training flag, seed, step), which
 // a compile-time evaluation cannot know: Dropout, DropoutAdd, DropoutGrad,

@@ -9,7 +9,7 @@ namespace ort_train {
 Pass::~Pass() = default;
 
 std::set<std::string> protected_values(const Graph& graph, const PassContext& ctx) {
-  std::set<std::string> out = ctx.frozen;
+  std::set<std::string> out = ctx.pinned;
   for (const Node& n : graph.nodes)
     if (is_training_step_op(n))
       for (const std::string& in : n.inputs)

@@ -21,7 +21,7 @@ struct PassContext {
   // other value the caller names. Graph inputs and outputs are always kept
   // whatever this says. The state training-step ops read (BatchNormalization's
   // running statistics) is protected without being listed: see protected_values.
-  std::set<std::string> frozen;
+  std::set<std::string> pinned;
 
   // Graph entries the pass changed: nodes added, removed or rewritten, plus
   // initializers added or removed on their own. Passes add to it (it is the
@@ -33,14 +33,14 @@ struct PassContext {
   mutable std::vector<std::string> matched;
   void note(std::string line) const { matched.push_back(std::move(line)); }
 
-  bool is_frozen(const std::string& value) const { return frozen.count(value) > 0; }
+  bool is_pinned(const std::string& value) const { return pinned.count(value) > 0; }
 
   // Whether known sizes in the value infos may be bound for this build only
   // (PassManagerOptions::shapes_bound): then no pass may fold one.
   bool shapes_bound = false;
 };
 
-// Values a pass must treat as variables: ctx.frozen, plus the initializers
+// Values a pass must treat as variables: ctx.pinned, plus the initializers
 // that training-step ops read as state (BatchNormalization's running
 // statistics, optimizer state), which the trainer overwrites between steps
 // even when the caller forgot to freeze them.

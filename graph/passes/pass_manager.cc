@@ -83,7 +83,7 @@ Status check_names(const PassManagerOptions& options) {
 
 }  // namespace
 
-Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen, const PassManagerOptions& options) {
+Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned, const PassManagerOptions& options) {
   RETURN_IF_ERROR(check_names(options));
   if (options.max_rounds < 1) return invalid_argument("max_rounds must be at least 1, got {}", options.max_rounds);
   RETURN_IF_ERROR(verify_graph(model.graph).with_context("before the graph passes"));
@@ -110,7 +110,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
   }
 
   PassContext ctx;
-  ctx.frozen = frozen;
+  ctx.pinned = pinned;
   ctx.shapes_bound = options.shapes_bound;
   // A pass that settles in one run (constant folding and CSE walk in
   // topological order, DCE in reverse) runs again only when another one

@@ -15,7 +15,9 @@
 
 namespace ort_train {
 
-// constant_folding, dead_code_elimination, common_subexpression_elimination.
+// The passes run by default, in the order each round runs them: folding and
+// elimination first, then the fusions, then shape_hoisting and
+// memory_aware_order. The list is written once, in pass_manager.cc.
 std::vector<std::string> default_pass_names();
 
 struct PassManagerOptions {
@@ -41,13 +43,14 @@ struct PassReport {
   std::string summary() const;
 };
 
-// Runs the enabled passes on `model` with `frozen` as PassContext::frozen.
+// Runs the enabled passes on `model` with `pinned` as PassContext::pinned (the
+// trainable initializers, which the passes must keep as they are).
 // Unknown names (in `passes` or `disabled`) are an error listing the known
 // ones, reported before anything runs. After each pass the graph is checked
 // (verify_graph): a pass that breaks it is an internal error naming the pass.
 // On return graph.values describes exactly the values left in the graph
 // (entries of removed values dropped, initializers typed from their tensors).
-Result<PassReport> run_passes(Model& model, const std::set<std::string>& frozen,
+Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned,
                               const PassManagerOptions& options = {});
 
 // Drops graph.values and declared_value_infos entries of values the graph no

@@ -14,7 +14,7 @@
 // For kernels that may write output 0 over a dying input (KernelDef::may_reuse_input).
 #define ORT_REGISTER_CUDA_KERNEL_INPLACE(op, min_opset, max_opset, fn)                                 \
   static ::ort_train::KernelRegistrar ORT_CONCAT(_kernel_registrar_, __LINE__)(::ort_train::KernelDef{ \
-      "", op, min_opset, max_opset, ::ort_train::DeviceKind::kCuda, fn, true})
+      "", op, min_opset, max_opset, ::ort_train::DeviceKind::kCuda, fn, true}, __FILE__)
 
 namespace ort_train::cuda {
 

@@ -122,31 +122,3 @@ TEST_CASE("training_graph.every_node_without_a_rule_is_listed") {
 }
 
 }  // namespace ort_train::testing
-
-namespace ort_train::testing {
-
-// A step computes the loss and the gradients; a model output the loss does not
-// need (here a second head on the MLP's hidden layer) stays in the training
-// graph for evaluation and saving, but not in the step's graph.
-TEST_CASE("training_graph.the_step_leaves_out_outputs_the_loss_does_not_need") {
-  Model m = mlp();
-  Graph& g = m.graph;
-  const std::string hidden = g.nodes[0].outputs[0];
-  g.nodes.push_back({"extra_head", "Neg", "", {hidden}, {"extra"}, {}, ""});
-  g.outputs.push_back({"extra", DType::kUndefined, std::nullopt, ""});
-  auto tg = build_training_graph(std::move(m), mse_description());
-  INFO(tg.status().message());
-  REQUIRE(tg.ok());
-  auto has = [](const Model& model, const std::string& name) {
-    return std::any_of(model.graph.nodes.begin(), model.graph.nodes.end(),
-                       [&](const Node& n) { return n.name == name; });
-  };
-  CHECK(has(tg->model, "extra_head"));
-  auto step = training_step_model(tg->model, tg->gradients);
-  REQUIRE(step.ok());
-  CHECK_FALSE(has(*step, "extra_head"));
-  CHECK(step->graph.outputs.size() == 1 + tg->gradients.trainable.size());
-  CHECK(step->graph.outputs[0].name == tg->gradients.loss);
-}
-
-}  // namespace ort_train::testing

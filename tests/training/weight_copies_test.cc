@@ -1,6 +1,6 @@
-// --precision's 16-bit weight copies: the trainer takes each Cast of a
-// trainable weight out of the graph it runs and keeps the copy as an
-// initializer, which the optimizer's update rounds from the float32 weight
+// --precision's 16-bit weight copies: the step graph (training/step_graph.h)
+// takes each Cast of a trainable weight out of the graph the trainer runs and
+// keeps the copy as an initializer, which the optimizer's update rounds from the float32 weight
 // once per step; after any step it equals the weight rounded.
 #include <filesystem>
 
@@ -33,7 +33,7 @@ TEST_CASE("weight_copies.rounded_from_the_weights_once_per_step") {
       auto trainer = Trainer::create(std::move(tg).value(), options, *source);
       INFO(trainer.status().message());
       REQUIRE(trainer.ok());
-      const Graph& g = (*trainer)->graph().model.graph;
+      const Graph& g = (*trainer)->executor().model().graph;  // the graph each step runs
       const auto& trainable = (*trainer)->graph().gradients.trainable;
       for (const Node& n : g.nodes)
         if (n.op_type == "Cast")

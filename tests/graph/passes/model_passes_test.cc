@@ -1,5 +1,5 @@
 // The default passes on the bundled models' training graphs (forward, loss
-// and backward), the trainable initializers frozen: the graph stays valid,
+// and backward), the trainable initializers pinned: the graph stays valid,
 // the parameters stay untouched, and the loss and every gradient match the
 // unoptimized graph's on a real batch.
 #include <filesystem>
@@ -39,14 +39,14 @@ void check_passes_on(const std::string& name) {
   auto before = run_training_graph(tg.model, *feeds);
 
   Model optimized = tg.model;
-  std::set<std::string> frozen(tg.gradients.trainable.begin(), tg.gradients.trainable.end());
-  auto report = run_passes(optimized, frozen);
+  std::set<std::string> pinned(tg.gradients.trainable.begin(), tg.gradients.trainable.end());
+  auto report = run_passes(optimized, pinned);
   INFO(report.status().message());
   REQUIRE(report.ok());
   INFO(report->summary());
   REQUIRE(report->fixed_point);
   REQUIRE(optimized.graph.nodes.size() <= tg.model.graph.nodes.size());
-  for (const std::string& w : frozen) {
+  for (const std::string& w : pinned) {
     INFO("trainable " << w);
     REQUIRE(optimized.graph.is_initializer(w));
     REQUIRE(optimized.graph.initializers.at(w).raw() == tg.model.graph.initializers.at(w).raw());

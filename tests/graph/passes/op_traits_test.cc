@@ -65,3 +65,16 @@ TEST_CASE("Op traits: views, random ops, ops that read the run, the training ste
   CHECK_FALSE(is_foldable_op(node("example.custom", "Dropout")));
   CHECK_FALSE(is_mergeable_op(node("", "RandomNormal")));
 }
+
+TEST_CASE("State outputs: BatchNormalization's running statistics, declared where it registers", "[op_traits]") {
+  using Pairs = std::vector<std::pair<size_t, size_t>>;
+  CHECK(state_outputs(node("", "BatchNormalization")) == Pairs{{1, 3}, {2, 4}});
+  CHECK(state_outputs(node("", "LayerNormalization")).empty());
+  CHECK(state_outputs(node("example.custom", "BatchNormalization")).empty());
+  // An op whose outputs update its inputs is part of the training step, never folded or merged.
+  for (const OpSchema* s : OpRegistry::instance().all()) {
+    if (s->state_outputs.empty()) continue;
+    INFO(s->op_type);
+    CHECK((s->traits & kTrainingStateOp) != 0);
+  }
+}

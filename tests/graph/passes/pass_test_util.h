@@ -44,12 +44,12 @@ inline size_t count_op(const Model& m, const std::string& op) {
 
 // Applies the registered pass `name`; REQUIREs success. `changed` receives
 // PassContext::changed; `shapes_bound` is PassContext's (a training graph's).
-inline bool apply_pass(const std::string& name, Model& m, const std::set<std::string>& frozen = {},
+inline bool apply_pass(const std::string& name, Model& m, const std::set<std::string>& pinned = {},
                        int64_t* changed = nullptr, bool shapes_bound = false) {
   auto pass = PassRegistry::instance().create(name);
   REQUIRE(pass != nullptr);
   PassContext ctx;
-  ctx.frozen = frozen;
+  ctx.pinned = pinned;
   ctx.shapes_bound = shapes_bound;
   auto r = pass->apply(m, ctx);
   INFO(r.status().message());

@@ -1,0 +1,69 @@
+#include "training/gradient_reducer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "runtime/host_staged_communicator.h"
+
+namespace ort_train {
+
+Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const ParameterStore& store, const GradientGraph& gg,
+                                                                 std::shared_ptr<Communicator> job,
+                                                                 std::shared_ptr<Device> device,
+                                                                 const ReducerOptions& options) {
+  std::unique_ptr<GradientReducer> r(new GradientReducer());
+  r->job_ = job;
+  r->device_ = device;
+  r->store_ = &store;
+  r->zero_ = options.zero;
+  if (options.zero) {
+    if (options.wire != DType::kFloat)
+      return unsupported("--allreduce-dtype bf16 with --zero 1: ZeRO reduce-scatters float32 gradients so far");
+    return r;
+  }
+  size_t bucket_bytes = options.bucket_bytes;
+  r->sums_ = job;
+  if (device->kind() == DeviceKind::kCuda) {
+    // NCCL reduces the gradients on the GPU; without it they go through host
+    // memory over MPI, after the whole backward. On the trainer's own GPU
+    // (--device cuda:N, else the launcher's local rank, as choose_device decided).
+    auto nccl = device_communicator("nccl", job, device->index());
+    if (nccl.ok()) {
+      r->sums_ = *nccl;
+    } else {
+      spdlog::warn("GPU gradients are reduced through host memory: {}", nccl.status().message());
+      r->sums_ = host_staged(job, device);
+      bucket_bytes = 0;
+    }
+  }
+  ASSIGN_OR_RETURN(r->buckets_, GradientBuckets::create(store, gg, bucket_bytes, options.wire, *device));
+  return r;
+}
+
+std::function<Status(const std::string&, const Tensor&)> GradientReducer::overlap_backward() {
+  if (!buckets_ || buckets_->buckets() == 0) return {};
+  buckets_->begin();
+  return [this](const std::string& name, const Tensor&) { return buckets_->gradient_ready(name, *sums_); };
+}
+
+Result<double> GradientReducer::reduce(StepTotals& totals) {
+  auto started = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(device_->synchronize());
+  if (zero_) {
+    // This rank's share of the sums (in deterministic mode the rank-ordered sum of everything).
+    RETURN_IF_ERROR(job_->reduce_scatter_sum(store_->groups()[0].master_grads, zero_->counts));
+  } else {
+    RETURN_IF_ERROR(buckets_->finish(*sums_).status());
+  }
+  // The loss and counts ride along in one small reduction.
+  Tensor t = Tensor::from_vector<double>(
+      {3}, {totals.loss_sum, static_cast<double>(totals.samples), static_cast<double>(totals.tokens)});
+  RETURN_IF_ERROR(job_->allreduce_sum(t));
+  totals.loss_sum = t.data<double>()[0];
+  totals.samples = static_cast<int64_t>(t.data<double>()[1]);
+  totals.tokens = static_cast<int64_t>(t.data<double>()[2]);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+}
+
+}  // namespace ort_train

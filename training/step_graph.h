@@ -1,0 +1,44 @@
+// The graph a training step runs, made in one place. Training, `inspect`,
+// recompute's memory plans, the memory estimate and --save-training-graph all
+// take it from here, so the graph saved is the graph executed.
+//
+// From the training graph (after its passes and autocast), in order:
+//   1. state outputs: each output an op declares as the next value of an
+//      initializer input (BatchNormalization's running statistics) becomes a
+//      graph output, which the trainer stores back after every micro-batch;
+//   2. hoisted weight copies: a Cast of a float32 trainable weight to 16 bits
+//      becomes an initializer of its own, refreshed once per step after the
+//      update instead of cast in every forward;
+//   3. the step's outputs: the loss, the gradients and the state outputs,
+//      and only the nodes they need (a model output nothing in the step
+//      reads, such as the logits a Hugging Face export returns beside its
+//      loss, is not computed; evaluation keeps it).
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autodiff/training_graph.h"
+
+namespace ort_train {
+
+struct HoistedCopy {
+  std::string weight;  // the float32 trainable weight
+  std::string copy;    // the initializer holding its 16-bit copy (the Cast's output)
+};
+
+struct StepGraph {
+  Model model;
+  // graph output -> the initializer it is the next value of
+  std::vector<std::pair<std::string, std::string>> state_writebacks;
+  std::vector<HoistedCopy> hoisted;
+};
+
+// The step graph of `tg` (a model that keeps tg.model's value names:
+// recompute's rewrites pass their own). A hoisted copy is the rounding of its
+// weight when the weight is a host tensor; otherwise zeros, for the caller to
+// fill (the trainer refreshes every copy from its master before the first step).
+Result<StepGraph> build_step_graph(const TrainingGraph& tg);
+Result<StepGraph> build_step_graph(const TrainingGraph& tg, const Model& model);
+
+}  // namespace ort_train
