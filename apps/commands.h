@@ -31,6 +31,13 @@ std::string version_text();
 // `ort_train --bash-completion`: a completion script from the command line's definition (apps/completion.cc).
 std::string bash_completion(const CLI::App& app);
 
+// What the command line had that no option of `subcommand` (or the app) is:
+// each unknown option in the order given, with the nearest known name when
+// one is close ("unknown option --optimzer (did you mean --optimizer?)");
+// `fallback` when none starts with '-' (apps/unknown_arguments.cc).
+std::string unknown_arguments(const CLI::App& app, const std::string& subcommand, const std::vector<std::string>& args,
+                              const std::string& fallback);
+
 // The process's exit status for an error, one code per kind (README, "Exit codes").
 int exit_code_for(const Status& st);
 // The default logger: stdout, with coloured levels per --color (apps/logging.cc).

@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "print the help of every subcommand too (what the man page is made from)");
   bool completion = false;
   app.add_flag("--bash-completion", completion, "print a bash completion script and exit");
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "ort_train: error: " + std::string(e.what()) + "\nRun with --help or --help-all for more information.\n";
+  });
   app.footer("Exit codes: 0 success; 1 bad input or I/O error; 2 shape or dtype error; 3 unsupported op or "
              "feature; 4 device unavailable; 64 bad command line.");
 
@@ -53,11 +56,25 @@ int main(int argc, char** argv) {
   bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" || args[first] == "--version" ||
                                            args[first] == "--help-all" || args[first] == "--bash-completion");
   if (first < args.size() && !has_subcommand && !wants_help) args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "train");
-  std::reverse(args.begin(), args.end());  // CLI11 takes the vector reversed
+  // `ort_train --help`: the default subcommand's options too (they are what most runs use).
+  if (!has_subcommand && first < args.size() && (args[first] == "-h" || args[first] == "--help")) {
+    std::printf("%s\n%s", app.help().c_str(),
+                app.get_subcommand("train")->help("", CLI::AppFormatMode::Sub).c_str());
+    return 0;
+  }
+  std::string subcommand = has_subcommand ? args[first] : "";
+  const std::vector<std::string> given = args;  // parse() consumes its vector
+  std::reverse(args.begin(), args.end());       // CLI11 takes the vector reversed
   try {
     app.parse(args);
+  } catch (const CLI::ExtrasError& e) {
+    // Unknown options, named in the order given, with the nearest known one.
+    std::fprintf(stderr, "ort_train: error: %s\nRun with --help or --help-all for more information.\n",
+                 ort_train::app::unknown_arguments(app, subcommand.empty() ? "train" : subcommand, given, e.what())
+                     .c_str());
+    return ort_train::app::kExitUsage;
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);  // prints help, the version, or the usage error
+    int code = app.exit(e);  // prints help, the version, or the usage error (ort_train: error: ...)
     return code == 0 ? 0 : ort_train::app::kExitUsage;
   }
   if (completion) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <regex>
 #include <unistd.h>
 #include <fstream>
 
@@ -38,12 +39,28 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
                "(the default subcommand)");
   train->add_option("--model", args.setup.model, "forward ONNX model (REQUIRED, unless the description has model:)");
   train->add_option("--config", args.setup.config, "model description (YAML or JSON)");
-  train->add_option("--optimizer", args.optimizer, "Sgd, Adam, AdamW or Lamb (case-insensitive)");
+  // Bad values are command-line errors (exit 64), found before anything loads.
+  train->add_option("--optimizer", args.optimizer, "Sgd, Adam, AdamW or Lamb (case-insensitive)")
+      ->transform(CLI::Validator(
+          [](std::string& name) -> std::string {
+            // The same names and spelling rules as the description; the value becomes the canonical name.
+            auto parsed = parse_description("optimizer: {name: \"" + name + "\"}", "", "--optimizer");
+            if (!parsed.ok()) return "'" + name + "' is not one of: Sgd, Adam, AdamW, Lamb";
+            name = parsed->optimizer.name;
+            return "";
+          },
+          "NAME"));
   train->add_option("--lr", args.lr, "peak learning rate");
   train->add_option("--steps", args.steps, "optimizer steps to take")->check(CLI::NonNegativeNumber);
   train->add_option("--epochs", args.epochs, "passes over the data (when --steps is not given)")
       ->check(CLI::PositiveNumber);
-  train->add_option("--device", args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)");
+  train->add_option("--device", args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)")
+      ->check(CLI::Validator(
+          [](std::string& d) -> std::string {
+            static const std::regex form("cpu|cuda|cuda:[0-9]{1,3}");
+            return std::regex_match(d, form) ? "" : "'" + d + "' is not cpu or cuda[:i]";
+          },
+          "DEVICE"));
   train->add_option("--kernel-choices", args.kernel_choices,
                     "keep the kernels chosen by timing (attention) in this JSON file: read at the start, written after "
                     "the first step, so a later run on the same device skips the timing (default with "
@@ -257,18 +274,11 @@ Status train_command(const TrainArgs& args) {
   }
   ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
   ModelDescription& desc = setup.desc;
-  if (!args.optimizer.empty()) {
-    // The same names and spelling rules as the description.
-    auto parsed = parse_description("optimizer: {name: \"" + args.optimizer + "\"}", "", "--optimizer");
-    if (!parsed.ok()) return invalid_argument("--optimizer: '{}' is not one of: Sgd, Adam, AdamW, Lamb", args.optimizer);
-    desc.optimizer.name = parsed->optimizer.name;
-  }
+  if (!args.optimizer.empty()) desc.optimizer.name = args.optimizer;  // checked and spelled by its validator
   if (args.lr) desc.optimizer.lr = *args.lr;
   if (args.steps) desc.steps = *args.steps;
   if (args.grad_accum) desc.grad_accum = *args.grad_accum;
   if (args.epochs) desc.epochs = *args.epochs;
-  if (!args.device.empty() && args.device != "cpu" && args.device != "cuda" && args.device.rfind("cuda:", 0) != 0)
-    return invalid_argument("--device '{}' is not cpu or cuda[:i]", args.device);
   spdlog::info("model {}{}", setup.model_path, desc.path.empty() ? "" : ", description " + desc.path);
   Model forward = setup.forward;  // shares the initializers' storage: trained in place, exported at the end
   ASSIGN_OR_RETURN(TrainingGraph tg, build_training_graph(std::move(setup.forward), desc, pass_options(args.setup)));
@@ -302,9 +312,11 @@ Status train_command(const TrainArgs& args) {
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   MemoryEstimate plan = estimate_memory(step.model, gradient_outputs(tg));
-  spdlog::info("planned peak: weights {:.2f} MiB + activations {:.2f} MiB{}; memory budget {:.1f} MiB",
-               plan.initializer_bytes / 1048576.0, plan.peak_activation_bytes / 1048576.0,
-               plan.complete ? "" : " (a lower bound: some sizes depend on the data or on unbound dims)",
+  // An incomplete estimate's activations are no bound worth printing.
+  spdlog::info("planned peak: weights {:.2f} MiB + {}; memory budget {:.1f} MiB", plan.initializer_bytes / 1048576.0,
+               plan.complete ? fmt::format("activations {:.2f} MiB", plan.peak_activation_bytes / 1048576.0)
+                             : std::string("activations not known before the first batch (some sizes depend on "
+                                           "the data or on unbound dims)"),
                device->memory_budget() / 1048576.0);
   RETURN_IF_ERROR(check_plan_fits(step.model, plan, *device));
   // Kernel choices made by timing (runtime/kernel_choice.h): a resumed run
@@ -322,7 +334,11 @@ Status train_command(const TrainArgs& args) {
     RETURN_IF_ERROR(first_pass(args, tg, step.model, source, seed, device));
     RETURN_IF_ERROR(save_choices(args.kernel_choices));
   }
-  if (!training) return Status::Ok();
+  if (!training) {
+    spdlog::info("trained nothing: no optimizer, --steps or --epochs was given, so this was one forward and "
+                 "backward on the first batch (give --optimizer NAME, --steps N or --epochs N to train)");
+    return Status::Ok();
+  }
   // --repeat and --profile measure forward+backward; they train only when
   // the command line asks for steps (as --profile in a PyTorch script times
   // what it wraps, not the default run around it).
@@ -448,10 +464,11 @@ Status train_command(const TrainArgs& args) {
     }
     if (logged) {
       double per_step = elapsed_ms / static_cast<double>(r.step - start) / 1000.0;
-      spdlog::info("step {}/{}  loss {:.6g}  lr {:.3g}  grad norm {:.4g}  {:.1f} samples/s{}  ETA {}", r.step, steps,
-                   r.loss, r.lr, r.grad_norm.value_or(std::nan("")), samples_per_s,
+      // No ETA from the first steps, which include warm-up (kernel choices, the plan's recording).
+      spdlog::info("step {}/{}  loss {:.6g}  lr {:.3g}  grad norm {:.4g}  {:.1f} samples/s{}{}", r.step, steps, r.loss,
+                   r.lr, r.grad_norm.value_or(std::nan("")), samples_per_s,
                    r.tokens > 0 ? fmt::format("  {:.0f} tokens/s", r.tokens / (r.step_ms / 1000.0)) : "",
-                   eta(per_step * static_cast<double>(steps - r.step)));
+                   r.step - start >= 3 ? "  ETA " + eta(per_step * static_cast<double>(steps - r.step)) : "");
     }
     bool last = r.step == steps;
     if (held_out && args.eval_every > 0 && r.step % args.eval_every == 0 && !last) RETURN_IF_ERROR(evaluate_held_out());
@@ -468,7 +485,8 @@ Status train_command(const TrainArgs& args) {
                device->kind() == DeviceKind::kCpu ? "intermediate tensors of a step"
                                                   : "GPU allocator: parameters, optimizer state, activations");
   const Executor& ex = trainer->executor();
-  spdlog::info("replayed plan: {} of {} steps{}", ex.replayed_steps(), ex.plan().steps.size(),
+  spdlog::info("replayed plan: {} of {} nodes took their recorded shapes in the last step{}", ex.replayed_steps(),
+               ex.plan().steps.size(),
                ex.arena_outputs() > 0 ? fmt::format(", {} outputs in a {:.1f} MiB arena", ex.arena_outputs(),
                                                     ex.arena_bytes() / 1048576.0)
                                       : std::string());

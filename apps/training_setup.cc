@@ -102,13 +102,20 @@ PassManagerOptions pass_options(const SetupArgs& args) {
 }
 
 void log_pass_reports(const TrainingGraph& tg) {
+  // One line, only the passes that changed something (inspect lists them all).
   const std::pair<const char*, const PassReport*> reports[] = {{"before the loss", &tg.passes_before_loss},
                                                                {"after the backward", &tg.passes_after_backward}};
+  std::string line;
+  bool ran = false;
   for (const auto& [when, r] : reports) {
-    std::string line;
-    for (const auto& [name, st] : r->passes) line += fmt::format("{}{} {}", line.empty() ? "" : ", ", name, st.changed);
-    spdlog::info("graph passes {} (nodes changed): {}", when, line.empty() ? "none run" : line);
+    std::string changed;
+    for (const auto& [name, st] : r->passes) {
+      ran = true;
+      if (st.changed > 0) changed += fmt::format("{}{} {}", changed.empty() ? "" : ", ", name, st.changed);
+    }
+    if (!changed.empty()) line += fmt::format("{}{}: {}", line.empty() ? "" : "; ", when, changed);
   }
+  spdlog::info("graph passes (nodes changed): {}", !ran ? "none run" : line.empty() ? "nothing to change" : line);
 }
 
 int64_t count_elements(const Model& m, const std::vector<std::string>& names) {

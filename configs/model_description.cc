@@ -362,8 +362,12 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
 }
 
 Result<ModelDescription> load_description(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return io_error("model description {} does not exist", path);
+  if (std::filesystem::is_directory(path, ec))
+    return io_error("model description {} is a folder, not a YAML or JSON file", path);
   std::ifstream in(path);
-  if (!in) return io_error("cannot read model description {}", path);
+  if (!in) return io_error("cannot read model description {} (permissions?)", path);
   std::stringstream ss;
   ss << in.rdbuf();
   ASSIGN_OR_RETURN(ModelDescription d, parse_description(ss.str(), fs::path(path).parent_path().string(), path));

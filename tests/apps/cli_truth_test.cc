@@ -40,6 +40,56 @@ TEST_CASE("cli.help_names_the_program_marks_required_flags_and_describes_train")
   CHECK(train.stdout_text.find("ort_train train") != std::string::npos);
   CHECK(train.stdout_text.find("Train a model") != std::string::npos);
   CHECK(train.stdout_text.find("forward ONNX model (REQUIRED") != std::string::npos);
+  // train is the default subcommand: the top-level help shows its flags too.
+  CHECK(top.stdout_text.find("--optimizer") != std::string::npos);
+  CHECK(top.stdout_text.find("--checkpoint-dir") != std::string::npos);
+  CHECK(run_cli("-h", d.p.string()).stdout_text == top.stdout_text);
+}
+
+// The mistakes people make on the command line: each is one line that says
+// what was wrong and what would be right, exit 64 (a bad command line).
+TEST_CASE("cli.command_line_mistakes_get_one_guiding_line") {
+  Dir d("ort_train_cli_mistakes");
+  std::string m = source_dir() + "/tests/models/mlp";
+  std::string model = "--model " + m + "/model.onnx --config " + m + "/training.yaml";
+  struct Case {
+    std::string args, says;
+    int code;
+  };
+  for (const Case& c : {
+           Case{model + " --optimzer Lamb", "ort_train: error: unknown option --optimzer (did you mean --optimizer?)", 64},
+           Case{model + " --stpes 3 --lr=0.1 --devise cpu",
+                "unknown option --stpes (did you mean --steps?); unknown option --devise (did you mean --device?)", 64},
+           Case{model + " --zzzzzzzzzzzz", "ort_train: error: unknown option --zzzzzzzzzzzz\n", 64},
+           Case{model + " --optimizer Lambb", "ort_train: error: --optimizer: 'Lambb' is not one of: Sgd, Adam, AdamW, Lamb", 64},
+           Case{model + " --device gpu", "'gpu' is not cpu or cuda[:i]", 64},
+           Case{"--model " + m + "/model.onnx --config " + (d.p / "nope.yaml").string(),
+                "model description " + (d.p / "nope.yaml").string() + " does not exist", 1},
+           Case{"--model " + m + "/model.onnx --config " + d.p.string(), "is a folder, not a YAML or JSON file", 1},
+       }) {
+    CliOutcome o = run_cli(c.args, d.p.string());
+    INFO(c.args << "\n" << o.stderr_text);
+    CHECK(o.exit_code == c.code);
+    CHECK(o.stderr_text.find(c.says) != std::string::npos);
+  }
+  // A spelling the description accepts is accepted here too.
+  CliOutcome lower = run_cli(model + " --data " + m + "/train_batches --optimizer adamw --steps 1 --device cpu",
+                             d.p.string());
+  INFO(lower.stderr_text);
+  CHECK(lower.exit_code == 0);
+  CHECK(lower.stdout_text.find("optimizer AdamW") != std::string::npos);
+}
+
+// Data but nothing that asks for training: the run says it trained nothing and why.
+TEST_CASE("cli.a_run_that_trains_nothing_says_so") {
+  Dir d("ort_train_cli_no_training");
+  std::string m = source_dir() + "/tests/models/mlp";
+  CliOutcome o = run_cli("--model " + m + "/model.onnx --config " + m + "/training.yaml --data " + m +
+                             "/train_batches --device cpu",
+                         d.p.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 0);
+  CHECK(o.stdout_text.find("trained nothing: no optimizer, --steps or --epochs was given") != std::string::npos);
 }
 
 TEST_CASE("cli.exit_codes_follow_the_table") {
