@@ -19,8 +19,10 @@ Result<std::unique_ptr<MetricsFile>> MetricsFile::open(const std::string& path, 
     for (std::string line; std::getline(prior, line);) {
       auto row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
       if (row.is_object() && row.contains("step") && row["step"].is_number_integer() &&
-          row["step"].get<int64_t>() <= resumed_step)
+          row["step"].get<int64_t>() <= resumed_step) {
         kept += line + "\n";
+        ++m->lines_;
+      }
     }
   }
   m->out_.open(m->partial_, std::ios::trunc);
@@ -32,6 +34,7 @@ Result<std::unique_ptr<MetricsFile>> MetricsFile::open(const std::string& path, 
 Status MetricsFile::write_line(const std::string& json_object) {
   out_ << json_object << "\n";
   out_.flush();
+  ++lines_;
   if (!out_) return io_error("failed writing metrics to {}", partial_);
   return Status::Ok();
 }
@@ -42,7 +45,15 @@ Status MetricsFile::finish() {
   std::error_code ec;
   std::filesystem::rename(partial_, path_, ec);
   if (ec) return io_error("cannot rename {} to {}: {}", partial_, path_, ec.message());
+  finished_ = true;
   return Status::Ok();
+}
+
+MetricsFile::~MetricsFile() {
+  if (finished_ || lines_ > 0) return;
+  out_.close();
+  std::error_code ec;
+  std::filesystem::remove(partial_, ec);
 }
 
 }  // namespace ort_train::app

@@ -19,11 +19,16 @@ class MetricsFile {
   Status write_line(const std::string& json_object);
   // Closes the stream and renames "<path>.partial" over <path>.
   Status finish();
+  // A run that ends before finish() keeps its partial lines for a look (and
+  // a resume), but leaves no empty "<path>.partial" behind.
+  ~MetricsFile();
   const std::string& path() const { return path_; }
 
  private:
   std::string path_, partial_;
   std::ofstream out_;
+  int64_t lines_ = 0;  // in the partial file, kept ones included
+  bool finished_ = false;
 };
 
 }  // namespace ort_train::app

@@ -226,6 +226,9 @@ Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model
       Status kernels = check_kernels(training_model, DeviceKind::kCuda);
       if (kernels.ok()) return get_device(DeviceKind::kCuda, settings);
       spdlog::warn("training on the CPU: {}", kernels.message());
+    } else if (nvidia_driver_present() && *cuda_plugin_missing_reason()) {
+      spdlog::warn("training on the CPU although an NVIDIA driver is loaded: this build has no CUDA plugin: {}",
+                   cuda_plugin_missing_reason());
     }
     return get_device(DeviceKind::kCpu, settings);
   }
@@ -312,11 +315,17 @@ Status train_command(const TrainArgs& args) {
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   MemoryEstimate plan = estimate_memory(step.model, gradient_outputs(tg));
-  // An incomplete estimate's activations are no bound worth printing.
+  // An incomplete estimate is a lower bound, printed when most intermediates'
+  // sizes are known; when most wait for the data (an unbound batch dim) it is
+  // no bound worth printing.
+  const double activations = plan.peak_activation_bytes / 1048576.0;
+  const bool bound_says_something = plan.sized >= plan.unsized;
   spdlog::info("planned peak: weights {:.2f} MiB + {}; memory budget {:.1f} MiB", plan.initializer_bytes / 1048576.0,
-               plan.complete ? fmt::format("activations {:.2f} MiB", plan.peak_activation_bytes / 1048576.0)
-                             : std::string("activations not known before the first batch (some sizes depend on "
-                                           "the data or on unbound dims)"),
+               plan.complete       ? fmt::format("activations {:.2f} MiB", activations)
+               : bound_says_something ? fmt::format("activations {:.2f} MiB (a lower bound: some sizes depend on the "
+                                                "data or on unbound dims)", activations)
+                                   : std::string("activations not known before the first batch (their sizes depend on "
+                                                 "the data or on unbound dims)"),
                device->memory_budget() / 1048576.0);
   RETURN_IF_ERROR(check_plan_fits(step.model, plan, *device));
   // Kernel choices made by timing (runtime/kernel_choice.h): a resumed run

@@ -11,11 +11,13 @@ vocabulary). Prints ms/step (median after 3 warm-up steps; ort_train's from its
 --metrics step_ms), samples/s, each framework's peak RSS (measured from outside
 the process) and the ratios. --baseline BINARY adds an older ort_train build
 timed in the same run on the same exported model (before/after comparisons);
---grad-accum N runs ort_train with N micro-batches per step.
+--grad-accum N runs ort_train with N micro-batches per step. ort_train's rows
+also give the time it took to build the training graph (its log's "built in").
 """
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -120,16 +122,18 @@ def main():
                 metrics = os.path.join(folder, "m.jsonl")
                 if os.path.exists(metrics):
                     os.remove(metrics)
-                common = [binary, "--log-level", "warn", "train", "--model", os.path.join(folder, "model.onnx"),
+                common = [binary, "train", "--model", os.path.join(folder, "model.onnx"),
                           "--config", os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"),
                           "--optimizer", "adam", "--lr", "1e-3", "--steps", str(args.steps + WARMUP),
                           "--threads", str(args.threads)]
                 if args.grad_accum > 1:
                     common += ["--grad-accum", str(args.grad_accum)]
-                bench_forward.measured(common + ["--metrics", metrics], f"{binary} ({name})")
-                _, _, rss = bench_forward.measured(common, f"{binary} ({name})")
+                out, _, _ = bench_forward.measured(common + ["--log-level", "info", "--metrics", metrics],
+                                                   f"{binary} ({name})")
+                built = re.search(r"built in ([\d.]+) ms", out)
+                _, _, rss = bench_forward.measured(common + ["--log-level", "warn"], f"{binary} ({name})")
                 steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
-                return statistics.median(steps), rss
+                return statistics.median(steps), rss, float(built.group(1)) if built else float("nan")
 
             def run_torch():
                 tout, _, rss = bench_forward.measured(
@@ -150,21 +154,24 @@ def main():
                     runs[key].append(job())
         rows.append((name, batch, runs))
 
-    def summary(results):  # median of the per-round medians, their range, and the largest peak RSS
+    def summary(results):  # median of the per-round medians, their range, the largest peak RSS, the build time
         ms = [r[0] for r in results]
-        return statistics.median(ms), min(ms), max(ms), max(r[1] for r in results)
+        build = statistics.median(r[2] for r in results) if len(results[0]) > 2 and not isinstance(results[0][2], str) \
+            else None
+        return statistics.median(ms), min(ms), max(ms), max(r[1] for r in results), build
 
     print(f"Adam training steps, {args.threads} threads, median of {args.steps} after {WARMUP} warm-up per round; "
           f"{args.rounds} round(s): median of the rounds [range]")
-    print(f"{'model':8}{'framework':26}{'ms/step':>10}{'range':>20}{'samples/s':>12}{'peak RSS MiB':>14}")
+    print(f"{'model':8}{'framework':26}{'ms/step':>10}{'range':>20}{'samples/s':>12}{'peak RSS MiB':>14}"
+          f"{'graph build ms':>16}")
     for name, batch, runs in rows:
         version = runs["torch"][0][2]
         entries = [("PyTorch " + version, summary(runs["torch"])), ("ort_train", summary(runs["ort"]))]
         if runs["base"]:
             entries.append(("ort_train baseline", summary(runs["base"])))
-        for i, (label, (ms, lo, hi, rss)) in enumerate(entries):
+        for i, (label, (ms, lo, hi, rss, build)) in enumerate(entries):
             print(f"{name if i == 0 else '':8}{label:26}{ms:10.2f}{f'[{lo:.2f}, {hi:.2f}]':>20}"
-                  f"{batch * 1000 / ms:12.1f}{rss:14.0f}")
+                  f"{batch * 1000 / ms:12.1f}{rss:14.0f}{'' if build is None else f'{build:16.1f}'}")
         t, o = entries[0][1], entries[1][1]
         print(f"{'':8}{'ratio ort_train/PyTorch':26}{o[0] / t[0]:10.2f}{'':32}{o[3] / t[3]:14.2f}")
         if runs["base"]:

@@ -48,6 +48,8 @@ const std::string& load_cuda_plugin() {
 
 std::shared_ptr<Device> make_cpu_device();  // runtime/cpu/cpu_device.cc
 
+const char* cuda_plugin_missing_reason() { return *ORT_TRAIN_CUDA_PLUGIN ? "" : ORT_TRAIN_NO_CUDA_WHY; }
+
 DeviceRegistrar::DeviceRegistrar(DeviceKind kind, DeviceFactory factory, std::function<int()> count) {
   factories()[kind] = Registered{std::move(factory), std::move(count)};
 }
@@ -67,8 +69,7 @@ Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings
       auto f = factories().find(kind);
       if (f == factories().end()) {
         if (!why.empty()) return unavailable("--device cuda: {}; use --device cpu", why);
-        return unavailable("this build of ort_train has no CUDA support (nvcc was not found when it was built); "
-                           "use --device cpu");
+        return unavailable("this build of ort_train has no CUDA plugin: {}; use --device cpu", ORT_TRAIN_NO_CUDA_WHY);
       }
       ASSIGN_OR_RETURN(d, f->second.factory(settings));
     }
@@ -82,7 +83,7 @@ Result<std::shared_ptr<Device>> get_device(DeviceKind kind, const DeviceSettings
 // or WSL2's /dev/dxg). Without one no GPU can be visible, so choosing the
 // default device does not load the CUDA plugin (cuBLAS, cuDNN: about 200 MiB
 // and most of a second) only to find none.
-static bool nvidia_driver_present() {
+bool nvidia_driver_present() {
   for (const char* p : {"/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/dxg"})
     if (::access(p, F_OK) == 0) return true;
   return false;

@@ -72,6 +72,10 @@ bool cuda_available();
 int cuda_device_count();
 // Whether this build has the CUDA device and kernels (a GPU may still be missing).
 bool has_cuda_kernels();
+// Whether an NVIDIA driver is loaded here (a GPU may be visible).
+bool nvidia_driver_present();
+// Why this build has no CUDA plugin and how to get one; "" when it has one.
+const char* cuda_plugin_missing_reason();
 
 using DeviceFactory = std::function<Result<std::shared_ptr<Device>>(const DeviceSettings&)>;
 struct DeviceRegistrar {

@@ -94,8 +94,12 @@ MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& 
   est.peak_activation_bytes = live;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const std::string& o : g.nodes[i].outputs)
-      if (!o.empty() && !root.count(o) && !held.count(o))
+      if (!o.empty() && !root.count(o) && !held.count(o)) {
+        const ValueInfo* v = g.value(o);
+        bool sized = v && v->shape && shape_fully_known(*v->shape) && dtype_size(v->dtype) != 0;
+        ++(sized ? est.sized : est.unsized);
         live = std::min(live + bytes_of(o), std::numeric_limits<size_t>::max() / 2);
+      }
     if (live > est.peak_activation_bytes) {
       est.peak_activation_bytes = live;
       est.peak_at = i;

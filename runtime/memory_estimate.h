@@ -21,6 +21,7 @@ struct MemoryEstimate {
   size_t peak_activation_bytes = 0;  // largest sum of live intermediates
   size_t peak_at = 0;                // the node after which that peak is reached
   bool complete = true;              // false when some intermediate's shape is unknown
+  size_t sized = 0, unsized = 0;     // intermediates whose size is known, and not
 };
 MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& bound = {});
 

@@ -22,6 +22,9 @@ for arg in "$@"; do
   esac
 done
 if [[ -e /proc/driver/nvidia/version ]]; then cuda=ON; fi
+# A build folder that tools/test.sh (tools/build.sh) configured with the CUDA
+# plugin keeps it: switching it off and on again would rebuild for nothing.
+if [[ -f "$build/CMakeCache.txt" ]] && grep -q '^ORT_TRAIN_CUDA:BOOL=ON' "$build/CMakeCache.txt"; then cuda=ON; fi
 bash tools/install_deps.sh
 echo "configuring (CUDA plugin: $cuda; the test suite is not built: tools/test.sh builds it)"
 log=$(mktemp)
@@ -31,9 +34,9 @@ fi
 rm -f "$log"
 if ((configure_only)); then exit 0; fi
 cmake --build "$build" --target ort_train -j"$(nproc)"
-"./$build/ort_train" --version
+"$build/ort_train" --version
 python3 tools/make_text_dataset.py --out build/char_lm
-./build/ort_train --config examples/char_lm/char_lm.yaml \
+"$build/ort_train" --config examples/char_lm/char_lm.yaml \
   --data build/char_lm/train.npz --eval-data build/char_lm/eval.npz \
   --metrics build/char_lm/metrics.jsonl --checkpoint-dir build/char_lm/checkpoints --save-every 500 \
   --export build/char_lm/trained.onnx

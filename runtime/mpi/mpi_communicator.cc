@@ -378,9 +378,15 @@ Result<std::shared_ptr<Communicator>> make_mpi(const LaunchInfo& info) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size == 1 && info.size > 1 && info.launcher == "srun")
+    // A batch script's own process inherits SLURM_NTASKS and SLURM_PROCID=0 without being one of srun's tasks.
+    return invalid_argument("Slurm's variables say this is task {} of {} (SLURM_PROCID, SLURM_NTASKS), but no launcher "
+                            "started it: inside an sbatch script, start the ranks with `srun --mpi=pmix ort_train "
+                            "...` (or unset SLURM_NTASKS to run one process)",
+                            info.rank, info.size);
   if (size != info.size || rank != info.rank)
-    return make_error(ErrorCode::kInternal, "MPI says rank {} of {}, the launcher's environment rank {} of {}", rank,
-                      size, info.rank, info.size);
+    return make_error(ErrorCode::kInternal, "MPI says rank {} of {}, the launcher's environment ({}) rank {} of {}",
+                      rank, size, info.launcher, info.rank, info.size);
   char version[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(version, &len);

@@ -80,6 +80,20 @@ TEST_CASE("cli.command_line_mistakes_get_one_guiding_line") {
   CHECK(lower.stdout_text.find("optimizer AdamW") != std::string::npos);
 }
 
+// Inside an sbatch script a bare `ort_train` inherits SLURM_NTASKS without
+// being one of srun's tasks: it says to start the ranks with srun.
+TEST_CASE("cli.a_bare_ort_train_in_a_slurm_batch_script_says_to_use_srun") {
+  if (!fs::exists(fs::path(ort_train_binary()).parent_path() / "libort_train_mpi.so"))
+    ORT_TRAIN_SKIP("this build has no MPI plugin");
+  Dir d("ort_train_cli_sbatch");
+  CliOutcome o = run_shell("env SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_LOCALID=0 " + ort_train_binary() + " " +
+                               mlp_train_args(),
+                           d.p.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK(o.stderr_text.find("start the ranks with `srun --mpi=pmix ort_train") != std::string::npos);
+}
+
 // Data but nothing that asks for training: the run says it trained nothing and why.
 TEST_CASE("cli.a_run_that_trains_nothing_says_so") {
   Dir d("ort_train_cli_no_training");
@@ -108,7 +122,10 @@ TEST_CASE("cli.no_gpu_is_device_unavailable_and_says_so") {
   CliOutcome o = run_cli(args, d.p.string());
   CHECK(o.exit_code == 4);
   INFO(o.stderr_text);
-  if (!has_cuda_kernels()) CHECK(o.stderr_text.find("no CUDA support") != std::string::npos);
+  if (!has_cuda_kernels()) {
+    CHECK(o.stderr_text.find("no CUDA plugin") != std::string::npos);
+    CHECK(o.stderr_text.find(cuda_plugin_missing_reason()) != std::string::npos);  // why, and how to get it
+  }
   else if (!fs::exists("/proc/driver/nvidia/version"))
     CHECK(o.stderr_text.find("this machine has no NVIDIA GPU") != std::string::npos);
   CHECK(o.stderr_text.find("--device cpu") != std::string::npos);

@@ -70,6 +70,31 @@ TEST_CASE("train.metrics_and_export") {
   CHECK(std::memcmp(w1.raw(), w0.raw(), w0.nbytes()) != 0);
 }
 
+// A run that fails before its first step leaves no empty metrics file behind;
+// one that fails later keeps its lines in <path>.partial, and never <path>.
+TEST_CASE("train.a_failed_run_leaves_no_empty_metrics_file") {
+  Dir d("ort_train_failed_metrics");
+  std::string m = source_dir() + "/tests/models/mlp";
+  for (int bad : {0, 1}) {  // which batch is damaged: the first step's, or the second's
+    INFO("damaged batch " << bad);
+    fs::remove_all(d.p / "data");
+    for (int b : {0, 1}) {
+      fs::create_directories(d.p / "data" / std::to_string(b));
+      for (const char* f : {"x.pb", "labels.pb"})
+        fs::copy_file(m + "/train_batches/0/" + f, d.p / "data" / std::to_string(b) / f);
+    }
+    std::ofstream(d.p / "data" / std::to_string(bad) / "x.pb", std::ios::trunc) << "not a tensor";
+    fs::remove(d.p / "m.jsonl.partial");
+    CliOutcome o = run_cli("--log-level warn --model " + m + "/model.onnx --config " + m + "/training.yaml --data " +
+                               (d / "data") + " --optimizer adam --steps 3 --device cpu --metrics " + (d / "m.jsonl"),
+                           d.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code != 0);
+    CHECK_FALSE(fs::exists(d.p / "m.jsonl"));
+    CHECK(fs::exists(d.p / "m.jsonl.partial") == (bad == 1));
+  }
+}
+
 TEST_CASE("train.resume_after_sigkill_is_bit_exact") {
   Dir d("ort_train_resume");
   // The metrics of an earlier, complete run: the killed run must not replace
