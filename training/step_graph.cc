@@ -70,4 +70,14 @@ Result<StepGraph> build_step_graph(const TrainingGraph& tg, const Model& model) 
   return step;
 }
 
+bool is_classification(const LossSpec& loss) {
+  return loss.type == "softmax_cross_entropy" || loss.type == "nll";
+}
+
+Result<Model> build_eval_graph(const TrainingGraph& tg) {
+  std::vector<std::string> outputs{tg.gradients.loss};
+  if (is_classification(tg.loss)) outputs.push_back(tg.loss.input);
+  return extract_subgraph(tg.model, outputs);
+}
+
 }  // namespace ort_train

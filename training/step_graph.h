@@ -1,6 +1,7 @@
-// The graph a training step runs, made in one place. Training, `inspect`,
-// recompute's memory plans, the memory estimate and --save-training-graph all
-// take it from here, so the graph saved is the graph executed.
+// The graphs a training run executes, made in one place: the step's and
+// evaluation's. Training, `inspect`, recompute's memory plans, the memory
+// estimate and --save-training-graph all take the step's from here, so the
+// graph saved is the graph executed.
 //
 // From the training graph (after its passes and autocast), in order:
 //   1. state outputs: each output an op declares as the next value of an
@@ -40,5 +41,14 @@ struct StepGraph {
 // fill (the trainer refreshes every copy from its master before the first step).
 Result<StepGraph> build_step_graph(const TrainingGraph& tg);
 Result<StepGraph> build_step_graph(const TrainingGraph& tg, const Model& model);
+
+// Whether the loss classifies (softmax cross-entropy, NLL): evaluation then
+// also reads its scores, for the accuracy.
+bool is_classification(const LossSpec& loss);
+
+// The graph evaluation runs (Trainer::evaluate, --eval-data): the nodes the
+// loss needs, and a classification loss's scores, with those as outputs; no
+// backward, and the training graph's Casts in place of hoisted copies.
+Result<Model> build_eval_graph(const TrainingGraph& tg);
 
 }  // namespace ort_train

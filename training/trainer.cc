@@ -496,13 +496,10 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
 
 Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches) {
   const LossSpec& spec = tg_.loss;
-  bool classify = spec.type == "softmax_cross_entropy" || spec.type == "nll";
+  bool classify = is_classification(spec);
   if (!eval_executor_) {
-    // The nodes the loss (and the logits) need, found by reachability; the
-    // tensors share storage, so it sees the trained values.
-    std::vector<std::string> outputs{tg_.gradients.loss};
-    if (classify) outputs.push_back(spec.input);
-    ASSIGN_OR_RETURN(Model fwd, extract_subgraph(tg_.model, outputs));
+    // The tensors share storage, so it sees the trained values.
+    ASSIGN_OR_RETURN(Model fwd, build_eval_graph(tg_));
     ASSIGN_OR_RETURN(eval_executor_, Executor::create(fwd, device_, executor_.get()));
     eval_executor_->forget_host_copies(updated_initializers());
   }

@@ -114,6 +114,28 @@ TEST_CASE("step_graph.weight_casts_become_rounded_copies") {
                     [](const Node& n) { return n.op_type == "Cast"; }));
 }
 
+// Evaluation's graph: the loss (and a classification loss's scores, for the
+// accuracy), no backward node, no state outputs.
+TEST_CASE("step_graph.evaluation_runs_the_forward_and_the_loss_only") {
+  for (auto [name, classifies] : {std::pair{"cnn_bn", true}, std::pair{"mlp", false}}) {
+    INFO(name);
+    Bundled b = bundled(name);
+    CHECK(is_classification(b.tg.loss) == classifies);
+    auto eval = build_eval_graph(b.tg);
+    REQUIRE(eval.ok());
+    std::vector<std::string> outputs;
+    for (const ValueInfo& v : eval->graph.outputs) outputs.push_back(v.name);
+    std::vector<std::string> want{b.tg.gradients.loss};
+    if (classifies) want.push_back(b.tg.loss.input);
+    CHECK(outputs == want);
+    for (const Node& n : eval->graph.nodes) {
+      INFO(n.name);
+      CHECK(n.op_type.find("Grad") == std::string::npos);
+    }
+    CHECK(eval->graph.nodes.size() == forward_node_count(b.tg));
+  }
+}
+
 // What --save-training-graph writes is, node for node, what the trainer runs:
 // names, ops, inputs, outputs, graph outputs and initializers, for a model
 // with BatchNorm statistics and for one with hoisted 16-bit weight copies.
