@@ -13,6 +13,11 @@
 #include "apps/commands.h"
 #include "runtime/communicator.h"
 
+// A command-line error as every one is printed (exit 64 follows).
+static std::string usage_error(const std::string& what) {
+  return "ort_train: error: " + what + "\nRun with --help or --help-all for more information.\n";
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"ort_train: train and run ONNX models on CPUs and NVIDIA GPUs", "ort_train"};
   app.require_subcommand(0, 1);
@@ -31,9 +36,7 @@ int main(int argc, char** argv) {
   app.set_help_all_flag("--help-all", "print the help of every subcommand too (what the man page is made from)");
   bool completion = false;
   app.add_flag("--bash-completion", completion, "print a bash completion script and exit");
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "ort_train: error: " + std::string(e.what()) + "\nRun with --help or --help-all for more information.\n";
-  });
+  app.failure_message([](const CLI::App*, const CLI::Error& e) { return usage_error(e.what()); });
   app.footer("Exit codes: 0 success; 1 bad input or I/O error; 2 shape or dtype error; 3 unsupported op or "
              "feature; 4 device unavailable; 64 bad command line.");
 
@@ -69,8 +72,9 @@ int main(int argc, char** argv) {
     app.parse(args);
   } catch (const CLI::ExtrasError& e) {
     // Unknown options, named in the order given, with the nearest known one.
-    std::fprintf(stderr, "ort_train: error: %s\nRun with --help or --help-all for more information.\n",
-                 ort_train::app::unknown_arguments(app, subcommand.empty() ? "train" : subcommand, given, e.what())
+    std::fprintf(stderr, "%s",
+                 usage_error(ort_train::app::unknown_arguments(app, subcommand.empty() ? "train" : subcommand, given,
+                                                               e.what()))
                      .c_str());
     return ort_train::app::kExitUsage;
   } catch (const CLI::ParseError& e) {

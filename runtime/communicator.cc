@@ -23,29 +23,23 @@ int env_int(const char* name, int fallback) {
   return end && *end == '\0' && n >= 0 && n < (1 << 24) ? static_cast<int>(n) : fallback;
 }
 
-class Done : public CommRequest {
- public:
-  bool test() override { return true; }
-  Status wait() override { return Status::Ok(); }
-};
-
 class SingleProcess : public Communicator {
  public:
-  Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor&) override { return std::unique_ptr<CommRequest>(new Done()); }
+  Result<std::unique_ptr<CommRequest>> iallreduce_sum(const Tensor&) override { return finished_request(); }
   void set_ordered_sums(bool) override {}
   bool ordered_sums() const override { return false; }
   Status reduce_scatter_sum(const Tensor&, const std::vector<int64_t>&) override { return Status::Ok(); }
   Status allgather(const Tensor&, const std::vector<int64_t>&) override { return Status::Ok(); }
   Result<std::unique_ptr<CommRequest>> ireduce_scatter_sum(const Tensor&, const std::vector<int64_t>&) override {
-    return std::unique_ptr<CommRequest>(new Done());
+    return finished_request();
   }
   Result<std::unique_ptr<CommRequest>> iallgather(const Tensor&, const std::vector<int64_t>&) override {
-    return std::unique_ptr<CommRequest>(new Done());
+    return finished_request();
   }
   Result<std::unique_ptr<CommRequest>> ibroadcast(const Tensor&, int) override {
-    return std::unique_ptr<CommRequest>(new Done());
+    return finished_request();
   }
-  Result<std::unique_ptr<CommRequest>> ibarrier() override { return std::unique_ptr<CommRequest>(new Done()); }
+  Result<std::unique_ptr<CommRequest>> ibarrier() override { return finished_request(); }
   void set_timeout(double) override {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
@@ -57,6 +51,15 @@ class SingleProcess : public Communicator {
 };
 
 }  // namespace
+
+std::unique_ptr<CommRequest> finished_request() {
+  class Finished : public CommRequest {
+   public:
+    bool test() override { return true; }
+    Status wait() override { return Status::Ok(); }
+  };
+  return std::make_unique<Finished>();
+}
 
 LaunchInfo launch_info_from_environment() {
   LaunchInfo info;

@@ -305,7 +305,7 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
     for (int s : step.inputs) host_inputs.push_back(s >= 0 && values.host[s].defined() ? &values.host[s] : nullptr);
     kctx.set_host_inputs(std::move(host_inputs));
   }
-  preset_outputs(i, answer, placement, values, options, kctx);
+  preset_outputs(i, *kernel, answer, placement, values, options, kctx);
   auto started = std::chrono::steady_clock::now();
   Status st = kernel->fn(kctx);
   // Profiling a GPU run waits for each kernel, so the time is the kernel's, not its launch's.
@@ -355,12 +355,12 @@ Result<std::vector<const Tensor*>> Executor::kernel_inputs(const PlanStep& step,
 // Where the kernel writes, decided before it runs: replayed outputs at their
 // arena offsets, an input dying here reused in place, bound outputs in their
 // destination.
-void Executor::preset_outputs(size_t i, const InferContext& answer, const StepPlacement& placement,
-                              RunValues& values, const RunOptions& options, KernelContext& kctx) {
+void Executor::preset_outputs(size_t i, const KernelDef& kernel, const InferContext& answer,
+                              const StepPlacement& placement, RunValues& values, const RunOptions& options,
+                              KernelContext& kctx) {
   const PlanStep& step = plan_.steps[i];
   if (!placement.run_on_host) arena_outputs_ += replay_.preset_outputs(i, answer, kctx);
-  const KernelDef* kernel = placement.run_on_host ? step.host_kernel : step.kernel;
-  if (kernel->may_reuse_input) {
+  if (kernel.may_reuse_input) {
     // An input dying here whose storage nobody else holds (not a feed, an
     // initializer, a fetched value or the source of a live view).
     const DeviceKind where = placement.run_on_host ? DeviceKind::kCpu : device_->kind();

@@ -101,8 +101,8 @@ class Executor {
                     const RunOptions& options);
   Result<std::vector<const Tensor*>> kernel_inputs(const PlanStep& step, const StepPlacement& placement,
                                                    RunValues& values, std::vector<Tensor>& uploaded);
-  void preset_outputs(size_t i, const InferContext& answer, const StepPlacement& placement, RunValues& values,
-                      const RunOptions& options, KernelContext& kctx);
+  void preset_outputs(size_t i, const KernelDef& kernel, const InferContext& answer, const StepPlacement& placement,
+                      RunValues& values, const RunOptions& options, KernelContext& kctx);
   Status deliver_bound_outputs(const PlanStep& step, RunValues& values, const RunOptions& options);
   Result<Tensor> upload(int s, const Tensor& t);
 

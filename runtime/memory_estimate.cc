@@ -72,9 +72,12 @@ MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& 
   for (const std::string& b : bound) held.insert(root_of(b));
   std::unordered_map<std::string, bool> is_output;  // by root: an output's buffer lives to the end
   for (const ValueInfo& o : g.outputs) is_output[root_of(o.name)] = true;
+  auto sized = [&](const ValueInfo* v) {
+    return v && v->shape && shape_fully_known(*v->shape) && dtype_size(v->dtype) != 0;
+  };
   auto bytes_of = [&](const std::string& name) -> size_t {
     const ValueInfo* v = g.value(name);
-    if (!v || !v->shape || !shape_fully_known(*v->shape) || dtype_size(v->dtype) == 0) {
+    if (!sized(v)) {
       est.complete = false;
       return 0;
     }
@@ -95,9 +98,7 @@ MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& 
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const std::string& o : g.nodes[i].outputs)
       if (!o.empty() && !root.count(o) && !held.count(o)) {
-        const ValueInfo* v = g.value(o);
-        bool sized = v && v->shape && shape_fully_known(*v->shape) && dtype_size(v->dtype) != 0;
-        ++(sized ? est.sized : est.unsized);
+        ++(sized(g.value(o)) ? est.sized : est.unsized);
         live = std::min(live + bytes_of(o), std::numeric_limits<size_t>::max() / 2);
       }
     if (live > est.peak_activation_bytes) {

@@ -148,8 +148,6 @@ Status Trainer::make_optimizer() {
   return Status::Ok();
 }
 
-Result<double> Trainer::read_loss(const Tensor& loss) const { return loss_value(*device_, loss); }
-
 Result<StepReport> Trainer::step(bool want_grad_norm) {
   auto started = std::chrono::steady_clock::now();
   StepReport r;
@@ -217,7 +215,7 @@ Status Trainer::forward_backward(StepTotals& totals) {
     // The last micro-batch's gradients start their reduction as they become final.
     if (reducer_ && a + 1 == options_.grad_accum) run.on_output_ready = reducer_->overlap_backward();
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
-    ASSIGN_OR_RETURN(double loss, read_loss(out.at(tg_.gradients.loss)));
+    ASSIGN_OR_RETURN(double loss, loss_value(*device_, out.at(tg_.gradients.loss)));
     totals.loss_sum += loss;
     // 16-bit gradients into their float32 master gradients, one whole group at a time.
     for (const ParameterStore::Group& grp : store_->groups())
@@ -509,7 +507,7 @@ Result<EvalReport> Trainer::evaluate(const BatchSource& source, int64_t batches)
     ASSIGN_OR_RETURN(auto feeds, source(b));
     RunOptions run;  // not a training run: Dropout is the identity
     ASSIGN_OR_RETURN(auto out, eval_executor_->run(feeds, run));
-    ASSIGN_OR_RETURN(double loss, read_loss(out.at(tg_.gradients.loss)));
+    ASSIGN_OR_RETURN(double loss, loss_value(*device_, out.at(tg_.gradients.loss)));
     r.loss += loss;
     if (classify && out.at(spec.input).dtype() == DType::kFloat) {
       ASSIGN_OR_RETURN(Tensor logits, to_host(*device_, out.at(spec.input)));

@@ -123,8 +123,6 @@ class Trainer {
   Status refresh_low_copies();  // every copy from its weight's float32 master
   // weight -> (initializer name, tensor the executor reads) per hoisted Cast
   std::map<std::string, std::vector<std::pair<std::string, Tensor>>> low_copies_;
-  // The scalar loss as a double, whatever its float dtype and device.
-  Result<double> read_loss(const Tensor& loss) const;
   TrainingGraph tg_;
   TrainerOptions options_;
   BatchSource source_;
