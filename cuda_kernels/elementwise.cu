@@ -1,7 +1,9 @@
 #include <cmath>
 
 #include "cuda_kernels/elementwise.h"
+#include "numerics/activations.h"  // prelu_value
 #include "numerics/cast_value.h"
+#include "numerics/modulo.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
@@ -28,6 +30,9 @@ __device__ __forceinline__ R apply_binary(T a, T b) {
   else if constexpr (Op == BinaryOp::kGreaterOrEqual) return a >= b;
   else if constexpr (Op == BinaryOp::kAnd) return a && b;
   else if constexpr (Op == BinaryOp::kOr) return a || b;
+  else if constexpr (Op == BinaryOp::kMod) return mod_value<T>(a, b, false);
+  else if constexpr (Op == BinaryOp::kFmod) return mod_value<T>(a, b, true);
+  else if constexpr (Op == BinaryOp::kPRelu) return prelu_value<T>(a, b);
   else return a != b;  // Xor
 }
 
@@ -140,7 +145,7 @@ cudaError_t launch_binary(BinaryOp op, ElemType t, const void* a, const void* b,
     ORT_BINARY_CASE(kAdd) ORT_BINARY_CASE(kSub) ORT_BINARY_CASE(kMul) ORT_BINARY_CASE(kDiv) ORT_BINARY_CASE(kPow)
     ORT_BINARY_CASE(kMax) ORT_BINARY_CASE(kMin) ORT_BINARY_CASE(kEqual) ORT_BINARY_CASE(kLess)
     ORT_BINARY_CASE(kGreater) ORT_BINARY_CASE(kLessOrEqual) ORT_BINARY_CASE(kGreaterOrEqual) ORT_BINARY_CASE(kAnd)
-    ORT_BINARY_CASE(kOr) ORT_BINARY_CASE(kXor)
+    ORT_BINARY_CASE(kOr) ORT_BINARY_CASE(kXor) ORT_BINARY_CASE(kMod) ORT_BINARY_CASE(kFmod) ORT_BINARY_CASE(kPRelu)
 #undef ORT_BINARY_CASE
   }
   return cudaErrorInvalidValue;

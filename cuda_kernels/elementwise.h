@@ -14,7 +14,9 @@ namespace ort_train::cuda {
 enum class BinaryOp : int {
   kAdd, kSub, kMul, kDiv, kPow, kMax, kMin,
   kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual,  // bool outputs
-  kAnd, kOr, kXor                                          // bool inputs and outputs
+  kAnd, kOr, kXor,                                         // bool inputs and outputs
+  kMod, kFmod,                                             // Mod, fmod = 0 and 1 (numerics/modulo.h)
+  kPRelu                                                   // a < 0 ? b a : a (b the slope)
 };
 // out (n elements, the broadcast shape) = a op b; `a_map`/`b_map` give each
 // operand's offset for an output index (ignored when `same_shape`).

@@ -1,5 +1,5 @@
-// The seed of a Dropout node's mask for this run, shared by the CPU and CUDA
-// kernels so both draw the same mask: the node's `seed` attribute advanced by
+// The seed of a Dropout node's mask (and of a random op's draw) for this run,
+// shared by the CPU and CUDA kernels so both draw the same values: the node's `seed` attribute advanced by
 // the run's step, or, without one, a seed unique to the node and step.
 #pragma once
 #include <cstdint>

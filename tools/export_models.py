@@ -203,8 +203,17 @@ class Interpolate(nn.Module):
         return F.interpolate(x, **self.kwargs)
 
 
+def mobilenet_v3():
+    """torchvision's mobilenet_v3_small at a quarter width (120k parameters), 10
+    classes, no classifier dropout (so PyTorch's references are deterministic):
+    HardSwish, HardSigmoid, squeeze-excitation, depthwise convolutions and 34
+    BatchNormalizations, exported in training mode. Needs python3-torchvision."""
+    from torchvision.models import mobilenet_v3_small
+    return mobilenet_v3_small(num_classes=10, width_mult=0.25, dropout=0.0)
+
+
 # Models exported in training mode: BatchNormalization uses batch statistics.
-TRAINING_MODE = {"cnn_bn"}
+TRAINING_MODE = {"cnn_bn", "mobilenet_v3"}
 
 
 def ids(shape, vocab, gen):
@@ -232,6 +241,8 @@ def model_specs():
                                     {"x": torch.randn(1, 2, 3, 4, generator=g)}, ["y"], {}),
         "resize_nearest": (Interpolate(scale_factor=(2, 3), mode="nearest"),
                            {"x": torch.randn(1, 2, 3, 4, generator=g)}, ["y"], {}),
+        "mobilenet_v3": (mobilenet_v3(), {"image": torch.randn(4, 3, 64, 64, generator=g)}, ["logits"],
+                         {"image": {0: "batch"}}),
     }
 
 

@@ -50,6 +50,7 @@ LOSSES = {
     "gpt": None,
     "transformer_lm": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "sum"},
     "cnn_bn": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
+    "mobilenet_v3": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
 }
 DTYPES = {1: "float32", 11: "float64", 7: "int64", 6: "int32", 9: "bool"}
 
@@ -69,7 +70,7 @@ def write(array, name, path):
     export_models.write_tensor(array, name, path)
 
 
-def classify(onnx_model, module):
+def classify(onnx_model, module, transposed_only=()):
     """Maps each float initializer to ('param', [(param name, transposed), ...]) / ('buffer', name) / ('constant',).
 
     The exporter keeps one initializer per distinct value, so parameters that
@@ -87,7 +88,10 @@ def classify(onnx_model, module):
         if pname in values and np.array_equal(values[pname], p):
             owners[pname].append((pname, False))
             continue
-        matches = [(iname, False) for iname, v in values.items() if v.shape == p.shape and np.array_equal(v, p)]
+        # (`transposed_only`: untied output embeddings, equal to their input
+        # embedding too, whose export is the folded transpose.)
+        matches = [] if pname in transposed_only else \
+            [(iname, False) for iname, v in values.items() if v.shape == p.shape and np.array_equal(v, p)]
         matches += [(iname, True) for iname, v in values.items()
                     if p.ndim == 2 and v.shape == p.T.shape and np.array_equal(v, p.T)]
         if len(matches) > 1:
@@ -102,7 +106,12 @@ def classify(onnx_model, module):
         if owners[iname]:
             table[iname] = ("param", owners[iname])
             continue
-        buffer = next((n for n, b in buffers.items() if b.shape == value.shape and np.array_equal(b, value)), None)
+        # A buffer by its own name first: exporting in training mode runs the
+        # module once, so BatchNorm's running statistics in the file are one
+        # update ahead of a fresh module's.
+        buffer = iname if iname in buffers and buffers[iname].shape == value.shape else None
+        buffer = buffer or next((n for n, b in buffers.items()
+                                 if b.shape == value.shape and np.array_equal(b, value)), None)
         if buffer:
             table[iname] = ("buffer", buffer)
         elif value.size <= 64:

@@ -16,7 +16,7 @@ for arg in "$@"; do
   case $arg in
     --tests) tests=1; pkgs+=(chromium) ;;  # the plot screenshot test renders the SVG in a real browser
     --fuzz) pkgs+=(clang libclang-rt-14-dev libomp-dev) ;;
-    --python) pkgs+=(python3-torch python3-onnx python3-numpy) ;;
+    --python) pkgs+=(python3-torch python3-torchvision python3-onnx python3-numpy) ;;
   esac
 done
 missing=()

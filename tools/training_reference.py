@@ -172,9 +172,10 @@ OPTIMIZERS = ["sgd", "sgd_momentum", "adam", "adamw", "lamb"]
 # Learning rates scaled per model so 10 steps stay stable (LeNet spikes at the
 # MLP's rates; transformer_lm's loss is a sum over 16 tokens): a chaotic
 # trajectory would turn rounding differences into large loss differences.
-LR_SCALE = {"lenet": 0.2, "transformer_lm": 0.01}
+LR_SCALE = {"lenet": 0.2, "transformer_lm": 0.01, "mobilenet_v3": 0.05}
 MODELS = {"mlp": list(CONFIGS), "lenet": OPTIMIZERS, "bert": OPTIMIZERS, "gpt": OPTIMIZERS,
-          "transformer_lm": OPTIMIZERS}
+          "transformer_lm": OPTIMIZERS, "mobilenet_v3": OPTIMIZERS, "hf/electra_opset14": OPTIMIZERS,
+          "hf/swin_opset14": OPTIMIZERS}
 
 
 def tie_shared(module, table):
@@ -222,32 +223,49 @@ def loss_function(name, module, folder, onnx_model):
 BF16_STEPS = 50
 BF16_CONFIG = {"optimizer": {"name": "AdamW", "lr": 0.001, "weight_decay": 0.01}}
 BF16_MODELS = ["mlp", "lenet", "bert", "gpt", "hf/bert_opset14"]
-HF_MODELS = {"hf/bert_opset14": "bert"}  # tools/export_hf_models.py's exports, with their own loss
+# tools/export_hf_models.py's exports, with their own loss (the model family each is).
+HF_MODELS = {"hf/bert_opset14": "bert", "hf/electra_opset14": "electra", "hf/swin_opset14": "swin"}
 
 
 def hf_module_and_loss(model_name, folder, onnx_model):
-    """A Hugging Face export's module (WithLoss over the seeded tiny model, so
-    the exported weights; classify checks it) and its loss over the export's
-    batches in the order ort_train reads them: step i uses batch_<i mod 4>."""
+    """A Hugging Face export's module (WithLoss or ImageWithLoss over the seeded
+    tiny model, so the exported weights; checked below) and its loss over the
+    export's batches in the order ort_train reads them: step i uses batch_<i mod 4>."""
     import export_hf_models
+    family = HF_MODELS[model_name]
     torch.manual_seed(0)  # as export_hf_models.export()
-    module = export_hf_models.WithLoss(export_hf_models.MODELS[HF_MODELS[model_name]]())
+    wrap = export_hf_models.ImageWithLoss if family in export_hf_models.IMAGE_MODELS else export_hf_models.WithLoss
+    module = wrap(export_hf_models.MODELS[family]())
     module.train()  # exported with dropout 0, so train and eval modes compute the same
-    # The export folds the transpose of the tied word embedding into a second
+    # The export folds the transpose of a tied output embedding into a second
     # initializer, so ort_train trains the decoder's copy apart from the
     # embedding: untied here too.
-    decoder = module.model.cls.predictions.decoder
-    decoder.weight = torch.nn.Parameter(decoder.weight.detach().clone())
+    head = module.model.get_output_embeddings() if hasattr(module.model, "get_output_embeddings") else None
+    untied = ()
+    if head is not None and head.weight is module.model.get_input_embeddings().weight:
+        head.weight = torch.nn.Parameter(head.weight.detach().clone())
+        untied = tuple(n for n, p in module.named_parameters() if p is head.weight)
+    # An ONNX Gather does not carry nn.Embedding's padding_idx, whose row
+    # PyTorch never updates: the exported model trains that row like any other
+    # (as ONNX Runtime does), so the reference does too.
+    for sub in module.modules():
+        if isinstance(sub, torch.nn.Embedding):
+            sub.padding_idx = None
     values = {i.name: numpy_helper.to_array(i) for i in onnx_model.graph.initializer}
     for name, p in module.named_parameters():  # the exported weights, each under its own name or transposed
         v = p.detach().numpy()
         if not (name in values and np.array_equal(values[name], v)) and \
                 not any(a.shape == v.T.shape and np.array_equal(a, v.T) for a in values.values()):
             raise SystemExit(f"{model_name}: parameter {name} is not in the export: another transformers or seed?")
+    # Parameters the exporter merged into one initializer (equal at export:
+    # LayerNorm weights, zero biases) train as one tensor in ort_train: tied here.
+    tie_shared(module, gradient_reference.classify(onnx_model, module, untied))
     names = sorted(os.listdir(os.path.join(folder, "train_batches")))
-    data = [{k: torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(
-        os.path.join(folder, "train_batches", b, k + ".pb"))).copy()) for k in ("input_ids", "attention_mask", "labels")}
-        for b in names]
+    data = []
+    for b in names:
+        d = os.path.join(folder, "train_batches", b)
+        data.append({f[:-3]: torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(os.path.join(d, f))).copy())
+                     for f in sorted(os.listdir(d))})
     step = [0]
 
     def f():
@@ -341,11 +359,8 @@ def main():
         for name in MODELS[model_name]:
             spec = json.loads(json.dumps(CONFIGS[name]))
             spec["optimizer"]["lr"] *= LR_SCALE.get(model_name, 1.0)
-            torch.manual_seed(0)  # as export_models.main(): the committed weights
-            module = export_models.model_specs()[model_name][0]
-            module.train(model_name in export_models.TRAINING_MODE)
-            tie_shared(module, gradient_reference.classify(onnx_model, module))
-            losses = trajectory(module, loss_function(model_name, module, folder, onnx_model), spec)
+            module, loss_fn = module_and_loss(model_name, folder, onnx_model)
+            losses = trajectory(module, loss_fn, spec)
             out[name] = dict(spec, losses=losses)
             print(f"{model_name:15} {name:20} " + " ".join(f"{v:.5f}" for v in losses))
         with open(os.path.join(folder, "trajectories.json"), "w") as f:

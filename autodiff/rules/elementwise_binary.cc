@@ -110,6 +110,21 @@ Status where_rule(GradientContext& c) {
   return Status::Ok();
 }
 
+// Mod(A, B) = A - q B with q = trunc(A / B) (fmod = 1; floor for fmod = 0):
+// dA = dY, dB = -dY q. q is (A - Y) / B, read from the forward's output, so no
+// rounding op is needed (PyTorch's fmod and remainder backward are the same).
+Status mod_rule(GradientContext& c) {
+  if (c.needs_GI(0)) c.set_GI(0, c.GO(0));
+  if (c.needs_GI(1)) {
+    ASSIGN_OR_RETURN(auto whole, c.add1("Sub", {c.I(0), c.O(0)}));
+    ASSIGN_OR_RETURN(auto q, c.add1("Div", {whole, c.I(1)}));
+    ASSIGN_OR_RETURN(auto gq, c.add1("Mul", {c.GO(0), q}));
+    ASSIGN_OR_RETURN(auto g, c.add1("Neg", {gq}));
+    c.set_GI(1, g);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 ORT_GRADIENT("Add").rule(add_rule);
@@ -118,6 +133,7 @@ ORT_GRADIENT("Sub").rule(sub_rule);
 ORT_GRADIENT("Mul").rule(mul_rule);
 ORT_GRADIENT("Div").rule(div_rule);
 ORT_GRADIENT("Pow").rule(pow_rule);
+ORT_GRADIENT("Mod").rule(mod_rule);
 ORT_GRADIENT("Max").rule(extremum_rule);
 ORT_GRADIENT("Min").rule(extremum_rule);
 ORT_GRADIENT("Mean").rule(mean_rule);

@@ -13,13 +13,15 @@ std::vector<Attribute> only(const Node& n, std::initializer_list<const char*> na
   return out;
 }
 
-// GatherND: the gradient scatter-adds dY into zeros shaped like the data
-// (repeated index tuples accumulate). ScatterND's `reduction` attribute exists from opset 16.
+// GatherND: dY's blocks added into zeros shaped like the data, where they
+// were read (repeated index tuples accumulate), by the project's own
+// GatherNDGrad: any opset (ScatterND's reduction exists only from 16) and any
+// batch_dims.
 Status gather_nd_rule(GradientContext& c) {
-  if (c.node().attr_int("batch_dims", 0) != 0) return c.unsupported_case("batch_dims > 0");
-  if (c.opset() < 16) return c.unsupported_case("needs opset 16 or newer (ScatterND with reduction)");
-  ASSIGN_OR_RETURN(auto zeros, c.builder().zeros_like(c.I(0)));
-  ASSIGN_OR_RETURN(auto g, c.add1("ScatterND", {zeros, c.I(1), c.GO(0)}, {Attribute::make_string("reduction", "add")}));
+  ASSIGN_OR_RETURN(auto shape, c.add1("Shape", {c.I(0)}));
+  ASSIGN_OR_RETURN(auto g, c.add1("GatherNDGrad", {shape, c.I(1), c.GO(0)},
+                                  {Attribute::make_int("batch_dims", c.node().attr_int("batch_dims", 0))},
+                                  kOrtTrainDomain));
   c.set_GI(0, g);
   return Status::Ok();
 }

@@ -1,5 +1,5 @@
 // Shape rules: binary and variadic elementwise ops with broadcasting.
-//   Add Sub Mul Div Pow  -> dtype of A, broadcast shape
+//   Add Sub Mul Div Pow Mod -> dtype of A, broadcast shape
 //   Equal Less Greater And Or -> bool, broadcast shape
 //   Max Min Sum Mean (variadic) -> dtype of input 0, broadcast shape of all inputs
 //   Where(cond, X, Y)    -> dtype of X, broadcast shape of all three
@@ -35,6 +35,15 @@ Status same_dtype_rule(InferContext& ctx) {
   return infer_broadcast(ctx, 0, ctx.input_dtype(0));
 }
 
+// Mod: floats need fmod = 1 (C's fmod), as the ONNX spec says; integers take either.
+Status mod_rule(InferContext& ctx) {
+  DType dt = ctx.input_dtype(0);
+  if (dtype_is_float(dt) && ctx.node().attr_int("fmod", 0) != 1)
+    return invalid_argument("{}: Mod of {} needs fmod=1 (ONNX allows fmod=0 for integers only)",
+                            ctx.node().describe(), dtype_name(dt));
+  return same_dtype_rule(ctx);
+}
+
 Status pow_rule(InferContext& ctx) { return infer_broadcast(ctx, 0, ctx.input_dtype(0)); }
 Status bool_rule(InferContext& ctx) { return infer_broadcast(ctx, 0, DType::kBool); }
 Status where_rule(InferContext& ctx) { return infer_broadcast(ctx, 1, ctx.input_dtype(1)); }
@@ -45,6 +54,7 @@ ORT_REGISTER_OP("", "Add", 7, 1000, same_dtype_rule, kPlainOp);
 ORT_REGISTER_OP("", "Sub", 7, 1000, same_dtype_rule, kPlainOp);
 ORT_REGISTER_OP("", "Mul", 7, 1000, same_dtype_rule, kPlainOp);
 ORT_REGISTER_OP("", "Div", 7, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Mod", 10, 1000, mod_rule, kPlainOp);
 ORT_REGISTER_OP("", "Pow", 7, 1000, pow_rule, kPlainOp);
 ORT_REGISTER_OP("", "Equal", 7, 1000, bool_rule, kPlainOp);
 ORT_REGISTER_OP("", "Less", 7, 1000, bool_rule, kPlainOp);

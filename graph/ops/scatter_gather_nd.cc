@@ -33,11 +33,16 @@ Status gather_nd_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// com.ort_train GatherNDGrad(shape, indices, dY): zeros of the data's shape
+// (the 1-D int64 `shape`) with dY's blocks added where GatherND read them.
+Status gather_nd_grad_rule(InferContext& ctx) { return shape_from_value(ctx, 2, 0); }
+
 }  // namespace
 
 ORT_REGISTER_OP("", "Scatter", 9, 10, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "ScatterElements", 11, 1000, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "ScatterND", 11, 1000, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "GatherND", 11, 1000, gather_nd_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "GatherNDGrad", 1, 1000, gather_nd_grad_rule, kPlainOp);
 
 }  // namespace ort_train

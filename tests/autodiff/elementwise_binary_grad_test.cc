@@ -51,10 +51,30 @@ GRAD_CASE("Where", {"Where broadcast", [](Rng& r) {
   return NodeSpec{.op = "Where", .inputs = {cond, r.uniform(b), r.uniform(a)}};
 }});
 
+// Mod(A, B), fmod = 1: each A is B times an integer plus a fraction in
+// [0.1, 0.9], so no quotient is near an integer, where the remainder jumps.
+// B of A's shape, or a scalar broadcast to A (its gradient then sums).
+std::function<NodeSpec(Rng&)> mod(bool scalar_divisor) {
+  return [=](Rng& r) {
+    Dims d = r.shape(1, 3);
+    Tensor b = r.uniform(scalar_divisor ? Dims{} : d, 0.5, 2);
+    for (double& v : b.span<double>())
+      if (r.integer(0, 1)) v = -v;
+    Tensor a = Tensor::host(DType::kDouble, d);
+    auto pa = a.span<double>();
+    auto pb = b.span<double>();
+    for (size_t i = 0; i < pa.size(); ++i)
+      pa[i] = pb[scalar_divisor ? 0 : i] * (static_cast<double>(r.integer(-3, 3)) + r.real(0.1, 0.9));
+    return NodeSpec{.op = "Mod", .inputs = {a, b}, .attributes = {Attribute::make_int("fmod", 1)}};
+  };
+}
+GRAD_CASE("Mod", {"Mod fmod=1", mod(false)});
+GRAD_CASE("Mod", {"Mod fmod=1, scalar divisor", mod(true)});
+
 }  // namespace
 
 TEST_CASE("gradcheck.elementwise_binary") {
-  check_registered({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where"});
+  check_registered({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean", "Where"});
 }
 
 }  // namespace ort_train::testing

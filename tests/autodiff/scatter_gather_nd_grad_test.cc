@@ -33,6 +33,18 @@ GRAD_CASE("GatherND", {"GatherND repeated tuples", [](Rng& r) {
   Dims d{3, 4, 2};
   return NodeSpec{.op = "GatherND", .inputs = {r.uniform(d), nd_indices(r, d, 5, 2, false)}};
 }});
+// Before opset 16 (ScatterND had no reduction): ELECTRA's opset-14 export.
+GRAD_CASE("GatherND", {"GatherND at opset 13", [](Rng& r) {
+  Dims d{3, 4, 2};
+  return NodeSpec{.op = "GatherND", .inputs = {r.uniform(d), nd_indices(r, d, 4, 1, false)}, .opset = 13};
+}});
+// batch_dims 1: each batch's tuples index its own [4, 2] slice, repeats included.
+GRAD_CASE("GatherND", {"GatherND batch_dims 1", [](Rng& r) {
+  Tensor idx = Tensor::host(DType::kInt64, {2, 3, 1});
+  for (int64_t i = 0; i < idx.numel(); ++i) idx.data<int64_t>()[i] = r.integer(-4, 3);
+  return NodeSpec{.op = "GatherND", .inputs = {r.uniform({2, 4, 2}), idx},
+                  .attributes = {Attribute::make_int("batch_dims", 1)}};
+}});
 GRAD_CASE("ScatterND", {"ScatterND overwrite", [](Rng& r) {
   Dims d{4, 3};
   return NodeSpec{.op = "ScatterND", .inputs = {r.uniform(d), nd_indices(r, d, 2, 1, true), r.uniform({2, 3})}};

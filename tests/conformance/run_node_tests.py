@@ -21,7 +21,11 @@ Softmax LogSoftmax MatMul Gemm Transpose Reshape Flatten Squeeze Unsqueeze Conca
 GatherElements Expand Where Equal Less Greater Not And Or Cast ReduceMean ReduceSum ReduceMax ReduceMin
 LayerNormalization BatchNormalization Conv MaxPool AveragePool GlobalAveragePool Dropout
 SoftmaxCrossEntropyLoss NegativeLogLikelihoodLoss Identity Shape ConstantOfShape Constant Range Clip
-Max Min Sum Mean Tile Pad Trilu CumSum TopK ScatterElements Scatter ScatterND GatherND Softplus Einsum ConvTranspose""".split()
+Max Min Sum Mean Tile Pad Trilu CumSum TopK ScatterElements Scatter ScatterND GatherND Softplus Einsum ConvTranspose
+HardSigmoid HardSwish Elu Selu Celu ThresholdedRelu Shrink Softsign Mish Tan Sinh Cosh Asin Acos Asinh Acosh Atanh
+PRelu Mod ArgMax ArgMin DepthToSpace SpaceToDepth""".split()
+# (The last two lines are issue 30's. ../shared's corpus has no case of them;
+# tools/make_node_tests.py makes theirs from the installed onnx package.)
 
 # Substrings of case names whose tensors use types this runtime does not store.
 EXCLUDED_TYPE_MARKERS = ["float8", "FLOAT8", "e4m3", "e5m2", "float4", "FLOAT4", "int4", "INT4", "uint4", "INT2",

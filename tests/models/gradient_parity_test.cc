@@ -117,5 +117,6 @@ TEST_CASE("models.gradient_parity_bert") { check_model_gradients("bert"); }
 TEST_CASE("models.gradient_parity_gpt") { check_model_gradients("gpt"); }
 TEST_CASE("models.gradient_parity_transformer_lm") { check_model_gradients("transformer_lm"); }
 TEST_CASE("models.gradient_parity_cnn_bn") { check_model_gradients("cnn_bn"); }
+TEST_CASE("models.gradient_parity_mobilenet_v3") { check_model_gradients("mobilenet_v3"); }
 
 }  // namespace ort_train::testing

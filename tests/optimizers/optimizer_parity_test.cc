@@ -183,6 +183,9 @@ TEST_CASE("optimizers.pytorch_trajectories_lenet") { check_trajectories("lenet")
 TEST_CASE("optimizers.pytorch_trajectories_bert") { check_trajectories("bert"); }
 TEST_CASE("optimizers.pytorch_trajectories_gpt") { check_trajectories("gpt"); }
 TEST_CASE("optimizers.pytorch_trajectories_transformer_lm") { check_trajectories("transformer_lm"); }
+TEST_CASE("optimizers.pytorch_trajectories_mobilenet_v3") { check_trajectories("mobilenet_v3"); }
+TEST_CASE("optimizers.pytorch_trajectories_hf_electra") { check_trajectories("hf/electra_opset14"); }
+TEST_CASE("optimizers.pytorch_trajectories_hf_swin") { check_trajectories("hf/swin_opset14"); }
 
 TEST_CASE("optimizers.accumulating_two_half_batches_equals_one_batch") {
   fs::path dir = fs::temp_directory_path() / "ort_train_accum_test";

@@ -16,12 +16,6 @@
 
 namespace ort_train {
 
-uint64_t dropout_seed(const KernelContext& ctx) {
-  if (!ctx.node().attr("seed")) return ctx.random_seed();
-  uint64_t attr_seed = static_cast<uint64_t>(ctx.node().attr_int("seed", 0));
-  return mix64(attr_seed ^ (ctx.options().step * 0x9E3779B97F4A7C15ull));
-}
-
 namespace {
 
 // The first element of an optional scalar input, or `fallback` when it is absent or empty.

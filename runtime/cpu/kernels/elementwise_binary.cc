@@ -1,9 +1,10 @@
-// CPU kernels: Add Sub Mul Div Pow, comparisons, logic, variadic Max/Min/Sum/Mean, Where.
+// CPU kernels: Add Sub Mul Div Pow Mod, comparisons, logic, variadic Max/Min/Sum/Mean, Where.
 // All broadcast through runtime/cpu/broadcast.h.
 #include <cmath>
 #include <type_traits>
 
 #include "graph/dispatch.h"
+#include "numerics/modulo.h"  // Mod's element, shared with the CUDA kernel
 #include "runtime/cpu/broadcast.h"
 #include "runtime/kernel.h"
 
@@ -133,6 +134,18 @@ Status pow_kernel(KernelContext& ctx) {
 }
 
 // Variadic ops fold pairwise into the output; Mean divides at the end.
+// Mod(A, B) with the fmod attribute (numerics/modulo.h); floats need fmod = 1.
+Status mod_kernel(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  bool c_fmod = ctx.node().attr_int("fmod", 0) != 0;
+  if (dtype_is_float(a.dtype()) && !c_fmod)
+    return invalid_argument("{}: Mod of {} needs fmod=1", ctx.node().describe(), dtype_name(a.dtype()));
+  bool ok = dispatch_numeric(a.dtype(), [&]<typename T>() {
+    binary_loop<T, T>(a, ctx.input(1), ctx.output(0), [c_fmod](T x, T y) { return mod_value<T>(x, y, c_fmod); });
+  });
+  return ok ? Status::Ok() : unsupported_dtype(ctx, a.dtype());
+}
+
 template <typename Op>
 KernelFn variadic(Op op, bool mean) {
   return [op, mean](KernelContext& ctx) -> Status {
@@ -198,6 +211,7 @@ ORT_REGISTER_CPU_KERNEL_INPLACE("Sub", 7, 1000, arithmetic(SubOp{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Mul", 7, 1000, arithmetic(MulOp{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Div", 7, 1000, arithmetic(DivOp{}));
 ORT_REGISTER_CPU_KERNEL_INPLACE("Pow", 7, 1000, pow_kernel);
+ORT_REGISTER_CPU_KERNEL_INPLACE("Mod", 10, 1000, mod_kernel);
 ORT_REGISTER_CPU_KERNEL("Equal", 7, 1000, comparison(EqualOp{}));
 ORT_REGISTER_CPU_KERNEL("Less", 7, 1000, comparison(LessOp{}));
 ORT_REGISTER_CPU_KERNEL("Greater", 7, 1000, comparison(GreaterOp{}));

@@ -139,11 +139,53 @@ Status gather_nd(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// GatherNDGrad(shape, indices, dY), attribute batch_dims: zeros of `shape`, then
+// each index tuple's dY block added where GatherND read it, tuples in order
+// (repeated tuples accumulate, the same sum on every run).
+Status gather_nd_grad(KernelContext& ctx) {
+  const Tensor& dy = ctx.input(2);
+  std::vector<int64_t> idx = ctx.input(1).to_int64_vector();
+  const Dims& id = ctx.input(1).dims();
+  Tensor& out = ctx.output(0);
+  const Dims& dims = out.dims();
+  int64_t b = ctx.node().attr_int("batch_dims", 0), k = id.empty() ? 0 : id.back();
+  if (b < 0 || b + k > out.rank()) return shape_error("{}: indices do not fit the shape", ctx.node().describe());
+  int64_t batches = 1, block = 1, batch_stride = 1;
+  for (int64_t d = 0; d < b; ++d) batches *= dims[d];
+  for (int64_t d = b + k; d < out.rank(); ++d) block *= dims[d];
+  for (int64_t d = b; d < out.rank(); ++d) batch_stride *= dims[d];
+  int64_t tuples_per_batch = batches == 0 || k == 0 ? 0 : static_cast<int64_t>(idx.size()) / k / batches;
+  if (dy.numel() != batches * tuples_per_batch * block)
+    return shape_error("{}: dY has {} elements, the indices address {}", ctx.node().describe(), dy.numel(),
+                       batches * tuples_per_batch * block);
+  std::vector<int64_t> ds = contiguous_strides(dims);
+  Status st;
+  bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
+    T* o = out.data<T>();
+    const T* g = dy.data<T>();
+    std::fill(o, o + out.numel(), T(0));
+    for (int64_t bt = 0; bt < batches && st.ok(); ++bt)
+      for (int64_t t = 0; t < tuples_per_batch; ++t) {
+        int64_t row = bt * tuples_per_batch + t;
+        auto off = tuple_offset(ctx, dims, ds, idx.data() + row * k, k, b);
+        if (!off.ok()) {
+          st = off.status();
+          return;
+        }
+        T* dst = o + bt * batch_stride + *off;
+        for (int64_t e = 0; e < block; ++e) dst[e] += g[row * block + e];
+      }
+  });
+  if (!ok) return unsupported_dtype(ctx, dy.dtype());
+  return st;
+}
+
 }  // namespace
 
 ORT_REGISTER_CPU_KERNEL("Scatter", 9, 10, scatter_elements);
 ORT_REGISTER_CPU_KERNEL("ScatterElements", 11, 1000, scatter_elements);
 ORT_REGISTER_CPU_KERNEL("ScatterND", 11, 1000, scatter_nd);
 ORT_REGISTER_CPU_KERNEL("GatherND", 11, 1000, gather_nd);
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "GatherNDGrad", 1, 1000, DeviceKind::kCpu, gather_nd_grad);
 
 }  // namespace ort_train

@@ -41,6 +41,14 @@ Status power(KernelContext& ctx) {
   return binary_into(ctx, BinaryOp::kPow, a, exponent, out);
 }
 
+// Mod: fmod = 1 for floats (the shape rule refuses fmod = 0 there), either for integers.
+Status mod(KernelContext& ctx) {
+  const bool c_fmod = ctx.node().attr_int("fmod", 0) != 0;
+  if (dtype_is_float(ctx.input(0).dtype()) && !c_fmod) return unsupported_cuda_dtype(ctx, ctx.input(0).dtype());
+  CUDA_OUTPUT(out, ctx, 0);
+  return binary_into(ctx, c_fmod ? BinaryOp::kFmod : BinaryOp::kMod, ctx.input(0), ctx.input(1), out);
+}
+
 // Sum/Mean/Max/Min over any number of inputs: a chain of broadcasting binary ops into the output.
 KernelFn variadic(BinaryOp op, bool mean) {
   return [op, mean](KernelContext& ctx) -> Status {
@@ -201,6 +209,7 @@ ORT_REGISTER_CUDA_KERNEL_INPLACE("Sub", 7, 1000, binary(BinaryOp::kSub));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Mul", 7, 1000, binary(BinaryOp::kMul));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Div", 7, 1000, binary(BinaryOp::kDiv));
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Pow", 7, 1000, power);
+ORT_REGISTER_CUDA_KERNEL_INPLACE("Mod", 10, 1000, mod);
 ORT_REGISTER_CUDA_KERNEL("Equal", 7, 1000, binary(BinaryOp::kEqual));
 ORT_REGISTER_CUDA_KERNEL("Less", 7, 1000, binary(BinaryOp::kLess));
 ORT_REGISTER_CUDA_KERNEL("Greater", 7, 1000, binary(BinaryOp::kGreater));

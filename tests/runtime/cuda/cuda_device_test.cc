@@ -201,7 +201,7 @@ TEST_CASE("cuda.every_cpu_op_has_a_cuda_kernel_or_is_listed") {
     ORT_TRAIN_SKIP("this build has no CUDA support");
   }
   const std::set<std::string> cpu_only = {
-      "ConvTranspose", "Einsum", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
+      "ConvTranspose", "Einsum", "GatherElements", "GatherND", "GatherNDGrad", "Scatter", "ScatterElements", "ScatterND",
       "Resize", "ResizeGrad", "TopK", "Adam", "Momentum", "Adagrad", "Gradient",
       "NonZero"};  // integer output sized by the data: runs on the host, as shape arithmetic does
   std::set<std::string> cpu_ops, cuda_ops;

@@ -1,0 +1,1 @@
+Bfeatures.1.block.0.1.weightJ Ô#Å9u<ºO:;gJ;/38ã÷»P·8¹–AÅº

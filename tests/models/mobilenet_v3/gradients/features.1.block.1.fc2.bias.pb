@@ -1,0 +1,1 @@
+Bfeatures.1.block.1.fc2.biasJ Ñm”8×b¹kÍ39v›:ïš8ãTºXÛ‚¸ú¹

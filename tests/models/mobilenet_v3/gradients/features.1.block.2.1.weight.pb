@@ -1,0 +1,1 @@
+Bfeatures.1.block.2.1.weightJ ­Œş:ÃÛºvô£ºC–7¹àèº»¹Q]½:§nò:

@@ -1,0 +1,1 @@
+Bfeatures.2.block.2.1.weightJ ½q†ºÜœ:÷°Ê¹i(;ne»6%;;LP¹o|8

@@ -1,0 +1,1 @@
+Bfeatures.3.block.2.1.weightJ ‚üh8PU∫[-¥∫qàÿπŸ:∏çí8“I5∫Øì8

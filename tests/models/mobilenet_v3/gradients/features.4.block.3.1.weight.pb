@@ -1,0 +1,1 @@
+Bfeatures.4.block.3.1.weightJ@úºËÁºSq:{Gº¥¿¢¹#ú·•Œ:lQo:7ó¹mX©¹¬L¹*…†:„v]:LºÛÅ¹a½Ø9

@@ -1,0 +1,1 @@
+Bfeatures.5.block.3.1.weightJ@fH¹ñ&ºbæg¹y(º`3Y¹ğÚ¹îlu¹¶CĞ9$…r:¹9Ñ+:ÿS¤¹QÄº^°ºéÅû¹—Hº

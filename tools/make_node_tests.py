@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""Writes ONNX backend node-test cases for ops the shared corpus lacks.
+
+The corpus in ../shared/conformance/onnx_node_tests holds the cases of the
+first op set only. This script makes the same kind of case for the ops added
+since (issue 30: the activations, trigonometric functions, PRelu, Mod,
+ArgMax/ArgMin) from the case definitions the installed onnx package carries
+(onnx/backend/test/case/node/*.py, the very scripts that produce ONNX's own
+backend test data), with onnx's numpy references as the expected outputs.
+Needs onnx and numpy (Debian's python3-onnx: run with /usr/bin/python3):
+
+    /usr/bin/python3 tools/make_node_tests.py --out build/tests/node_tests [--ops Mod,Elu]
+
+Writes <out>/<case>/model.onnx and <out>/<case>/test_data_set_0/{input,output}_N.pb,
+and <out>/onnx_node_tests_cases.tsv in the corpus's index format, so
+tests/conformance/run_node_tests.py runs them unchanged. The "_expanded"
+cases (the op rewritten as its ONNX function body) are left out: they test
+other ops. Exits 77 (CTest's skip) when onnx is not importable.
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+# The ops issue 30 added, each a family of the index.
+OPS = ("HardSigmoid HardSwish Elu Selu Celu ThresholdedRelu Shrink Softsign Mish Tan Sinh Cosh Asin Acos Asinh "
+       "Acosh Atanh PRelu Mod ArgMax ArgMin DepthToSpace SpaceToDepth").split()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ops", default=",".join(OPS))
+    args = ap.parse_args()
+    try:
+        import numpy as np
+        # onnx 1.12's case scripts (Debian's) still spell numpy's removed aliases.
+        for alias, t in (("float", float), ("int", int), ("bool", bool), ("object", object)):
+            if alias not in np.__dict__:
+                setattr(np, alias, t)
+        import onnx
+        from onnx import numpy_helper
+        from onnx.backend.test.case import node as node_cases
+    except ImportError as e:
+        print(f"SKIPPED: onnx and numpy are needed to make the node tests ({e})")
+        return 77
+    wanted = set(args.ops.split(","))
+    cases = [c for c in node_cases.collect_testcases("") if not c.name.endswith("_expanded")]
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="node_tests.", dir=os.path.dirname(os.path.abspath(args.out)) or ".")
+    for case in cases:
+        nodes = case.model.graph.node
+        if len(nodes) != 1 or nodes[0].op_type not in wanted:
+            continue
+        d = os.path.join(tmp, case.name)
+        data = os.path.join(d, "test_data_set_0")
+        os.makedirs(data)
+        onnx.save(case.model, os.path.join(d, "model.onnx"))
+        inputs, outputs = case.data_sets[0]
+        for i, (value, info) in enumerate(zip(inputs, case.model.graph.input)):
+            with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(np.asarray(value), info.name).SerializeToString())
+        for i, (value, info) in enumerate(zip(outputs, case.model.graph.output)):
+            with open(os.path.join(data, f"output_{i}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(np.asarray(value), info.name).SerializeToString())
+        opset = next((o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx")), 0)
+        rows.append((case.name, nodes[0].op_type, "0", str(case.model.ir_version), str(opset), "ok"))
+    with open(os.path.join(tmp, "onnx_node_tests_cases.tsv"), "w") as f:
+        f.write("case\top_family\texpanded\tir_version\topset_ai.onnx\tonnx1.12_check\n")
+        for r in sorted(rows):
+            f.write("\t".join(r) + "\n")
+    # Replace the folder whole, so a half-written set never stands where a complete one did.
+    if os.path.isdir(args.out):
+        shutil.rmtree(args.out)
+    os.replace(tmp, args.out)
+    found = sorted({r[1] for r in rows})
+    print(f"{len(rows)} node-test cases of {len(found)} ops in {args.out} (onnx {onnx.__version__}); "
+          f"no case in this onnx for: {' '.join(sorted(wanted - set(found))) or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
