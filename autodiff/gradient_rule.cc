@@ -21,6 +21,16 @@ Result<std::string> GradientContext::ensure_output(size_t i) {
   return node_.outputs[i];
 }
 
+Status GradientContext::as_training_form(const std::string& op_type) {
+  Node& n = b_.model().graph.nodes[node_index_];
+  if (b_.model().opset(kOrtTrainDomain) == 0) b_.model().opset_imports.push_back({kOrtTrainDomain, 1});
+  n.op_type = op_type;
+  n.domain = kOrtTrainDomain;
+  RETURN_IF_ERROR(b_.reinfer(n));
+  node_ = n;
+  return Status::Ok();
+}
+
 bool GradientRule::differentiable_input(size_t i) const {
   return kind == GradientKind::kRule &&
          std::find(no_gradient_inputs.begin(), no_gradient_inputs.end(), i) == no_gradient_inputs.end();

@@ -53,6 +53,11 @@ class GradientContext {
   // Output i of the forward node, adding it first when the model left the optional
   // output out (Dropout's mask, LayerNormalization's mean and inverse std).
   Result<std::string> ensure_output(size_t i);
+  // Turns the forward node into the project's training form of it, an op of
+  // `op_type` in com.ort_train with the same inputs and attributes and more
+  // outputs to keep for the backward (LSTM -> LSTMTraining, as ONNX Runtime
+  // does); ensure_output then adds those.
+  Status as_training_form(const std::string& op_type);
 
   // Emitting and querying, forwarded to the graph builder.
   GraphBuilder& builder() { return b_; }

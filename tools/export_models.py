@@ -203,6 +203,21 @@ class Interpolate(nn.Module):
         return F.interpolate(x, **self.kwargs)
 
 
+class RecurrentLM(nn.Module):
+    """A language model over a recurrent core, batch first: token ids [B, T] ->
+    logits [B, T, vocab]. `cell` is nn.LSTM or nn.GRU; with `tags` it is a
+    bidirectional tagger with that many classes instead."""
+
+    def __init__(self, cell, layers=1, bidirectional=False, vocab=50, embed=12, hidden=16, tags=None):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, embed)
+        self.rnn = cell(embed, hidden, num_layers=layers, bidirectional=bidirectional, batch_first=True)
+        self.head = nn.Linear(hidden * (2 if bidirectional else 1), tags or vocab)
+
+    def forward(self, ids):
+        return self.head(self.rnn(self.embed(ids))[0])
+
+
 def mobilenet_v3():
     """torchvision's mobilenet_v3_small at a quarter width (120k parameters), 10
     classes, no classifier dropout (so PyTorch's references are deterministic):
@@ -213,7 +228,10 @@ def mobilenet_v3():
 
 
 # Models exported in training mode: BatchNormalization uses batch statistics.
-TRAINING_MODE = {"cnn_bn", "mobilenet_v3"}
+# The recurrent models too: exported without constant folding, so W, R and B
+# stay Concats of the PyTorch parameters (gates reordered to ONNX's) instead of
+# new initializers, and each parameter's gradient is compared.
+TRAINING_MODE = {"cnn_bn", "mobilenet_v3", "lstm_lm", "gru_lm", "bilstm_tagger"}
 
 
 def ids(shape, vocab, gen):
@@ -243,6 +261,11 @@ def model_specs():
                            {"x": torch.randn(1, 2, 3, 4, generator=g)}, ["y"], {}),
         "mobilenet_v3": (mobilenet_v3(), {"image": torch.randn(4, 3, 64, 64, generator=g)}, ["logits"],
                          {"image": {0: "batch"}}),
+        # (New models go last: each draws its weights and inputs after the ones above.)
+        "lstm_lm": (RecurrentLM(nn.LSTM, layers=2), {"ids": ids((2, 7), 50, g)}, ["logits"], {"ids": {0: "batch"}}),
+        "gru_lm": (RecurrentLM(nn.GRU), {"ids": ids((2, 7), 50, g)}, ["logits"], {"ids": {0: "batch"}}),
+        "bilstm_tagger": (RecurrentLM(nn.LSTM, bidirectional=True, tags=5), {"ids": ids((2, 7), 50, g)}, ["logits"],
+                          {"ids": {0: "batch"}}),
     }
 
 

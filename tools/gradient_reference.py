@@ -51,6 +51,9 @@ LOSSES = {
     "transformer_lm": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "sum"},
     "cnn_bn": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
     "mobilenet_v3": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
+    "lstm_lm": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
+    "gru_lm": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
+    "bilstm_tagger": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
 }
 DTYPES = {1: "float32", 11: "float64", 7: "int64", 6: "int32", 9: "bool"}
 

@@ -174,7 +174,8 @@ OPTIMIZERS = ["sgd", "sgd_momentum", "adam", "adamw", "lamb"]
 # trajectory would turn rounding differences into large loss differences.
 LR_SCALE = {"lenet": 0.2, "transformer_lm": 0.01, "mobilenet_v3": 0.05}
 MODELS = {"mlp": list(CONFIGS), "lenet": OPTIMIZERS, "bert": OPTIMIZERS, "gpt": OPTIMIZERS,
-          "transformer_lm": OPTIMIZERS, "mobilenet_v3": OPTIMIZERS, "hf/electra_opset14": OPTIMIZERS,
+          "transformer_lm": OPTIMIZERS, "mobilenet_v3": OPTIMIZERS,
+          "lstm_lm": OPTIMIZERS, "gru_lm": OPTIMIZERS, "bilstm_tagger": OPTIMIZERS, "hf/electra_opset14": OPTIMIZERS,
           "hf/swin_opset14": OPTIMIZERS}
 
 
