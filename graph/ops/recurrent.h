@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "numerics/recurrent_activations.h"
+#include "numerics/recurrent_cells.h"
 
 namespace ort_train {
 
@@ -43,6 +43,17 @@ struct RecurrentSpec {
   }
   // Whether direction d walks time backwards.
   bool backwards(int64_t d) const { return directions == 2 ? d == 1 : reverse; }
+  // Direction d's activations and switches, for numerics/recurrent_cells.h.
+  CellFns cell_fns(int64_t d) const {
+    CellFns c;
+    c.f = fn(d, 0);
+    if (functions() > 1) c.g = fn(d, 1);
+    if (functions() > 2) c.h = fn(d, 2);
+    c.clip = clip ? *clip : 0.f;
+    c.input_forget = input_forget;
+    c.linear_before_reset = linear_before_reset;
+    return c;
+  }
 };
 
 // `op_type` is the forward's ONNX name: "RNN", "GRU" or "LSTM" (the gradient

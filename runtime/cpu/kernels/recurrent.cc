@@ -1,6 +1,6 @@
 // CPU kernels of RNN, GRU and LSTM (and their com.ort_train training forms,
-// which also write `saved`), and of their gradients, backpropagation through
-// time over what the forward saved (graph/ops/recurrent.h). Per direction: one
+// which also write `saved`, graph/ops/recurrent.h); their gradients are in
+// recurrent_grad.cc, the cells' arithmetic in numerics/recurrent_cells.h. Per direction: one
 // GEMM projects every time step's input, then each step makes one GEMM of the
 // hidden state with R and the cell's elementwise arithmetic; the backward
 // mirrors it and forms dX, dW, dR and the biases' gradients as GEMMs over all
@@ -45,6 +45,7 @@ void forward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& x
     }
   const T* rb_n = k.bias && k.gru() && k.s.linear_before_reset ? k.bias + d * 2 * GH + GH + 2 * H : nullptr;
   const T* peep = k.p ? k.p + d * 3 * H : nullptr;
+  const CellFns fns = k.s.cell_fns(d);
   for (int64_t step = 0; step < k.steps; ++step) {
     // GRU without linear_before_reset multiplies r into h before R_h: its n-gate product comes below.
     const int64_t rec_cols = k.gru() && !k.s.linear_before_reset ? 2 * H : GH;
@@ -53,7 +54,7 @@ void forward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& x
       for (int64_t b = 0; b < B; ++b) {
         int64_t t = k.time_of(d, step, b);
         for (int64_t j = 0; j < H; ++j) {
-          T r_gate = t < 0 ? T(0) : k.act(d, 0, proj[(t * B + b) * GH + H + j] + rec[b * GH + H + j]);
+          T r_gate = t < 0 ? T(0) : gru_reset(fns, proj[(t * B + b) * GH + H + j], rec[b * GH + H + j]);
           rh[b * H + j] = r_gate * h[b * H + j];
         }
       }
@@ -68,43 +69,27 @@ void forward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& x
       T* hb = &h[b * H];
       T* cb = &c[b * H];
       for (int64_t j = 0; j < H; ++j) {
-        T h_new, extra = T(0);
-        T a[4] = {};
+        CellStep<T> st;
         if (k.lstm()) {
-          a[0] = px[j] + pr[j] + (peep ? peep[j] * cb[j] : T(0));                  // i
-          a[2] = px[2 * H + j] + pr[2 * H + j] + (peep ? peep[2 * H + j] * cb[j] : T(0));  // f
-          a[3] = px[3 * H + j] + pr[3 * H + j];                                    // c
-          T i = k.act(d, 0, a[0]);
-          T f = k.s.input_forget ? T(1) - i : k.act(d, 0, a[2]);
-          T c_new = f * cb[j] + i * k.act(d, 1, a[3]);
-          a[1] = px[H + j] + pr[H + j] + (peep ? peep[H + j] * c_new : T(0));      // o
-          h_new = k.act(d, 0, a[1]) * k.act(d, 2, c_new);
-          extra = c_new;
-          cb[j] = c_new;
+          const T xv[4] = {px[j], px[H + j], px[2 * H + j], px[3 * H + j]};
+          const T rv[4] = {pr[j], pr[H + j], pr[2 * H + j], pr[3 * H + j]};
+          st = lstm_step(fns, xv, rv, peep ? peep[j] : T(0), peep ? peep[H + j] : T(0), peep ? peep[2 * H + j] : T(0),
+                         cb[j]);
+          cb[j] = st.extra;
         } else if (k.gru()) {
-          a[0] = px[j] + pr[j];
-          a[1] = px[H + j] + pr[H + j];
-          T z = k.act(d, 0, a[0]), r_gate = k.act(d, 0, a[1]);
-          if (k.s.linear_before_reset) {
-            extra = pr[2 * H + j] + (rb_n ? rb_n[j] : T(0));
-            a[2] = px[2 * H + j] + r_gate * extra;
-          } else {
-            extra = r_gate * hb[j];
-            a[2] = px[2 * H + j] + nrec[b * H + j];
-          }
-          T n = k.act(d, 1, a[2]);
-          h_new = (T(1) - z) * n + z * hb[j];
+          const T xv[3] = {px[j], px[H + j], px[2 * H + j]};
+          const T rn = k.s.linear_before_reset ? pr[2 * H + j] : nrec[b * H + j];
+          st = gru_step(fns, xv, pr[j], pr[H + j], rn, rb_n ? rb_n[j] : T(0), hb[j]);
         } else {
-          a[0] = px[j] + pr[j];
-          h_new = k.act(d, 0, a[0]);
+          st = rnn_step(fns, px[j], pr[j]);
         }
         if (sv) {
-          for (int64_t g = 0; g < k.G; ++g) sv[g * H + j] = a[g];
-          sv[k.G * H + j] = h_new;
-          sv[(k.G + 1) * H + j] = extra;
+          for (int64_t g = 0; g < k.G; ++g) sv[g * H + j] = st.a[g];
+          sv[k.G * H + j] = st.h;
+          sv[(k.G + 1) * H + j] = st.extra;
         }
-        if (o.y) o.y[k.y_at(t, d, b) + j] = h_new;
-        hb[j] = h_new;
+        if (o.y) o.y[k.y_at(t, d, b) + j] = st.h;
+        hb[j] = st.h;
       }
     }
   }

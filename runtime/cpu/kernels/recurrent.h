@@ -34,14 +34,6 @@ struct Recurrent {
     if (k >= len) return -1;
     return s.backwards(d) ? len - 1 - k : k;
   }
-  T clipped(T a) const {
-    if (!s.clip) return a;
-    T c = static_cast<T>(*s.clip);
-    return a < -c ? -c : (a > c ? c : a);
-  }
-  T clip_mask(T a) const { return !s.clip || std::abs(a) <= static_cast<T>(*s.clip) ? T(1) : T(0); }
-  T act(int64_t d, int64_t k, T a) const { return rnn_activation<T>(s.fn(d, k), clipped(a)); }
-  T dact(int64_t d, int64_t k, T a) const { return rnn_activation_derivative<T>(s.fn(d, k), clipped(a)) * clip_mask(a); }
   // Rows [t * B + b] of X for every step (layout 1 transposed), and the
   // projection X W^T + Wb (+ Rb where it adds to the pre-activation).
   std::vector<T> inputs_by_time() const {

@@ -53,8 +53,12 @@ void backward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& 
     if (step == 0) return initial ? initial[k.state_at(d, b) + j] : T(0);
     return g.saved[k.saved_at(d, k.time_of(d, step - 1, b), b) + offset + j];
   };
+  const CellFns fns = k.s.cell_fns(d);
   for (int64_t step = k.steps - 1; step >= 0; --step) {
     std::fill(step_d.begin(), step_d.end(), T(0));
+    auto dh_of = [&](int64_t t, int64_t b, int64_t j) {
+      return dh[b * H + j] + (g.dy ? g.dy[k.y_at(t, d, b) + j] : T(0));
+    };
     // GRU without linear_before_reset: dA_n first, then (r h)'s gradient through R_h.
     if (k.gru() && !k.s.linear_before_reset) {
       std::vector<T> dan(static_cast<size_t>(B * H), T(0));
@@ -63,9 +67,8 @@ void backward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& 
         if (t < 0) continue;
         const T* sv = g.saved + k.saved_at(d, t, b);
         for (int64_t j = 0; j < H; ++j) {
-          T dht = dh[b * H + j] + (g.dy ? g.dy[k.y_at(t, d, b) + j] : T(0));
-          T z = k.act(d, 0, sv[j]);
-          dan[b * H + j] = dht * (T(1) - z) * k.dact(d, 1, sv[2 * H + j]);
+          const T a[3] = {sv[j], sv[H + j], sv[2 * H + j]};
+          dan[b * H + j] = gru_dn(fns, a, dh_of(t, b, j));
         }
       }
       if (B > 0 && H > 0) gemm(false, false, B, H, H, T(1), dan.data(), H, k.R(d) + 2 * H * H, H, T(0), d_rh.data(), H);
@@ -78,60 +81,30 @@ void backward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& 
       T* drg = &sg.drg[(t * B + b) * GH];
       T* hp = &sg.h_prev[(t * B + b) * H];
       for (int64_t j = 0; j < H; ++j) {
-        const T dht = dh[b * H + j] + (g.dy ? g.dy[k.y_at(t, d, b) + j] : T(0));
+        const T dht = dh_of(t, b, j);
         const T h_prev = previous(step, b, G * H, k.h0, j);
         hp[j] = h_prev;
-        T direct = T(0);  // dh_prev's part that does not go through R
+        const T a[4] = {sv[j], G > 1 ? sv[H + j] : T(0), G > 2 ? sv[2 * H + j] : T(0), G > 3 ? sv[3 * H + j] : T(0)};
+        const T extra = sv[(G + 1) * H + j];
+        CellGrad<T> cg;
         if (k.lstm()) {
-          const T c_prev = previous(step, b, (G + 1) * H, k.c0, j), c_new = sv[(G + 1) * H + j];
-          const T i = k.act(d, 0, sv[j]), o = k.act(d, 0, sv[H + j]);
-          const T f = k.s.input_forget ? T(1) - i : k.act(d, 0, sv[2 * H + j]);
-          const T cc = k.act(d, 1, sv[3 * H + j]);
-          const T dao = dht * k.act(d, 2, c_new) * k.dact(d, 0, sv[H + j]);
-          T dct = dc[b * H + j] + dht * o * k.dact(d, 2, c_new);
-          if (peep) dct += dao * peep[H + j];
-          T di = dct * cc;
-          const T dff = dct * c_prev;
-          T daf = T(0);
-          if (k.s.input_forget) di -= dff;
-          else daf = dff * k.dact(d, 0, sv[2 * H + j]);
-          const T dai = di * k.dact(d, 0, sv[j]);
-          const T dac = dct * i * k.dact(d, 1, sv[3 * H + j]);
-          T dc_prev = dct * f;
-          if (peep) {
-            dc_prev += dai * peep[j] + daf * peep[2 * H + j];
-            dpeep[j] += dai * c_prev;
-            dpeep[H + j] += dao * c_new;
-            dpeep[2 * H + j] += daf * c_prev;
-          }
-          dc[b * H + j] = dc_prev;
-          dxg[j] = dai, dxg[H + j] = dao, dxg[2 * H + j] = daf, dxg[3 * H + j] = dac;
-          for (int64_t q = 0; q < 4; ++q) drg[q * H + j] = dxg[q * H + j];
+          const T c_prev = previous(step, b, (G + 1) * H, k.c0, j);
+          cg = lstm_step_grad(fns, a, extra, c_prev, dht, dc[b * H + j], peep ? peep[j] : T(0),
+                              peep ? peep[H + j] : T(0), peep ? peep[2 * H + j] : T(0));
+          dc[b * H + j] = cg.dc_prev;
+          if (dpeep)
+            for (int64_t q = 0; q < 3; ++q) dpeep[q * H + j] += cg.dp[q];
         } else if (k.gru()) {
-          const T z = k.act(d, 0, sv[j]), r = k.act(d, 0, sv[H + j]), n = k.act(d, 1, sv[2 * H + j]);
-          const T dan = dht * (T(1) - z) * k.dact(d, 1, sv[2 * H + j]);
-          T dr;
-          if (k.s.linear_before_reset) {
-            const T hr = sv[(G + 1) * H + j];
-            dr = dan * hr;
-            drg[2 * H + j] = dan * r;  // through R_h h + Rb_h
-          } else {
-            dr = d_rh[b * H + j] * h_prev;
-            direct += d_rh[b * H + j] * r;
-            drg[2 * H + j] = dan;
-            sg.rh_prev[(t * B + b) * H + j] = r * h_prev;
-          }
-          direct += dht * z;
-          dxg[j] = dht * (h_prev - n) * k.dact(d, 0, sv[j]);
-          dxg[H + j] = dr * k.dact(d, 0, sv[H + j]);
-          dxg[2 * H + j] = dan;
-          drg[j] = dxg[j];
-          drg[H + j] = dxg[H + j];
+          cg = gru_step_grad(fns, a, extra, h_prev, dht, k.s.linear_before_reset ? T(0) : d_rh[b * H + j]);
+          if (!k.s.linear_before_reset) sg.rh_prev[(t * B + b) * H + j] = cell_act(fns, fns.f, a[1]) * h_prev;
         } else {
-          dxg[j] = dht * k.dact(d, 0, sv[j]);
-          drg[j] = dxg[j];
+          cg = rnn_step_grad(fns, a[0], dht);
         }
-        carry[b * H + j] = direct;
+        for (int64_t q = 0; q < G; ++q) {
+          dxg[q * H + j] = cg.dx[q];
+          drg[q * H + j] = cg.dr[q];
+        }
+        carry[b * H + j] = cg.direct;
       }
       std::memcpy(&step_d[b * GH], drg, GH * sizeof(T));
       if (k.gru() && !k.s.linear_before_reset)

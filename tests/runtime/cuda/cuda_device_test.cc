@@ -203,7 +203,6 @@ TEST_CASE("cuda.every_cpu_op_has_a_cuda_kernel_or_is_listed") {
   const std::set<std::string> cpu_only = {
       "ConvTranspose", "Einsum", "GatherElements", "GatherND", "GatherNDGrad", "Scatter", "ScatterElements", "ScatterND",
       "Resize", "ResizeGrad", "TopK", "Adam", "Momentum", "Adagrad", "Gradient",
-      "RNN", "GRU", "LSTM", "RNNTraining", "GRUTraining", "LSTMTraining", "RNNGrad", "GRUGrad", "LSTMGrad",
       "NonZero"};  // integer output sized by the data: runs on the host, as shape arithmetic does
   std::set<std::string> cpu_ops, cuda_ops;
   for (const auto& k : KernelRegistry::instance().all())
