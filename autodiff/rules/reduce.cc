@@ -138,6 +138,23 @@ ORT_GRADIENT("ReduceLogSumExp").no_gradient_for({1}).rule(elementwise(
       ASSIGN_OR_RETURN(auto d, c.add1("Sub", {c.I(0), y}));
       return c.add1("Exp", {d});
     }));
+// log(sum x)' = 1 / sum x = exp(-y), expanded to X's shape; with
+// noop_with_empty_axes the op is log(x), whose derivative is 1 / x.
+ORT_GRADIENT("ReduceLogSum").no_gradient_for({1}).rule([](GradientContext& c) -> Status {
+  ASSIGN_OR_RETURN(auto u, unreduce(c));
+  if (u.noop) {
+    ASSIGN_OR_RETURN(auto g, c.add1("Div", {c.GO(0), c.I(0)}));
+    c.set_GI(0, g);
+    return Status::Ok();
+  }
+  ASSIGN_OR_RETURN(auto n, c.add1("Neg", {u.y}));
+  ASSIGN_OR_RETURN(auto inv, c.add1("Exp", {n}));
+  ASSIGN_OR_RETURN(auto shape, c.add1("Shape", {c.I(0)}));
+  ASSIGN_OR_RETURN(auto factor, c.add1("Expand", {inv, shape}));
+  ASSIGN_OR_RETURN(auto g, c.add1("Mul", {u.dy, factor}));
+  c.set_GI(0, g);
+  return Status::Ok();
+});
 ORT_GRADIENT("ReduceProd").no_gradient_for({1}).rule(elementwise([](GradientContext& c, const std::string& y) {
   return c.add1("Div", {y, c.I(0)});
 }));

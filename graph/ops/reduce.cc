@@ -1,5 +1,6 @@
 // Shape rules: ReduceMean ReduceSum ReduceMax ReduceMin (and ReduceProd,
-// ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSumExp, which share the kernel).
+// ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSumExp, which share the kernel;
+// ReduceLogSum, the log of ReduceSum's).
 #include "graph/ops/reduce.h"
 
 #include "graph/op_schema.h"
@@ -71,6 +72,7 @@ ORT_REGISTER_OP("", "ReduceSumSquare", 1, 1000, reduce_rule, kPlainOp);
 ORT_REGISTER_OP("", "ReduceL1", 1, 1000, reduce_rule, kPlainOp);
 ORT_REGISTER_OP("", "ReduceL2", 1, 1000, reduce_rule, kPlainOp);
 ORT_REGISTER_OP("", "ReduceLogSumExp", 1, 1000, reduce_rule, kPlainOp);
+ORT_REGISTER_OP("", "ReduceLogSum", 1, 1000, reduce_rule, kPlainOp);
 
 std::vector<bool> sum_to_axes(const Dims& x, const Dims& target) {
   size_t lead = x.size() - target.size();

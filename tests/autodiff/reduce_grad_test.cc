@@ -37,6 +37,8 @@ GRAD_CASE("ReduceL1", {"ReduceL1 away from 0", [](Rng& r) {
 }});
 GRAD_CASE("ReduceL2", {"ReduceL2", reduce("ReduceL2", 17, false, 0.2, 1.0)});
 GRAD_CASE("ReduceLogSumExp", {"ReduceLogSumExp", reduce("ReduceLogSumExp", 17, false, -2, 2)});
+GRAD_CASE("ReduceLogSum", {"ReduceLogSum", reduce("ReduceLogSum", 17, false, 0.5, 2)});
+GRAD_CASE("ReduceLogSum", {"ReduceLogSum axes input (opset 18)", reduce("ReduceLogSum", 18, true, 0.5, 2)});
 GRAD_CASE("ReduceProd", {"ReduceProd", reduce("ReduceProd", 17, false, 0.5, 1.5)});
 GRAD_CASE("ReduceMax", {"ReduceMax distinct values", reduce("ReduceMax", 17, false, -1, 1, true)});
 GRAD_CASE("ReduceMax", {"ReduceMax axes input (opset 18)", reduce("ReduceMax", 18, true, -1, 1, true)});
@@ -45,7 +47,7 @@ GRAD_CASE("ReduceMin", {"ReduceMin distinct values", reduce("ReduceMin", 13, fal
 }  // namespace
 
 TEST_CASE("gradcheck.reduce") {
-  check_registered({"ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
+  check_registered({"ReduceSum", "ReduceMean", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceLogSum",
                     "ReduceProd", "ReduceMax", "ReduceMin"});
 }
 

@@ -6,6 +6,7 @@
 // float inputs so sums of many terms stay accurate.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -196,6 +197,23 @@ Status reduce(KernelContext& ctx) {
   return reduce_axes<kKind>(x, r.reduced, ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 
+// ReduceLogSum: log of ReduceSum (its ONNX function body; with
+// noop_with_empty_axes, of the input itself).
+Status reduce_log_sum(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (!dtype_is_float(x.dtype())) return unsupported_dtype(ctx, x.dtype());
+  const Tensor* axes = ctx.has_input(1) ? &ctx.input(1) : nullptr;
+  ASSIGN_OR_RETURN(auto r, resolve_reduce_axes(ctx.node(), ctx.opset(), x.rank(), axes, axes != nullptr));
+  Tensor& out = ctx.output(0);
+  if (r.noop) std::memcpy(out.raw(), x.raw(), x.nbytes());
+  else if (!reduce_axes<Kind::kSum>(x, r.reduced, out)) return unsupported_dtype(ctx, x.dtype());
+  dispatch_float(out.dtype(), [&]<typename T>() {
+    T* y = out.data<T>();
+    for (int64_t i = 0; i < out.numel(); ++i) y[i] = std::log(y[i]);
+  });
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool sum_axes(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
@@ -203,6 +221,7 @@ bool sum_axes(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) {
 }
 
 ORT_REGISTER_CPU_KERNEL("ReduceSum", 1, 1000, reduce<Kind::kSum>);
+ORT_REGISTER_CPU_KERNEL("ReduceLogSum", 1, 1000, reduce_log_sum);
 ORT_REGISTER_CPU_KERNEL("ReduceMean", 1, 1000, reduce<Kind::kMean>);
 ORT_REGISTER_CPU_KERNEL("ReduceMax", 1, 1000, reduce<Kind::kMax>);
 ORT_REGISTER_CPU_KERNEL("ReduceMin", 1, 1000, reduce<Kind::kMin>);
