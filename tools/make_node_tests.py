@@ -26,7 +26,8 @@ import tempfile
 # The ops issue 30 added, each a family of the index.
 OPS = ("HardSigmoid HardSwish Elu Selu Celu ThresholdedRelu Shrink Softsign Mish Tan Sinh Cosh Asin Acos Asinh "
        "Acosh Atanh PRelu Mod ArgMax ArgMin DepthToSpace SpaceToDepth RNN GRU LSTM InstanceNormalization "
-       "GroupNormalization OneHot EyeLike Hardmax ReverseSequence Compress ReduceLogSum").split()
+       "GroupNormalization OneHot EyeLike Hardmax ReverseSequence Compress ReduceLogSum "
+       "MeanVarianceNormalization LpNormalization").split()
 
 
 def main():
