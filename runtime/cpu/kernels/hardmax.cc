@@ -13,7 +13,7 @@ namespace {
 Status hardmax(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   ASSIGN_OR_RETURN(auto view, hardmax_view(ctx.node(), ctx.opset(), x.dims()));
-  const auto [outer, n, inner] = view;
+  const int64_t outer = view[0], n = view[1], inner = view[2];
   bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
     const T* p = x.data<T>();
     T* o = ctx.output(0).data<T>();
