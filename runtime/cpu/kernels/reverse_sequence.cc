@@ -19,7 +19,7 @@ Status reverse_sequence(KernelContext& ctx) {
     return shape_error("{}: sequence_lens has {} entries for a batch of {}", ctx.node().describe(), lens.size(), batch);
   for (int64_t l : lens)
     if (l < 0 || l > steps) return invalid_argument("{}: sequence length {} outside [0, {}]", ctx.node().describe(), l, steps);
-  const int64_t inner = d0 * d1 ? x.numel() / (d0 * d1) : 0;
+  const int64_t inner = d0 * d1 != 0 ? x.numel() / (d0 * d1) : 0;
   const size_t bytes = static_cast<size_t>(inner) * dtype_size(x.dtype());
   const char* src = static_cast<const char*>(x.raw());
   char* dst = static_cast<char*>(ctx.output(0).raw());

@@ -29,7 +29,7 @@ Status one_hot(KernelContext& ctx) {
   int64_t inner = 1;
   for (int64_t d = axis + 1; d < out.rank(); ++d) inner *= out.dims()[static_cast<size_t>(d)];
   ASSIGN_OR_RETURN(Tensor idx, device_int64s(ctx, idx_host.to_int64_vector()));
-  const int64_t outer = depth * inner ? out.numel() / (depth * inner) : 0;
+  const int64_t outer = depth * inner != 0 ? out.numel() / (depth * inner) : 0;
   CUDA_RETURN_IF_ERROR(launch_one_hot(static_cast<int>(dtype_size(out.dtype())), idx.data<int64_t>(), outer, depth,
                                       inner, values.raw(), out.raw(), stream()));
   return Status::Ok();
@@ -67,7 +67,7 @@ Status reverse_sequence(KernelContext& ctx) {
     if (l < 0 || l > steps) return invalid_argument("{}: sequence length {} outside [0, {}]", ctx.node().describe(), l, steps);
   ASSIGN_OR_RETURN(Tensor dev_lens, device_int64s(ctx, lens));
   CUDA_OUTPUT(out, ctx, 0);
-  const int64_t inner = d0 * d1 ? x.numel() / (d0 * d1) : 0;
+  const int64_t inner = d0 * d1 != 0 ? x.numel() / (d0 * d1) : 0;
   CUDA_RETURN_IF_ERROR(launch_reverse_sequence(static_cast<int>(dtype_size(x.dtype())), x.raw(), out.raw(), d0, d1,
                                                inner, batch_major, dev_lens.data<int64_t>(), stream()));
   return Status::Ok();
