@@ -102,6 +102,51 @@ Result<RecurrentSpec> recurrent_spec(const Node& node, const std::string& op_typ
   return s;
 }
 
+Result<RecurrentSizes> recurrent_sizes(const Node& node, RecurrentSpec& s,
+                                       const std::vector<std::optional<Dims>>& inputs) {
+  auto at = [&](size_t i) -> const std::optional<Dims>& {
+    static const std::optional<Dims> absent;
+    return i < inputs.size() ? inputs[i] : absent;
+  };
+  const auto &x = at(0), &w = at(1), &r = at(2);
+  if (!x || !w || !r || x->size() != 3 || r->size() != 3)
+    return shape_error("{}: X, W and R must be 3-D", node.describe());
+  const int64_t G = s.gates(), D = s.directions;
+  RecurrentSizes z;
+  z.steps = (*x)[s.layout == 0 ? 0 : 1];
+  z.batch = (*x)[s.layout == 0 ? 1 : 0];
+  z.in = (*x)[2];
+  z.hidden = (*r)[2];
+  if (s.hidden > 0 && s.hidden != z.hidden)
+    return shape_error("{}: hidden_size {} but R is for {}", node.describe(), s.hidden, z.hidden);
+  s.hidden = z.hidden;
+  const int64_t H = z.hidden;
+  if (*w != Dims{D, G * H, z.in} || *r != Dims{D, G * H, H})
+    return shape_error("{}: W {} and R {} do not fit X {} and {} hidden units", node.describe(), dims_to_string(*w),
+                       dims_to_string(*r), dims_to_string(*x), H);
+  const Dims state = s.layout == 0 ? Dims{D, z.batch, H} : Dims{z.batch, D, H};
+  std::vector<std::pair<size_t, Dims>> want = {{3, {D, 2 * G * H}}, {5, state}};
+  if (s.cell == RecurrentCell::kLstm) {
+    want.push_back({6, state});
+    want.push_back({7, {D, 3 * H}});
+  }
+  for (const auto& [i, dims] : want)
+    if (at(i) && *at(i) != dims)
+      return shape_error("{}: input {} is {}, not {}", node.describe(), i, dims_to_string(*at(i)),
+                         dims_to_string(dims));
+  return z;
+}
+
+Result<std::vector<int64_t>> sequence_lengths(const Node& node, const Tensor* lens, int64_t batch, int64_t steps) {
+  if (!lens || lens->numel() == 0) return std::vector<int64_t>(static_cast<size_t>(batch), steps);
+  std::vector<int64_t> v = lens->to_int64_vector();
+  if (static_cast<int64_t>(v.size()) != batch)
+    return shape_error("{}: sequence_lens has {} entries for a batch of {}", node.describe(), v.size(), batch);
+  for (int64_t l : v)
+    if (l < 0 || l > steps) return invalid_argument("{}: sequence length {} outside [0, {}]", node.describe(), l, steps);
+  return v;
+}
+
 namespace {
 
 // Index of the first output past the ONNX ones: `saved` on the training form.

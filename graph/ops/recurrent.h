@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/tensor.h"
 #include "numerics/recurrent_cells.h"
 
 namespace ort_train {
@@ -59,6 +60,20 @@ struct RecurrentSpec {
 // `op_type` is the forward's ONNX name: "RNN", "GRU" or "LSTM" (the gradient
 // op passes its forward's).
 Result<RecurrentSpec> recurrent_spec(const Node& node, const std::string& op_type, int64_t opset);
+
+// A node's sizes from its inputs' dims, each checked against the others:
+// X, W, R and the optional B, sequence_lens, initial_h [, initial_c, P] in
+// ONNX's order (nullopt for an absent or empty one). Sets spec.hidden from R.
+// The CPU and CUDA kernels both read their inputs through it.
+struct RecurrentSizes {
+  int64_t steps = 0, batch = 0, in = 0, hidden = 0;
+};
+Result<RecurrentSizes> recurrent_sizes(const Node& node, RecurrentSpec& spec,
+                                       const std::vector<std::optional<Dims>>& inputs);
+
+// Each sequence's length: sequence_lens' values checked against the batch and
+// T, or T for every sequence when it is absent.
+Result<std::vector<int64_t>> sequence_lengths(const Node& node, const Tensor* lens, int64_t batch, int64_t steps);
 
 // "LSTMTraining" -> "LSTM", "LSTMGrad" -> "LSTM"; ONNX names map to themselves.
 std::string recurrent_forward_name(const std::string& op_type);

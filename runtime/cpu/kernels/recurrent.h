@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "graph/ops/recurrent.h"
@@ -52,53 +53,19 @@ template <typename T>
 Result<Recurrent<T>> read_inputs(const KernelContext& ctx) {
   Recurrent<T> k;
   ASSIGN_OR_RETURN(k.s, recurrent_spec(ctx.node(), recurrent_forward_name(ctx.node().op_type), ctx.opset()));
-  const Tensor& x = ctx.input(0);
-  if (x.rank() != 3) return shape_error("{}: X must be 3-D", ctx.node().describe());
-  k.steps = x.dims()[k.s.layout == 0 ? 0 : 1];
-  k.batch = x.dims()[k.s.layout == 0 ? 1 : 0];
-  k.in = x.dims()[2];
+  std::vector<std::optional<Dims>> dims;
+  for (size_t i = 0; i < (k.s.cell == RecurrentCell::kLstm ? 8u : 6u); ++i)
+    dims.push_back(ctx.has_input(i) && (i < 3 || ctx.input(i).numel() > 0) ? std::optional<Dims>(ctx.input(i).dims())
+                                                                  : std::nullopt);
+  ASSIGN_OR_RETURN(RecurrentSizes z, recurrent_sizes(ctx.node(), k.s, dims));
+  k.steps = z.steps, k.batch = z.batch, k.in = z.in, k.H = z.hidden;
   k.G = k.s.gates();
   k.D = k.s.directions;
-  const Tensor& r = ctx.input(2);
-  if (r.rank() != 3 || r.dims()[0] != k.D || r.dims()[1] % k.G != 0)
-    return shape_error("{}: R must be [{}, {}*H, H]", ctx.node().describe(), k.D, k.G);
-  k.H = r.dims()[2];
-  if (k.s.hidden > 0 && k.s.hidden != k.H)
-    return shape_error("{}: hidden_size {} but R is for {}", ctx.node().describe(), k.s.hidden, k.H);
-  k.s.hidden = k.H;
   k.K = k.s.saved_width();
-  const Tensor& w = ctx.input(1);
-  if (w.dims() != Dims{k.D, k.G * k.H, k.in} || r.dims() != Dims{k.D, k.G * k.H, k.H})
-    return shape_error("{}: W {} and R {} do not fit X {} and {} hidden units", ctx.node().describe(),
-                       dims_to_string(w.dims()), dims_to_string(r.dims()), dims_to_string(x.dims()), k.H);
-  k.x = x.data<T>();
-  k.w = w.data<T>();
-  k.r = r.data<T>();
-  auto optional = [&](size_t i, Dims want, const T*& dst) -> Status {
-    if (!ctx.has_input(i) || ctx.input(i).numel() == 0) return Status::Ok();
-    if (ctx.input(i).dims() != want)
-      return shape_error("{}: input {} is {}, not {}", ctx.node().describe(), i, dims_to_string(ctx.input(i).dims()),
-                         dims_to_string(want));
-    dst = ctx.input(i).data<T>();
-    return Status::Ok();
-  };
-  Dims state = k.s.layout == 0 ? Dims{k.D, k.batch, k.H} : Dims{k.batch, k.D, k.H};
-  RETURN_IF_ERROR(optional(3, {k.D, 2 * k.G * k.H}, k.bias));
-  RETURN_IF_ERROR(optional(5, state, k.h0));
-  if (k.lstm()) {
-    RETURN_IF_ERROR(optional(6, state, k.c0));
-    RETURN_IF_ERROR(optional(7, {k.D, 3 * k.H}, k.p));
-  }
-  k.lens.assign(static_cast<size_t>(k.batch), k.steps);
-  if (ctx.has_input(4) && ctx.input(4).numel() > 0) {
-    k.lens = ctx.input(4).to_int64_vector();
-    if (static_cast<int64_t>(k.lens.size()) != k.batch)
-      return shape_error("{}: sequence_lens has {} entries for a batch of {}", ctx.node().describe(), k.lens.size(),
-                         k.batch);
-    for (int64_t l : k.lens)
-      if (l < 0 || l > k.steps)
-        return invalid_argument("{}: sequence length {} outside [0, {}]", ctx.node().describe(), l, k.steps);
-  }
+  auto data = [&](size_t i) -> const T* { return dims[i] ? ctx.input(i).data<T>() : nullptr; };
+  k.x = data(0), k.w = data(1), k.r = data(2), k.bias = data(3), k.h0 = data(5);
+  if (k.lstm()) k.c0 = data(6), k.p = data(7);
+  ASSIGN_OR_RETURN(k.lens, sequence_lengths(ctx.node(), dims[4] ? &ctx.input(4) : nullptr, k.batch, k.steps));
   return k;
 }
 

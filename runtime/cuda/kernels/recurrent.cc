@@ -4,6 +4,7 @@
 // step for the recurrence) around the step kernels of cuda_kernels/recurrent.cu,
 // whose arithmetic is numerics/recurrent_cells.h, the CPU's own.
 #include <cstring>
+#include <optional>
 
 #include "cuda_kernels/copy.h"
 #include "cuda_kernels/recurrent.h"
@@ -55,29 +56,23 @@ Result<Layer> read_layer(KernelContext& ctx) {
   if (!t || !(x.dtype() == DType::kFloat || x.dtype() == DType::kDouble)) return unsupported_cuda_dtype(ctx, x.dtype());
   l.et = *t;
   l.es = dtype_size(x.dtype());
-  if (x.rank() != 3 || ctx.input(2).rank() != 3) return shape_error("{}: X and R must be 3-D", ctx.node().describe());
-  l.steps = x.dims()[l.s.layout == 0 ? 0 : 1];
-  l.batch = x.dims()[l.s.layout == 0 ? 1 : 0];
-  l.in = x.dims()[2];
+  std::vector<std::optional<Dims>> dims;
+  for (size_t i = 0; i < (l.lstm() ? 8u : 6u); ++i)
+    dims.push_back(ctx.has_input(i) && (i < 3 || ctx.input(i).numel() > 0) ? std::optional<Dims>(ctx.input(i).dims())
+                                                                  : std::nullopt);
+  ASSIGN_OR_RETURN(RecurrentSizes z, recurrent_sizes(ctx.node(), l.s, dims));
+  l.steps = z.steps, l.batch = z.batch, l.in = z.in, l.H = z.hidden;
   l.G = l.s.gates();
   l.D = l.s.directions;
-  l.H = ctx.input(2).dims()[2];
-  if (ctx.input(1).dims() != Dims{l.D, l.G * l.H, l.in} || ctx.input(2).dims() != Dims{l.D, l.G * l.H, l.H})
-    return shape_error("{}: W and R do not fit X and {} hidden units", ctx.node().describe(), l.H);
-  l.s.hidden = l.H;
   l.x = bytes_of(ctx, 0), l.w = bytes_of(ctx, 1), l.r = bytes_of(ctx, 2), l.bias = bytes_of(ctx, 3);
   l.h0 = bytes_of(ctx, 5);
   if (l.lstm()) l.c0 = bytes_of(ctx, 6), l.p = bytes_of(ctx, 7);
-  std::vector<int64_t> lens(static_cast<size_t>(l.batch), l.steps);
-  if (ctx.has_input(4) && ctx.input(4).numel() > 0) {
-    ASSIGN_OR_RETURN(Tensor host, host_input(ctx, 4));
-    lens = host.to_int64_vector();
-    if (static_cast<int64_t>(lens.size()) != l.batch)
-      return shape_error("{}: sequence_lens does not match the batch", ctx.node().describe());
-    for (int64_t v : lens)
-      if (v < 0 || v > l.steps)
-        return invalid_argument("{}: sequence length {} outside [0, {}]", ctx.node().describe(), v, l.steps);
+  Tensor lens_host;
+  if (dims[4]) {
+    ASSIGN_OR_RETURN(lens_host, host_input(ctx, 4));
   }
+  ASSIGN_OR_RETURN(std::vector<int64_t> lens,
+                   sequence_lengths(ctx.node(), dims[4] ? &lens_host : nullptr, l.batch, l.steps));
   ASSIGN_OR_RETURN(l.lens, temp(ctx, DType::kInt64, {l.batch}));
   if (l.batch > 0) RETURN_IF_ERROR(upload(l.lens.raw(), lens.data(), lens.size() * sizeof(int64_t)));
   return l;
