@@ -1,8 +1,27 @@
 // Shape rule of ReverseSequence(input, sequence_lens): the input's shape;
 // batch_axis and time_axis are 0 and 1 in either order.
+#include "graph/ops/reverse_sequence.h"
+
 #include "graph/op_schema.h"
 
 namespace ort_train {
+
+Result<ReverseSequenceView> reverse_sequence_view(const Node& node, const Dims& x, const Tensor& lens) {
+  if (x.size() < 2) return shape_error("{}: needs an input of rank >= 2", node.describe());
+  ReverseSequenceView v;
+  v.batch_major = node.attr_int("batch_axis", 1) == 0;
+  v.d0 = x[0];
+  v.d1 = x[1];
+  v.inner = 1;
+  for (size_t i = 2; i < x.size(); ++i) v.inner *= x[i];
+  const int64_t batch = v.batch_major ? v.d0 : v.d1, steps = v.batch_major ? v.d1 : v.d0;
+  v.lens = lens.to_int64_vector();
+  if (static_cast<int64_t>(v.lens.size()) != batch)
+    return shape_error("{}: sequence_lens has {} entries for a batch of {}", node.describe(), v.lens.size(), batch);
+  for (int64_t l : v.lens)
+    if (l < 0 || l > steps) return invalid_argument("{}: sequence length {} outside [0, {}]", node.describe(), l, steps);
+  return v;
+}
 namespace {
 
 Status reverse_sequence_rule(InferContext& ctx) {

@@ -5,7 +5,9 @@
 
 #include "cuda_kernels/gather.h"
 #include "cuda_kernels/index_ops.h"
+#include "graph/ops/compress.h"
 #include "graph/ops/hardmax.h"
+#include "graph/ops/reverse_sequence.h"
 #include "runtime/cuda/kernels/common.h"
 
 namespace ort_train::cuda {
@@ -57,42 +59,23 @@ Status hardmax(KernelContext& ctx) {
 Status reverse_sequence(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   ASSIGN_OR_RETURN(Tensor lens_host, host_input(ctx, 1));
-  std::vector<int64_t> lens = lens_host.to_int64_vector();
-  const bool batch_major = ctx.node().attr_int("batch_axis", 1) == 0;
-  const int64_t d0 = x.dims()[0], d1 = x.dims()[1];
-  const int64_t batch = batch_major ? d0 : d1, steps = batch_major ? d1 : d0;
-  if (static_cast<int64_t>(lens.size()) != batch)
-    return shape_error("{}: sequence_lens has {} entries for a batch of {}", ctx.node().describe(), lens.size(), batch);
-  for (int64_t l : lens)
-    if (l < 0 || l > steps) return invalid_argument("{}: sequence length {} outside [0, {}]", ctx.node().describe(), l, steps);
-  ASSIGN_OR_RETURN(Tensor dev_lens, device_int64s(ctx, lens));
+  ASSIGN_OR_RETURN(ReverseSequenceView v, reverse_sequence_view(ctx.node(), x.dims(), lens_host));
+  ASSIGN_OR_RETURN(Tensor dev_lens, device_int64s(ctx, v.lens));
   CUDA_OUTPUT(out, ctx, 0);
-  const int64_t inner = d0 * d1 != 0 ? x.numel() / (d0 * d1) : 0;
-  CUDA_RETURN_IF_ERROR(launch_reverse_sequence(static_cast<int>(dtype_size(x.dtype())), x.raw(), out.raw(), d0, d1,
-                                               inner, batch_major, dev_lens.data<int64_t>(), stream()));
+  CUDA_RETURN_IF_ERROR(launch_reverse_sequence(static_cast<int>(dtype_size(x.dtype())), x.raw(), out.raw(), v.d0, v.d1,
+                                               v.inner, v.batch_major, dev_lens.data<int64_t>(), stream()));
   return Status::Ok();
 }
 
 Status compress(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   ASSIGN_OR_RETURN(Tensor cond, host_input(ctx, 1));
-  std::vector<int64_t> keep;
-  const std::vector<int64_t> c = cond.to_int64_vector();
-  for (size_t i = 0; i < c.size(); ++i)
-    if (c[i]) keep.push_back(static_cast<int64_t>(i));
-  int64_t outer = 1, n = x.numel(), inner = 1;
-  if (const Attribute* a = ctx.node().attr("axis")) {
-    ASSIGN_OR_RETURN(int64_t axis, normalize_axis(a->i, x.rank(), ctx.node()));
-    n = x.dims()[static_cast<size_t>(axis)];
-    for (int64_t d = 0; d < axis; ++d) outer *= x.dims()[static_cast<size_t>(d)];
-    for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dims()[static_cast<size_t>(d)];
-  }
-  if (static_cast<int64_t>(c.size()) > n) return shape_error("{}: the condition is longer than the axis", ctx.node().describe());
-  ASSIGN_OR_RETURN(Tensor idx, device_int64s(ctx, keep));
+  ASSIGN_OR_RETURN(CompressView v, compress_view(ctx.node(), x.dims(), cond));
+  ASSIGN_OR_RETURN(Tensor idx, device_int64s(ctx, v.keep));
   CUDA_OUTPUT(out, ctx, 0);
   CUDA_RETURN_IF_ERROR(launch_gather(x.raw(), static_cast<int>(dtype_size(x.dtype())), dtype_is_float(x.dtype()),
-                                     idx.raw(), false, out.raw(), outer, n, static_cast<int64_t>(keep.size()), inner,
-                                     stream()));
+                                     idx.raw(), false, out.raw(), v.outer, v.n, static_cast<int64_t>(v.keep.size()),
+                                     v.inner, stream()));
   return Status::Ok();
 }
 
