@@ -109,12 +109,7 @@ Status recurrent_forward(KernelContext& ctx) {
       return;
     }
     Outputs<T> o;
-    auto out = [&](size_t i) -> T* {
-      if (i >= ctx.num_outputs() || !ctx.has_output(i)) return nullptr;
-      Tensor& t = ctx.output(i);
-      std::fill(t.data<T>(), t.data<T>() + t.numel(), T(0));
-      return t.data<T>();
-    };
+    auto out = [&](size_t i) { return zeroed_output<T>(ctx, i); };
     o.y = out(0);
     o.y_h = out(1);
     if (k->lstm()) o.y_c = out(2);

@@ -69,6 +69,16 @@ Result<Recurrent<T>> read_inputs(const KernelContext& ctx) {
   return k;
 }
 
+// Output i filled with zeros (positions past a sequence's length stay so), or
+// null when the node does not ask for it.
+template <typename T>
+T* zeroed_output(KernelContext& ctx, size_t i) {
+  if (i >= ctx.num_outputs() || !ctx.has_output(i)) return nullptr;
+  Tensor& t = ctx.output(i);
+  std::fill(t.data<T>(), t.data<T>() + t.numel(), T(0));
+  return t.data<T>();
+}
+
 inline size_t saved_index(const RecurrentSpec& s) { return s.cell == RecurrentCell::kLstm ? 3 : 2; }
 
 }  // namespace ort_train::recurrent_cpu

@@ -170,12 +170,7 @@ Status recurrent_grad(KernelContext& ctx) {
     g.dy = in(n + 1);
     g.dy_h = in(n + 2);
     if (k->lstm()) g.dy_c = in(n + 3);
-    auto out = [&](size_t i) -> T* {
-      if (i >= ctx.num_outputs() || !ctx.has_output(i)) return nullptr;
-      Tensor& t = ctx.output(i);
-      std::fill(t.data<T>(), t.data<T>() + t.numel(), T(0));
-      return t.data<T>();
-    };
+    auto out = [&](size_t i) { return zeroed_output<T>(ctx, i); };
     g.dx = out(0), g.dw = out(1), g.dr = out(2), g.db = out(3), g.dh0 = out(5);
     if (k->lstm()) g.dc0 = out(6), g.dp = out(7);
     std::vector<T> xs = k->inputs_by_time();
