@@ -24,6 +24,7 @@ struct RunArgs {
   bool profile = false;  // print time per op type
   int repeat = 1;  // forward runs to time; the median is reported
   std::string max_memory;  // --max-memory
+  std::string device = "cpu";  // --device: cpu, cuda or cuda:i
 };
 // `ort_train --version`: version, commit and build options (apps/version.cc).
 std::string version_text();
@@ -48,6 +49,11 @@ inline constexpr int kExitUsage = 64;
 void add_max_memory_option(CLI::App* cmd, std::string& value);
 Result<uint64_t> parse_byte_size(const std::string& text);
 Status apply_max_memory(const std::string& value);  // a bad command line (unknown flag, bad value)
+
+// --device (apps/device_option.cc): cpu, cuda or cuda:i, checked as CLI11 parses.
+void add_device_option(CLI::App* cmd, std::string& value, const std::string& description);
+// The i of cuda:i; `otherwise` for cpu and a bare cuda.
+int device_index(const std::string& value, int otherwise);
 
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);

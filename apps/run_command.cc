@@ -17,6 +17,8 @@
 #include "graph/onnx_io.h"
 #include "graph/shape_inference.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/device.h"
+#include "runtime/execution_plan.h"
 #include "runtime/executor.h"
 
 namespace ort_train::app {
@@ -32,6 +34,7 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--rtol", args.rtol, "relative tolerance against expected outputs")->capture_default_str();
   run->add_option("--atol", args.atol, "absolute tolerance against expected outputs")->capture_default_str();
   run->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
+  add_device_option(run, args.device, "cpu or cuda[:i] (default: cpu)");
   run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
       ->check(CLI::PositiveNumber);
   run->add_flag("--profile", args.profile, "print the time spent per op type over all runs");
@@ -105,9 +108,17 @@ Status run_command(const RunArgs& args) {
   spdlog::info("{} nodes; weights {:.2f} MiB; planned peak activations {:.2f} MiB{}", model.graph.nodes.size(),
                estimate.initializer_bytes / 1048576.0, estimate.peak_activation_bytes / 1048576.0,
                estimate.complete ? "" : " (some shapes known only at run time)");
-  ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
-  RETURN_IF_ERROR(check_plan_fits(model, estimate, *cpu));
-  ASSIGN_OR_RETURN(auto executor, Executor::create(model, cpu));
+  std::shared_ptr<Device> device;
+  if (args.device == "cpu") {
+    ASSIGN_OR_RETURN(device, get_device(DeviceKind::kCpu));
+  } else {
+    RETURN_IF_ERROR(check_kernels(model, DeviceKind::kCuda));  // every node without a CUDA kernel, named
+    DeviceSettings settings;
+    settings.index = device_index(args.device, 0);
+    ASSIGN_OR_RETURN(device, get_device(DeviceKind::kCuda, settings));
+  }
+  RETURN_IF_ERROR(check_plan_fits(model, estimate, *device));
+  ASSIGN_OR_RETURN(auto executor, Executor::create(model, device));
   std::map<std::string, Tensor> outputs;
   std::vector<double> times;
   std::map<std::string, double> op_ms;
@@ -116,7 +127,11 @@ Status run_command(const RunArgs& args) {
   for (int r = 0; r < args.repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(outputs, executor->run(feeds, options));
+    RETURN_IF_ERROR(device->synchronize());  // a GPU run is timed to its end, not to its last launch
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  for (auto& [name, t] : outputs) {
+    ASSIGN_OR_RETURN(t, to_host(*device, t));
   }
   std::sort(times.begin(), times.end());
   double median = times[times.size() / 2];

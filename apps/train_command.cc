@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <regex>
 #include <unistd.h>
 #include <fstream>
 
@@ -54,13 +53,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--steps", args.steps, "optimizer steps to take")->check(CLI::NonNegativeNumber);
   train->add_option("--epochs", args.epochs, "passes over the data (when --steps is not given)")
       ->check(CLI::PositiveNumber);
-  train->add_option("--device", args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)")
-      ->check(CLI::Validator(
-          [](std::string& d) -> std::string {
-            static const std::regex form("cpu|cuda|cuda:[0-9]{1,3}");
-            return std::regex_match(d, form) ? "" : "'" + d + "' is not cpu or cuda[:i]";
-          },
-          "DEVICE"));
+  add_device_option(train, args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)");
   train->add_option("--kernel-choices", args.kernel_choices,
                     "keep the kernels chosen by timing (attention) in this JSON file: read at the start, written after "
                     "the first step, so a later run on the same device skips the timing (default with "
@@ -232,9 +225,8 @@ Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model
     }
     return get_device(DeviceKind::kCpu, settings);
   }
-  // The option's validator let through cpu, cuda or cuda:<1-3 digits> only.
   if (d == "cpu") return get_device(DeviceKind::kCpu, settings);
-  if (d.size() > 5) settings.index = std::stoi(d.substr(5));
+  settings.index = device_index(d, settings.index);
   return get_device(DeviceKind::kCuda, settings);
 }
 

@@ -209,7 +209,7 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker_torch(args)
-    rows = []
+    printed_header = False
     for name in args.models.split(","):
         c = (TINY if args.tiny else CONFIGS)[name]
         worker = [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--steps", str(args.steps),
@@ -224,7 +224,7 @@ def main():
         t = run_torch(worker + ["--precision", "fp32", "--check"], name)
         rel = abs(lines[0]["loss"] - t["first_loss"]) / abs(t["first_loss"])
         print(f"{name}: first loss without dropout: PyTorch {t['first_loss']:.6f}, ort_train {lines[0]['loss']:.6f} "
-              f"(relative {rel:.1e})")
+              f"(relative {rel:.1e})", flush=True)
         if rel > 2e-3:
             sys.exit(f"{name}: the first losses disagree; the timings would compare different work")
         with tempfile.TemporaryDirectory() as folder:
@@ -233,26 +233,33 @@ def main():
         ort_ms = statistics.median([m["step_ms"] for m in lines][WARMUP:])
         t = run_torch(torch_cmd, name)
         t_compiled = None if args.no_compile else run_torch(torch_cmd + ["--compile-worker"], name)
-        rows.append((name, c, n_params, t, ort_ms, ort_peak, t_compiled))
-    device = rows[0][3]["device"] if rows else "?"
-    peak = peak_of(device, args.precision)
+        # Each model's rows as soon as they are measured: a run cut short at a time limit keeps them.
+        if not printed_header:
+            print_header(t["device"], args)
+            printed_header = True
+        print_rows(name, c, n_params, t, ort_ms, ort_peak, t_compiled, peak_of(t["device"], args.precision))
+
+
+def print_header(device, args):
     what = "float32 with TF32 matmuls" if args.precision == "fp32" else "bf16 (PyTorch autocast, ort_train --precision bf16)"
     print(f"Training steps on {device}, {what}, median of {args.steps} after {WARMUP} warm-up; "
           f"ratio: the step time over PyTorch eager's")
     print(f"{'model':6}{'framework':26}{'ms/step':>10}{'seq/s':>9}{'tokens/s':>11}{'peak MiB':>10}{'MFU':>7}"
-          f"{'ratio':>7}")
-    for name, c, n, t, ort_ms, ort_peak, tc in rows:
-        fl = flops_per_step(name, c, n)
-        tokens = c["batch"] * c["seq"]
-        frameworks = [(f"PyTorch {t['version']}", t["ms"], t["peak_mib"])]
-        if tc:
-            frameworks.append((f"torch.compile {tc['version']}", tc["ms"], tc["peak_mib"]))
-        frameworks.append(("ort_train", ort_ms, ort_peak))
-        for label, ms, mib in frameworks:
-            mfu = fl / (ms / 1000) / peak
-            print(f"{name:6}{label:26}{ms:10.2f}{c['batch'] * 1000 / ms:9.1f}{tokens * 1000 / ms:11.0f}"
-                  f"{mib:10.0f}{100 * mfu:6.1f}%{ms / t['ms']:7.2f}")
-        print(f"{'':6}({n / 1e6:.1f} M parameters, {fl / 1e12:.2f} TFLOP per step)")
+          f"{'ratio':>7}", flush=True)
+
+
+def print_rows(name, c, n, t, ort_ms, ort_peak, tc, peak):
+    fl = flops_per_step(name, c, n)
+    tokens = c["batch"] * c["seq"]
+    frameworks = [(f"PyTorch {t['version']}", t["ms"], t["peak_mib"])]
+    if tc:
+        frameworks.append((f"torch.compile {tc['version']}", tc["ms"], tc["peak_mib"]))
+    frameworks.append(("ort_train", ort_ms, ort_peak))
+    for label, ms, mib in frameworks:
+        mfu = fl / (ms / 1000) / peak
+        print(f"{name:6}{label:26}{ms:10.2f}{c['batch'] * 1000 / ms:9.1f}{tokens * 1000 / ms:11.0f}"
+              f"{mib:10.0f}{100 * mfu:6.1f}%{ms / t['ms']:7.2f}")
+    print(f"{'':6}({n / 1e6:.1f} M parameters, {fl / 1e12:.2f} TFLOP per step)", flush=True)
 
 
 if __name__ == "__main__":

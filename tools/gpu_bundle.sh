@@ -24,8 +24,9 @@ for bin in build/ort_train build/tests/ort_train_tests build/libort_train_cuda.s
   ldd "$bin" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
-    # glibc, the C++ runtime (the target's is newer) and CUDA's libraries come from the target.
-    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++*|libgcc_s*|libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libort_train_cuda*) ;;
+    # glibc, the C++ runtime (the target's is newer), CUDA's libraries and
+    # NCCL (its PyPI wheel, 200 MB, is installed there) come from the target.
+    libc.so*|libm.so*|libdl.so*|librt.so*|libpthread.so*|ld-linux*|libstdc++*|libgcc_s*|libcuda.so*|libcudart.so*|libcublas*|libcudnn*|libnccl*|libort_train_cuda*) ;;
     *) cp -L "$lib" "$out/stage/lib/" ;;
   esac
 done
@@ -35,8 +36,8 @@ for name in ort_train ort_train_tests; do
   cat > "$out/stage/bin/$name" <<WRAP
 #!/usr/bin/env bash
 here=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")/.." && pwd)
-cudnn=\$(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null || true)
-export LD_LIBRARY_PATH="\$here/lib:\${cudnn}:/usr/local/cuda/lib64:/usr/local/cuda/lib:\${LD_LIBRARY_PATH:-}"
+wheels=\$(python3 -c 'import os, nvidia.cudnn, nvidia.nccl; print(":".join(os.path.join(list(m.__path__)[0], "lib") for m in (nvidia.cudnn, nvidia.nccl)))' 2>/dev/null || true)
+export LD_LIBRARY_PATH="\$here/lib:\${wheels}:/usr/local/cuda/lib64:/usr/local/cuda/lib:\${LD_LIBRARY_PATH:-}"
 exec "\$here/real/$name" "\$@"
 WRAP
   chmod +x "$out/stage/bin/$name"
@@ -50,4 +51,11 @@ export ORT_TRAIN_BINARY="$here/bin/ort_train"
 ENV
 tar czf "$out/ort_train_gpu.tar.gz" -C "$out/stage" .
 rm -rf "$out/stage"
-ls -la "$out/ort_train_gpu.tar.gz"
+# The ONNX node tests for gpu_checks.sh's forward kernels on the GPU: the ones
+# tools/make_node_tests.py made (CTest's conformance.make_node_tests) and
+# ../shared's corpus where this checkout has it (4.6 MB packed; never committed).
+cases=()
+[ -d build/tests/node_tests ] && cases+=(-C "$PWD/build/tests" node_tests)
+[ -d ../shared/conformance/onnx_node_tests ] && cases+=(-C "$(cd ../shared/conformance && pwd)" onnx_node_tests)
+[ ${#cases[@]} -gt 0 ] && tar czf "$out/node_tests.tar.gz" "${cases[@]}"
+ls -la "$out"

@@ -1,29 +1,52 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (the device tool's `run`, with `carry:
-# ["gpu_bundle"]` after tools/gpu_bundle.sh here): the whole Catch2 suite on
-# the GPU build, the CUDA tests verbosely (CPU-vs-CUDA for every gradient
-# case, 10-step parity per model and optimizer, deterministic repeats), the
-# measured attention choice (cublas vs tiled) on four shapes, and the
-# BERT-base / GPT-2 small benchmark against PyTorch eager and torch.compile on
-# the same card, in fp32 (TF32) and in bf16 (autocast), with MFU.
-# Everything it prints is also written under $OUT (or ./gpu_out).
+# ["gpu_bundle"]` after tools/gpu_bundle.sh here), most wanted first, each
+# part under its own time limit so that a call cut short still brings back the
+# parts before it:
+#   1. the CUDA tests verbosely (CPU-vs-CUDA for every gradient case, 10-step
+#      parity per model and optimizer, deterministic repeats);
+#   2. the BERT-base / GPT-2 small benchmark against PyTorch eager and
+#      torch.compile on the same card, fp32 (TF32) then bf16 (autocast), with MFU;
+#   3. the ONNX node tests (ours, and ../shared's corpus when the bundle holds
+#      it) through `ort_train run --device cuda`: every forward kernel on the GPU;
+#   4. the measured attention choice (cublas vs tiled) on four shapes;
+#   5. compute-sanitizer memcheck over the CUDA gradient cases.
+# PARTS (default "tests bench nodes attention sanitizer") picks parts, so a
+# second call can finish what a first left. Everything it prints is also
+# written under $OUT (or ./gpu_out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu_out}
 mkdir -p "$out" /tmp/ot
 tar xzf gpu_bundle/ort_train_gpu.tar.gz -C /tmp/ot
 source /tmp/ot/env.sh
-{
+limit() { timeout --kill-after=5 "$@"; }
+parts=" ${PARTS:-tests bench nodes attention sanitizer} "
+want() { [[ $parts == *" $1 "* ]]; }
+want tests && {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   echo "== CUDA tests"
-  ort_train_tests "cuda.*" -s 2>&1 | grep -E "CUDA vs CPU|not run|FAILED|passed|failed|with expansion" -A3
-  echo "== whole suite"
-  ort_train_tests 2>&1 | tail -3
+  limit "${TESTS_S:-180}" ort_train_tests "cuda.*" -s 2>&1 |
+    grep -E "CUDA vs CPU|not run|FAILED|passed|failed|with expansion" -A3
 } 2>&1 | tee "$out/tests.txt"
-# The step-time tables first: what a call cut short at its limit still brings back is the most wanted.
-for precision in fp32 bf16; do
-  python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train --steps "${STEPS:-20}" --precision $precision 2>&1 |
-    tee "$out/bench_$precision.txt"
+want bench && for precision in fp32 bf16; do
+  limit "${BENCH_S:-150}" python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train --steps "${STEPS:-20}" \
+    --precision $precision 2>&1 | tee "$out/bench_$precision.txt"
 done
-python3 bench/bench_attention_choice.py --ort-train /tmp/ot/bin/ort_train --device cuda --rounds 2 --repeat 5 2>&1 |
-  tee "$out/attention_choice.txt"
+if want nodes && [ -f gpu_bundle/node_tests.tar.gz ]; then
+  mkdir -p /tmp/node_tests && tar xzf gpu_bundle/node_tests.tar.gz -C /tmp/node_tests
+  # Ours first (issue 30's ops, 128 cases), then the corpus (about 700): each case is one process with its own CUDA start.
+  for cases in /tmp/node_tests/node_tests/ /tmp/node_tests/onnx_node_tests/; do
+    [ -d "$cases" ] || continue
+    echo "== node tests on cuda: $(basename "$cases")"
+    PYTHONUNBUFFERED=1 limit "${NODE_S:-75}" python3 tests/conformance/run_node_tests.py --ort-train /tmp/ot/bin/ort_train \
+      --cases "$cases" --device cuda --verbose --timeout 20 2>&1
+  done | tee "$out/node_tests_cuda.txt"
+fi
+want attention && limit "${ATTENTION_S:-60}" python3 bench/bench_attention_choice.py --ort-train /tmp/ot/bin/ort_train --device cuda \
+  --rounds 2 --repeat 5 2>&1 | tee "$out/attention_choice.txt"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if want sanitizer && [ -n "$sanitizer" ]; then
+  limit "${SANITIZER_S:-120}" "$sanitizer" --tool memcheck --leak-check no --error-exitcode 9 --target-processes all \
+    /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu" 2>&1 | tail -20 | tee "$out/memcheck.txt"
+fi

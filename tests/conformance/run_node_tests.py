@@ -55,6 +55,7 @@ def main():
     ap.add_argument("--ops", default="", help="comma-separated op families to run (default: the whole op set)")
     ap.add_argument("--verbose", action="store_true", help="print each failure's message")
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:i]: where `ort_train run` computes")
     args = ap.parse_args()
 
     index = os.path.join(args.cases, "onnx_node_tests_cases.tsv")
@@ -83,7 +84,7 @@ def main():
         try:
             r = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model",
                                 os.path.join(case_dir, "model.onnx"), "--inputs", data_dir,
-                                "--rtol", "1e-3", "--atol", "1e-5"],
+                                "--rtol", "1e-3", "--atol", "1e-5", "--device", args.device],
                                capture_output=True, text=True, timeout=args.timeout)
             ok = r.returncode == 0 and "MISMATCH" not in r.stdout
             msg = (r.stderr.strip() or r.stdout.strip()).splitlines()
@@ -93,6 +94,8 @@ def main():
         per_op[op][0 if ok else 1] += 1
         if not ok:
             failures.append((name, msg))
+            if args.verbose:  # at once, so a run cut short at a time limit still names its failures
+                print(f"FAIL {name}: {msg[:300]}", flush=True)
 
     total_pass = sum(v[0] for v in per_op.values())
     total_fail = sum(v[1] for v in per_op.values())
@@ -102,8 +105,9 @@ def main():
         p, fl, ex = per_op[op]
         print(f"{op:28s} {p:5d} {fl:5d} {ex:8d}")
     print()
-    for name, msg in failures:
-        print(f"FAIL {name}: {msg[:300] if args.verbose else msg[:160]}")
+    if not args.verbose:
+        for name, msg in failures:
+            print(f"FAIL {name}: {msg[:160]}")
     run = total_pass + total_fail
     rate = total_pass / run if run else 0.0
     # Worded so that no summary reader takes it for a test runner's "N passed, N failed" line.

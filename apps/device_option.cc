@@ -1,0 +1,23 @@
+// --device (train and run): cpu, cuda or cuda:i. One validator so both
+// commands accept and refuse the same spellings.
+#include <regex>
+
+#include "apps/commands.h"
+
+namespace ort_train::app {
+
+void add_device_option(CLI::App* cmd, std::string& value, const std::string& description) {
+  cmd->add_option("--device", value, description)
+      ->check(CLI::Validator(
+          [](std::string& d) -> std::string {
+            static const std::regex form("cpu|cuda|cuda:[0-9]{1,3}");
+            return std::regex_match(d, form) ? "" : "'" + d + "' is not cpu or cuda[:i]";
+          },
+          "DEVICE"));
+}
+
+int device_index(const std::string& value, int otherwise) {
+  return value.size() > 5 ? std::stoi(value.substr(5)) : otherwise;  // the validator let through cuda:<digits> only
+}
+
+}  // namespace ort_train::app
