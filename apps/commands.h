@@ -25,6 +25,7 @@ struct RunArgs {
   int repeat = 1;  // forward runs to time; the median is reported
   std::string max_memory;  // --max-memory
   std::string device = "cpu";  // --device: cpu, cuda or cuda:i
+  bool no_tf32 = false;  // --no-tf32: float32 GEMMs in full float32 on a GPU
 };
 // `ort_train --version`: version, commit and build options (apps/version.cc).
 std::string version_text();

@@ -35,9 +35,10 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--atol", args.atol, "absolute tolerance against expected outputs")->capture_default_str();
   run->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
   add_device_option(run, args.device, "cpu or cuda[:i] (default: cpu)");
+  run->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
       ->check(CLI::PositiveNumber);
-  run->add_flag("--profile", args.profile, "print the time spent per op type over all runs");
+  run->add_flag("--profile", args.profile, "print the time spent per op type (with --repeat N: over runs 2..N)");
 }
 
 namespace {
@@ -115,6 +116,7 @@ Status run_command(const RunArgs& args) {
     RETURN_IF_ERROR(check_kernels(model, DeviceKind::kCuda));  // every node without a CUDA kernel, named
     DeviceSettings settings;
     settings.index = device_index(args.device, 0);
+    settings.allow_tf32 = !args.no_tf32;
     ASSIGN_OR_RETURN(device, get_device(DeviceKind::kCuda, settings));
   }
   RETURN_IF_ERROR(check_plan_fits(model, estimate, *device));
@@ -123,8 +125,9 @@ Status run_command(const RunArgs& args) {
   std::vector<double> times;
   std::map<std::string, double> op_ms;
   RunOptions options;
-  if (args.profile) options.op_time_ms = &op_ms;
   for (int r = 0; r < args.repeat; ++r) {
+    // The first of several runs is a warm-up for the profile (one-time starts are no op's).
+    if (args.profile && (r > 0 || args.repeat == 1)) options.op_time_ms = &op_ms;
     auto start = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(outputs, executor->run(feeds, options));
     RETURN_IF_ERROR(device->synchronize());  // a GPU run is timed to its end, not to its last launch
@@ -140,7 +143,7 @@ Status run_command(const RunArgs& args) {
   spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB; peak RSS {:.1f} MiB", model.graph.nodes.size(),
                executor->allocator().peak_bytes() / 1048576.0, usage.ru_maxrss / 1024.0);
   if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", median, args.repeat);
-  if (args.profile) print_op_profile(op_ms, args.repeat);
+  if (args.profile) print_op_profile(op_ms, args.repeat > 1 ? args.repeat - 1 : 1);
 
   if (!args.outputs.empty()) {
     std::error_code ec;

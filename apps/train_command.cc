@@ -107,7 +107,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
       ->check(CLI::PositiveNumber);
   train->add_flag("--profile", args.profile,
-                  "print the time spent per op type over all runs (with --repeat: no training unless --steps or "
+                  "print the time spent per op type (with --repeat N: over runs 2..N; no training unless --steps or "
                   "--epochs is given)");
   train->add_option("--save-training-graph", args.save_training_graph,
                     "write the forward+loss+backward graph as ONNX");
@@ -140,10 +140,12 @@ Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const Model& s
   options.training = true;
   options.seed = seed;
   std::map<std::string, double> op_ms;
-  if (args.profile) options.op_time_ms = &op_ms;
   std::vector<double> times;
   std::map<std::string, Tensor> out;
   for (int i = 0; i < args.repeat; ++i) {
+    // With --repeat the first run is a warm-up for the profile: it carries
+    // one-time costs (cuBLAS's start, kernel choice) that are no op's.
+    if (args.profile && (i > 0 || args.repeat == 1)) options.op_time_ms = &op_ms;
     auto started = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(out, executor->run(feeds, options));
     RETURN_IF_ERROR(device->synchronize());  // a GPU step is timed to its end, not to its last launch
@@ -151,7 +153,7 @@ Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const Model& s
   }
   std::sort(times.begin(), times.end());
   spdlog::info("forward+backward: median {:.2f} ms over {} runs", times[times.size() / 2], times.size());
-  if (args.profile) print_op_profile(op_ms, args.repeat);
+  if (args.profile) print_op_profile(op_ms, args.repeat > 1 ? args.repeat - 1 : 1);
   // Read as the trainer reads them (training/step_metrics.h), where they were computed.
   ASSIGN_OR_RETURN(double loss, loss_value(*device, out.at(tg.gradients.loss)));
   std::vector<Tensor> grads;

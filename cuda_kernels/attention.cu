@@ -22,6 +22,13 @@ using cuda::kThreads;
 
 constexpr int64_t kMaxKeys = 8192;
 
+// Bytes of a row's scores in shared memory, rounded up to whole groups of four
+// floats. The P.V and dS.K loops read the scores four at a time and then the
+// remainder; on an H100 compute-sanitizer saw a 12-byte read starting at the
+// last of 5 keys, i.e. the remainder read as one wide load. The padding keeps
+// such a read inside the block's allocation (its values are never used).
+size_t row_scores_bytes(int64_t keys) { return static_cast<size_t>((keys + 3) / 4 * 4) * sizeof(float); }
+
 __device__ float key_dot(const AttentionGeometry& g, const float* qrow, const float* k, int64_t b, int64_t kh,
                          int64_t s) {
   float dot = 0;
@@ -155,7 +162,7 @@ int launch_attention_forward(const AttentionGeometry& g, const float* q, const f
   int64_t rows = g.batch * g.heads * g.queries;
   if (rows == 0) return cudaSuccess;
   if (g.keys > kMaxKeys) return cudaErrorInvalidValue;
-  size_t shared = static_cast<size_t>(g.keys) * sizeof(float);
+  size_t shared = row_scores_bytes(g.keys);
   attention_forward_rows<<<static_cast<unsigned>(rows), kThreads, shared, static_cast<cudaStream_t>(stream)>>>(
       g, q, k, v, bias, mask, o, lse);
   return cudaGetLastError();
@@ -168,7 +175,7 @@ int launch_attention_backward(const AttentionGeometry& g, const float* dout, con
   if (rows == 0) return cudaSuccess;
   if (g.keys > kMaxKeys || g.head_size > 4 * kThreads || g.value_size > 4 * kThreads) return cudaErrorInvalidValue;
   auto s = static_cast<cudaStream_t>(stream);
-  size_t shared = static_cast<size_t>(g.keys) * sizeof(float);
+  size_t shared = row_scores_bytes(g.keys);
   attention_backward_rows<<<static_cast<unsigned>(rows), kThreads, shared, s>>>(g, dout, q, k, v, o, lse, bias, mask,
                                                                                row_dot, dq, dscores);
   cudaError_t e = cudaGetLastError();

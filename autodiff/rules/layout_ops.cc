@@ -1,10 +1,8 @@
 // Gradient rules of Pad, Tile, CumSum, Trilu, GatherElements, Dropout and com.ort_train DropoutAdd.
 #include "autodiff/gradient_rule.h"
+#include "graph/ops/pad.h"
 
 namespace ort_train {
-
-Result<std::vector<int64_t>> pad_amounts(const Node& node, int64_t opset, int64_t rank, const Tensor* pads,
-                                         const Tensor* axes);
 
 namespace {
 

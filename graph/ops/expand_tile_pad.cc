@@ -2,10 +2,10 @@
 #include <algorithm>
 
 #include "graph/op_schema.h"
+#include "graph/ops/pad.h"
 
 namespace ort_train {
 
-// Pad's begin/end amounts per dim of a rank-`rank` input (attribute form before opset 11).
 Result<std::vector<int64_t>> pad_amounts(const Node& node, int64_t opset, int64_t rank, const Tensor* pads,
                                          const Tensor* axes) {
   std::vector<int64_t> p = opset < 11 ? node.attr_ints(opset < 2 ? "paddings" : "pads") : pads->to_int64_vector();

@@ -8,11 +8,9 @@
 #include "runtime/cpu/copy.h"
 #include "runtime/cpu/pad_source.h"
 #include "runtime/kernel.h"
+#include "graph/ops/pad.h"
 
 namespace ort_train {
-
-Result<std::vector<int64_t>> pad_amounts(const Node& node, int64_t opset, int64_t rank, const Tensor* pads,
-                                         const Tensor* axes);
 
 namespace {
 

@@ -5,6 +5,7 @@
 
 #include "cuda_kernels/copy.h"
 #include "cuda_kernels/vector_math.h"
+#include "graph/ops/pad.h"
 #include "graph/ops/slice.h"
 #include "runtime/cuda/kernels/common.h"
 
@@ -128,23 +129,25 @@ Status pad(KernelContext& ctx) {
   std::string mode = ctx.node().attr_string("mode", "constant");
   if (mode != "constant")
     return unsupported("{}: the CUDA Pad kernel supports mode 'constant' only, got '{}'", ctx.node().describe(), mode);
-  std::vector<int64_t> pads;
   std::vector<uint8_t> value(8, 0);
+  Tensor pads_in, axes_in;  // opset 11+: pads, then opset 18's optional axes, read on the host
   if (ctx.opset() < 11) {
-    pads = ctx.node().attr_ints("pads");
     float v = ctx.node().attr_float("value", 0.f);
     if (x.dtype() != DType::kFloat && v != 0.f) return unsupported_cuda_dtype(ctx, x.dtype());
     std::memcpy(value.data(), &v, sizeof(float));
   } else {
-    ASSIGN_OR_RETURN(Tensor p, host_input(ctx, 1));
-    pads = p.to_int64_vector();
+    ASSIGN_OR_RETURN(pads_in, host_input(ctx, 1));
     if (ctx.has_input(2) && ctx.input(2).numel() > 0) {
       ASSIGN_OR_RETURN(Tensor v, host_input(ctx, 2));
       std::memcpy(value.data(), v.raw(), std::min<size_t>(v.nbytes(), 8));
     }
-    if (ctx.has_input(3))
-      return unsupported("{}: the CUDA Pad kernel does not take the axes input", ctx.node().describe());
+    if (ctx.opset() >= 18 && ctx.has_input(3)) {
+      ASSIGN_OR_RETURN(axes_in, host_input(ctx, 3));
+    }
   }
+  ASSIGN_OR_RETURN(std::vector<int64_t> pads,
+                   pad_amounts(ctx.node(), ctx.opset(), x.rank(), ctx.opset() >= 11 ? &pads_in : nullptr,
+                               ctx.opset() >= 18 && ctx.has_input(3) ? &axes_in : nullptr));
   CUDA_RETURN_IF_ERROR(launch_fill(out.raw(), out.numel(), bytes_of(out), value.data(), stream()));
   if (x.numel() == 0) return Status::Ok();
   ASSIGN_OR_RETURN(PadInterior p, pad_interior(x.dims(), out.dims(), pads));
