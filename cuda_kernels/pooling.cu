@@ -39,20 +39,35 @@ __global__ void average_pool_kernel(const float* x, float* y, int64_t total, int
   }
 }
 
+__global__ void lp_pool_kernel(const float* x, float* y, int64_t total, int64_t in_size, int64_t out_size,
+                               PoolGeometry g, int64_t p) {
+  GRID_STRIDE(idx, total) {
+    int64_t pl = idx / out_size, o[3];
+    decode3(idx % out_size, g.out, o);
+    y[idx] = lp_pool_at(x + pl * in_size, g, o, p);
+  }
+}
+
 // One warp per plane; lanes stride the plane, then a fixed butterfly.
-__global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int64_t size, bool is_max) {
+__global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int64_t size, GlobalPoolKind kind,
+                                   int64_t lp_order) {
+  const bool is_max = kind == GlobalPoolKind::kMax;
   int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) / 32;
   int64_t warps = int64_t{gridDim.x} * blockDim.x / 32;
   int lane = threadIdx.x % 32;
   for (int64_t pl = warp; pl < planes; pl += warps) {
     const float* p = x + pl * size;
     float acc = is_max ? -INFINITY : 0.f;
-    for (int64_t i = lane; i < size; i += 32) acc = is_max ? fmaxf(acc, p[i]) : acc + p[i];
+    for (int64_t i = lane; i < size; i += 32)
+      acc = is_max ? fmaxf(acc, p[i]) : acc + (kind == GlobalPoolKind::kLp ? lp_pool_term(p[i], lp_order) : p[i]);
     for (int s = 16; s > 0; s >>= 1) {
       float other = __shfl_xor_sync(0xffffffffu, acc, s);
       acc = is_max ? fmaxf(acc, other) : acc + other;
     }
-    if (lane == 0) y[pl] = is_max ? acc : acc / static_cast<float>(size);
+    if (lane == 0)
+      y[pl] = is_max                          ? acc
+              : kind == GlobalPoolKind::kLp ? lp_pool_root(acc, lp_order)
+                                              : acc / static_cast<float>(size);
   }
 }
 
@@ -134,10 +149,19 @@ cudaError_t launch_average_pool(const float* x, float* y, int64_t planes, const 
   return cudaGetLastError();
 }
 
-cudaError_t launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, bool is_max,
-                               cudaStream_t stream) {
+cudaError_t launch_lp_pool(const float* x, float* y, int64_t planes, const PoolGeometry& g, int64_t p,
+                           cudaStream_t stream) {
+  int64_t in_size = g.in[0] * g.in[1] * g.in[2], out_size = g.out[0] * g.out[1] * g.out[2];
+  int64_t total = planes * out_size;
+  if (total == 0) return cudaSuccess;
+  lp_pool_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, total, in_size, out_size, g, p);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, GlobalPoolKind kind,
+                               int64_t lp_order, cudaStream_t stream) {
   if (planes == 0) return cudaSuccess;
-  global_pool_kernel<<<blocks_for(planes * 32), kThreads, 0, stream>>>(x, y, planes, size, is_max);
+  global_pool_kernel<<<blocks_for(planes * 32), kThreads, 0, stream>>>(x, y, planes, size, kind, lp_order);
   return cudaGetLastError();
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "cuda_kernels/tensor_map.h"  // ORT_HOST_DEVICE
+#include "numerics/lp_pool.h"
 
 namespace ort_train::cuda {
 
@@ -90,15 +91,26 @@ ORT_HOST_DEVICE float average_pool_at(const float* xp, const PoolGeometry& g, co
   return div > 0 ? sum / static_cast<float>(div) : 0.f;
 }
 
+// One output of LpPool over a plane: (sum of |x|^p over the window's inside)^(1/p).
+ORT_HOST_DEVICE float lp_pool_at(const float* xp, const PoolGeometry& g, const int64_t* o, int64_t p) {
+  float sum = 0.f;
+  for_each_in_window(g, o, [&](int64_t, int64_t, int64_t, int64_t off) { sum += lp_pool_term(xp[off], p); });
+  return lp_pool_root(sum, p);
+}
+
 // y (and indices when not null: plane offset + argmax offset in the plane, row-major
 // or, with column_major, first spatial dim fastest) for `planes` (image, channel) planes.
 cudaError_t launch_max_pool(const float* x, float* y, int64_t* indices, int64_t planes, const PoolGeometry& g,
                             bool column_major, cudaStream_t stream);
 cudaError_t launch_average_pool(const float* x, float* y, int64_t planes, const PoolGeometry& g,
                                 bool count_include_pad, cudaStream_t stream);
-// One value per plane of `size` elements: the mean, or the max.
-cudaError_t launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, bool is_max,
-                               cudaStream_t stream);
+cudaError_t launch_lp_pool(const float* x, float* y, int64_t planes, const PoolGeometry& g, int64_t p,
+                           cudaStream_t stream);
+// One value per plane of `size` elements: the mean, the max, or (lp_order > 0)
+// the Lp norm.
+enum class GlobalPoolKind { kAverage, kMax, kLp };
+cudaError_t launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, GlobalPoolKind kind,
+                               int64_t lp_order, cudaStream_t stream);
 // dx = 0, then dx[indices[i]] += dy[i]. Indices outside their own plane are
 // skipped. `deterministic`: one thread per plane adding in dY order; otherwise
 // one thread per dY element with atomicAdd (order varies where windows overlap).

@@ -27,7 +27,7 @@ import tempfile
 OPS = ("HardSigmoid HardSwish Elu Selu Celu ThresholdedRelu Shrink Softsign Mish Tan Sinh Cosh Asin Acos Asinh "
        "Acosh Atanh PRelu Mod ArgMax ArgMin DepthToSpace SpaceToDepth RNN GRU LSTM InstanceNormalization "
        "GroupNormalization OneHot EyeLike Hardmax ReverseSequence Compress ReduceLogSum "
-       "MeanVarianceNormalization LpNormalization IsNaN IsInf").split()
+       "MeanVarianceNormalization LpNormalization IsNaN IsInf GridSample").split()
 
 
 def main():

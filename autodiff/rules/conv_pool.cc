@@ -1,5 +1,6 @@
 // Gradient rules of Conv and the pooling ops.
 #include "autodiff/gradient_rule.h"
+#include "graph/ops/window_geometry.h"
 
 namespace ort_train {
 namespace {
@@ -79,6 +80,71 @@ Status global_max_rule(GradientContext& c) {
   return Status::Ok();
 }
 
+// The part of LpPool's gradient that is a function of each output:
+// dY / Y^(p-1) (0 where Y is 0, i.e. the whole window is 0). With
+// d y / d x_i = sign(x_i) |x_i|^(p-1) / y^(p-1), the input gradient is that
+// times lp_factor(x) summed over the windows holding x_i.
+Result<std::string> lp_output_weight(GradientContext& c, int64_t p) {
+  if (p == 1) return c.GO(0);
+  DType t = c.dtype(c.I(0));
+  std::string y = c.O(0);
+  if (p > 2) {
+    ASSIGN_OR_RETURN(y, c.add1("Pow", {c.O(0), c.builder().scalar(static_cast<double>(p - 1), t)}));
+  }
+  ASSIGN_OR_RETURN(auto ratio, c.add1("Div", {c.GO(0), y}));
+  ASSIGN_OR_RETURN(auto empty, c.add1("Equal", {c.O(0), c.builder().scalar(0.0, t)}));
+  return c.add1("Where", {empty, c.builder().scalar(0.0, t), ratio});
+}
+
+// sign(x) |x|^(p-1): x itself for p = 2.
+Result<std::string> lp_factor(GradientContext& c, int64_t p) {
+  if (p == 2) return c.I(0);
+  ASSIGN_OR_RETURN(auto sign, c.add1("Sign", {c.I(0)}));
+  if (p == 1) return sign;
+  ASSIGN_OR_RETURN(auto a, c.add1("Abs", {c.I(0)}));
+  ASSIGN_OR_RETURN(auto pw, c.add1("Pow", {a, c.builder().scalar(static_cast<double>(p - 1), c.dtype(c.I(0)))}));
+  return c.add1("Mul", {sign, pw});
+}
+
+// LpPool: the windowed sum of the output weights is AveragePoolGrad (which
+// shares each window's value among the window's elements inside the input) of
+// the weights times each window's inside count; that count is LpPool with p = 1
+// over ones. Both ops run on every device, so no kernel of its own.
+Status lp_pool_rule(GradientContext& c) {
+  ASSIGN_OR_RETURN(int64_t p, lp_pool_order(c.node(), c.opset()));
+  ASSIGN_OR_RETURN(auto weight, lp_output_weight(c, p));
+  ASSIGN_OR_RETURN(auto shape, c.builder().shape_of(c.I(0)));
+  if (c.dtype(c.I(0)) != DType::kFloat && c.dtype(c.I(0)) != DType::kDouble)
+    return c.unsupported_case("{} input (float32 and float64 only)", dtype_name(c.dtype(c.I(0))));
+  Tensor one = c.dtype(c.I(0)) == DType::kDouble ? Tensor::from_vector<double>({1}, {1.0})
+                                                 : Tensor::from_vector<float>({1}, {1.f});
+  ASSIGN_OR_RETURN(auto ones, c.add1("ConstantOfShape", {shape}, {Attribute::make_tensor("value", one)}));
+  std::vector<Attribute> attrs;
+  for (const Attribute& a : c.node().attributes)
+    if (a.name != "p") attrs.push_back(a);
+  std::vector<Attribute> count_attrs = attrs;
+  count_attrs.push_back(Attribute::make_int("p", 1));
+  ASSIGN_OR_RETURN(auto count, c.add1("LpPool", {ones}, count_attrs));
+  ASSIGN_OR_RETURN(auto scaled, c.add1("Mul", {weight, count}));
+  attrs.push_back(Attribute::make_int("count_include_pad", 0));
+  ASSIGN_OR_RETURN(auto summed, c.add1("AveragePoolGrad", {scaled, shape}, attrs, kOrtTrainDomain));
+  c.builder().refine_shape(summed, c.shape(c.I(0)));
+  ASSIGN_OR_RETURN(auto factor, lp_factor(c, p));
+  ASSIGN_OR_RETURN(auto g, c.add1("Mul", {summed, factor}));
+  c.set_GI(0, g);
+  return Status::Ok();
+}
+
+// GlobalLpPool: one window per plane, so the weight broadcasts over it.
+Status global_lp_pool_rule(GradientContext& c) {
+  ASSIGN_OR_RETURN(int64_t p, lp_pool_order(c.node(), c.opset()));
+  ASSIGN_OR_RETURN(auto weight, lp_output_weight(c, p));
+  ASSIGN_OR_RETURN(auto factor, lp_factor(c, p));
+  ASSIGN_OR_RETURN(auto g, c.add1("Mul", {factor, weight}));
+  c.set_GI(0, g);
+  return Status::Ok();
+}
+
 }  // namespace
 
 ORT_GRADIENT("Conv").rule(conv_rule);
@@ -86,5 +152,7 @@ ORT_GRADIENT("MaxPool").no_gradient_from_outputs({1}).rule(max_pool_rule);
 ORT_GRADIENT("AveragePool").rule(average_pool_rule);
 ORT_GRADIENT("GlobalAveragePool").rule(global_average_rule);
 ORT_GRADIENT("GlobalMaxPool").rule(global_max_rule);
+ORT_GRADIENT("LpPool").rule(lp_pool_rule);
+ORT_GRADIENT("GlobalLpPool").rule(global_lp_pool_rule);
 
 }  // namespace ort_train

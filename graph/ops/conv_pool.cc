@@ -1,8 +1,15 @@
-// Shape rules: Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
+// Shape rules: Conv, MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool.
 #include "graph/op_schema.h"
 #include "graph/ops/window_geometry.h"
 
 namespace ort_train {
+
+Result<int64_t> lp_pool_order(const Node& node, int64_t opset) {
+  int64_t p = opset < 2 ? static_cast<int64_t>(node.attr_float("p", 2.f)) : node.attr_int("p", 2);
+  if (p < 1) return invalid_argument("{}: p must be 1 or more, got {}", node.describe(), p);
+  return p;
+}
+
 namespace {
 
 // Output [N, channels, out spatial...] when the spatial input dims are known.
@@ -60,6 +67,13 @@ Status pool_rule(InferContext& ctx) {
   return windowed_rule(ctx, (*x)[1], kernel, true);
 }
 
+Status lp_pool_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(lp_pool_order(ctx.node(), ctx.opset()).status());
+  return pool_rule(ctx);
+}
+
+Status global_lp_pool_rule(InferContext& ctx);
+
 Status global_pool_rule(InferContext& ctx) {
   const OptShape& x = ctx.input_shape(0);
   if (!x) {
@@ -72,6 +86,11 @@ Status global_pool_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+Status global_lp_pool_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(lp_pool_order(ctx.node(), ctx.opset()).status());
+  return global_pool_rule(ctx);
+}
+
 }  // namespace
 
 ORT_REGISTER_OP("", "Conv", 1, 1000, conv_rule, kPlainOp);
@@ -79,5 +98,7 @@ ORT_REGISTER_OP("", "MaxPool", 1, 1000, pool_rule, kPlainOp);
 ORT_REGISTER_OP("", "AveragePool", 1, 1000, pool_rule, kPlainOp);
 ORT_REGISTER_OP("", "GlobalAveragePool", 1, 1000, global_pool_rule, kPlainOp);
 ORT_REGISTER_OP("", "GlobalMaxPool", 1, 1000, global_pool_rule, kPlainOp);
+ORT_REGISTER_OP("", "LpPool", 1, 1000, lp_pool_rule, kPlainOp);
+ORT_REGISTER_OP("", "GlobalLpPool", 1, 1000, global_lp_pool_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -18,4 +18,8 @@ struct WindowDim {
 Result<std::vector<WindowDim>> window_geometry(const Node& node, const std::vector<int64_t>& spatial_in,
                                                const std::vector<int64_t>& kernel, bool allow_ceil_mode);
 
+// LpPool's and GlobalLpPool's p: a float before opset 2, an int (default 2)
+// since; refused below 1 (graph/ops/conv_pool.cc).
+Result<int64_t> lp_pool_order(const Node& node, int64_t opset);
+
 }  // namespace ort_train

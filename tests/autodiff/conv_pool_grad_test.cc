@@ -45,11 +45,28 @@ GRAD_CASE("GlobalAveragePool", {"GlobalAveragePool", [](Rng& r) {
 GRAD_CASE("GlobalMaxPool", {"GlobalMaxPool", [](Rng& r) {
   return NodeSpec{.op = "GlobalMaxPool", .inputs = {r.distinct({2, 3, 3, 2})}};
 }});
+// p = 1 and 3 have |x| in them: values kept away from 0, where it kinks.
+GRAD_CASE("LpPool", {"LpPool p 1-3, strides and pads", [](Rng& r) {
+  return NodeSpec{.op = "LpPool", .inputs = {r.away_from({2, 2, 5, 4}, 0.0, 0.1)},
+                  .attributes = {Attribute::make_ints("kernel_shape", {3, 2}), Attribute::make_ints("strides", {2, 1}),
+                                 Attribute::make_ints("pads", {1, 0, 1, 1}), Attribute::make_int("p", r.integer(1, 3))}};
+}});
+GRAD_CASE("LpPool", {"LpPool opset 18 dilations, ceil_mode, 1-D", [](Rng& r) {
+  return NodeSpec{.op = "LpPool", .inputs = {r.away_from({1, 3, 9}, 0.0, 0.1)},
+                  .attributes = {Attribute::make_ints("kernel_shape", {3}), Attribute::make_ints("strides", {2}),
+                                 Attribute::make_ints("dilations", {2}), Attribute::make_int("ceil_mode", 1),
+                                 Attribute::make_int("p", 2)},
+                  .opset = 18};
+}});
+GRAD_CASE("GlobalLpPool", {"GlobalLpPool p 1-3", [](Rng& r) {
+  return NodeSpec{.op = "GlobalLpPool", .inputs = {r.away_from({2, 3, 3, 2}, 0.0, 0.1)},
+                  .attributes = {Attribute::make_int("p", r.integer(1, 3))}};
+}});
 
 }  // namespace
 
 TEST_CASE("gradcheck.conv_pool") {
-  check_registered({"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"});
+  check_registered({"Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"});
 }
 
 }  // namespace ort_train::testing

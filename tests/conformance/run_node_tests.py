@@ -25,7 +25,7 @@ Max Min Sum Mean Tile Pad Trilu CumSum TopK ScatterElements Scatter ScatterND Ga
 HardSigmoid HardSwish Elu Selu Celu ThresholdedRelu Shrink Softsign Mish Tan Sinh Cosh Asin Acos Asinh Acosh Atanh
 PRelu Mod ArgMax ArgMin DepthToSpace SpaceToDepth RNN GRU LSTM InstanceNormalization GroupNormalization
 OneHot EyeLike Hardmax ReverseSequence Compress ReduceLogSum MeanVarianceNormalization LpNormalization
-IsNaN IsInf""".split()
+IsNaN IsInf LpPool GlobalLpPool GridSample""".split()
 # (The last two lines are issue 30's. ../shared's corpus has no case of them;
 # tools/make_node_tests.py makes theirs from the installed onnx package.)
 
@@ -84,7 +84,9 @@ def main():
         try:
             r = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model",
                                 os.path.join(case_dir, "model.onnx"), "--inputs", data_dir,
-                                "--rtol", "1e-3", "--atol", "1e-5", "--device", args.device],
+                                "--rtol", "1e-3", "--atol", "1e-5", "--device", args.device]
+                               # The expected outputs are float32's: TF32's 10-bit products would miss rtol 1e-3.
+                               + (["--no-tf32"] if args.device != "cpu" else []),
                                capture_output=True, text=True, timeout=args.timeout)
             ok = r.returncode == 0 and "MISMATCH" not in r.stdout
             msg = (r.stderr.strip() or r.stdout.strip()).splitlines()

@@ -1,10 +1,12 @@
-// CPU kernels: MaxPool (with optional Indices), AveragePool, GlobalAveragePool,
-// GlobalMaxPool over 1-D/2-D/3-D windows; one (image, channel) plane per task.
+// CPU kernels: MaxPool (with optional Indices), AveragePool, LpPool,
+// GlobalAveragePool, GlobalMaxPool, GlobalLpPool over 1-D/2-D/3-D windows; one
+// (image, channel) plane per task. LpPool's arithmetic is numerics/lp_pool.h's.
 #include <cmath>
 #include <limits>
 
 #include "graph/dispatch.h"
 #include "graph/ops/window_geometry.h"
+#include "numerics/lp_pool.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/pool_window.h"
 #include "runtime/kernel.h"
@@ -12,11 +14,12 @@
 namespace ort_train {
 namespace {
 
-enum class PoolKind { kMax, kAverage };
+enum class PoolKind { kMax, kAverage, kLp };
+
 
 template <typename T>
 void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const std::vector<WindowDim>& geo,
-                PoolKind kind, bool count_include_pad, bool column_major_indices) {
+                PoolKind kind, bool count_include_pad, bool column_major_indices, int64_t p_order) {
   int64_t out_size = 1;
   for (const WindowDim& w : geo) out_size *= w.out;
   std::vector<int64_t> o(geo.size(), 0);
@@ -42,6 +45,8 @@ void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const 
             best_idx = col_off;
           }
         }
+      } else if (kind == PoolKind::kLp) {
+        sum += lp_pool_term(v, p_order);
       } else {
         sum += v;
         ++count;
@@ -50,6 +55,8 @@ void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const 
     if (kind == PoolKind::kMax) {
       y[p] = best;
       if (indices) indices[p] = plane_offset + best_idx;
+    } else if (kind == PoolKind::kLp) {
+      y[p] = lp_pool_root(sum, p_order);
     } else {
       int64_t div = count_include_pad ? padded_count : count;
       y[p] = div > 0 ? sum / static_cast<T>(div) : T(0);
@@ -74,6 +81,10 @@ Status pool(KernelContext& ctx) {
     out_size *= w.out;
   }
   bool include_pad = ctx.node().attr_int("count_include_pad", 0) != 0;
+  int64_t p_order = 0;
+  if (kKind == PoolKind::kLp) {
+    ASSIGN_OR_RETURN(p_order, lp_pool_order(ctx.node(), ctx.opset()));
+  }
   bool column_major = ctx.node().attr_int("storage_order", 0) != 0;
   int64_t* indices = ctx.has_output(1) ? ctx.output(1).data<int64_t>() : nullptr;
   // MaxPool also runs on integer images (uint8 is common); AveragePool stays float.
@@ -83,7 +94,7 @@ Status pool(KernelContext& ctx) {
     parallel_for(planes, 1, [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl)
         pool_plane<T>(x + pl * in_size, y + pl * out_size, indices ? indices + pl * out_size : nullptr, pl * in_size,
-                      geo, kKind, include_pad, column_major);
+                      geo, kKind, include_pad, column_major, p_order);
     });
   };
   bool ok = kKind == PoolKind::kMax ? dispatch_numeric(X.dtype(), body) : dispatch_float(X.dtype(), body);
@@ -96,6 +107,10 @@ Status global_pool(KernelContext& ctx) {
   Tensor& Y = ctx.output(0);
   int64_t planes = X.dims()[0] * X.dims()[1];
   int64_t size = planes ? X.numel() / planes : 0;
+  int64_t p_order = 0;
+  if (kKind == PoolKind::kLp) {
+    ASSIGN_OR_RETURN(p_order, lp_pool_order(ctx.node(), ctx.opset()));
+  }
   bool ok = dispatch_float(X.dtype(), [&]<typename T>() {
     const T* x = X.data<T>();
     T* y = Y.data<T>();
@@ -106,6 +121,10 @@ Status global_pool(KernelContext& ctx) {
           T m = -std::numeric_limits<T>::infinity();
           for (int64_t i = 0; i < size; ++i) m = std::max(m, p[i]);
           y[pl] = m;
+        } else if (kKind == PoolKind::kLp) {
+          T s = 0;
+          for (int64_t i = 0; i < size; ++i) s += lp_pool_term(p[i], p_order);
+          y[pl] = lp_pool_root(s, p_order);
         } else {
           T s = 0;
           for (int64_t i = 0; i < size; ++i) s += p[i];
@@ -123,5 +142,7 @@ ORT_REGISTER_CPU_KERNEL("MaxPool", 1, 1000, pool<PoolKind::kMax>);
 ORT_REGISTER_CPU_KERNEL("AveragePool", 1, 1000, pool<PoolKind::kAverage>);
 ORT_REGISTER_CPU_KERNEL("GlobalAveragePool", 1, 1000, global_pool<PoolKind::kAverage>);
 ORT_REGISTER_CPU_KERNEL("GlobalMaxPool", 1, 1000, global_pool<PoolKind::kMax>);
+ORT_REGISTER_CPU_KERNEL("LpPool", 1, 1000, pool<PoolKind::kLp>);
+ORT_REGISTER_CPU_KERNEL("GlobalLpPool", 1, 1000, global_pool<PoolKind::kLp>);
 
 }  // namespace ort_train

@@ -1,5 +1,5 @@
-// CUDA registrations: MaxPool (with optional Indices), AveragePool,
-// GlobalAveragePool, GlobalMaxPool and the gradients MaxPoolGrad,
+// CUDA registrations: MaxPool (with optional Indices), AveragePool, LpPool,
+// GlobalAveragePool, GlobalMaxPool, GlobalLpPool and the gradients MaxPoolGrad,
 // AveragePoolGrad, over 1-D/2-D/3-D float32 windows. Hand-written kernels
 // (cuda_kernels/pooling.cu) rather than cuDNN: cuDNN gives no argmax indices,
 // no asymmetric pads or ceil_mode, and its padded-average divisor differs.
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda_kernels/pooling.h"
+#include "graph/ops/window_geometry.h"
 #include "runtime/cuda/kernels/common.h"
 
 namespace ort_train::cuda {
@@ -20,6 +21,21 @@ Node pool_node(const KernelContext& ctx, bool average) {
   if (average && ctx.opset() < 19)
     std::erase_if(node.attributes, [](const Attribute& a) { return a.name == "dilations"; });
   return node;
+}
+
+
+Status lp_pool(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  if (X.dtype() != DType::kFloat) return unsupported_cuda_dtype(ctx, X.dtype());
+  ASSIGN_OR_RETURN(int64_t p, lp_pool_order(ctx.node(), ctx.opset()));
+  ASSIGN_OR_RETURN(PoolGeometry g, pool_geometry(ctx.node(), X.dims()));
+  CUDA_OUTPUT(Y, ctx, 0);
+  int64_t planes = X.dims()[0] * X.dims()[1];
+  if (Y.numel() != planes * out_size(g))
+    return shape_error("{}: Y has {} elements, the pooling geometry gives {}", ctx.node().describe(), Y.numel(),
+                       planes * out_size(g));
+  CUDA_RETURN_IF_ERROR(launch_lp_pool(X.data<float>(), Y.data<float>(), planes, g, p, stream()));
+  return Status::Ok();
 }
 
 template <bool kMax>
@@ -48,7 +64,7 @@ Status pool(KernelContext& ctx) {
   return Status::Ok();
 }
 
-template <bool kMax>
+template <GlobalPoolKind kKind>
 Status global_pool(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   if (X.dtype() != DType::kFloat) return unsupported_cuda_dtype(ctx, X.dtype());
@@ -56,7 +72,11 @@ Status global_pool(KernelContext& ctx) {
   CUDA_OUTPUT(Y, ctx, 0);
   int64_t planes = X.dims()[0] * X.dims()[1];
   int64_t size = planes ? X.numel() / planes : 0;
-  CUDA_RETURN_IF_ERROR(launch_global_pool(X.data<float>(), Y.data<float>(), planes, size, kMax, stream()));
+  int64_t p = 0;
+  if (kKind == GlobalPoolKind::kLp) {
+    ASSIGN_OR_RETURN(p, lp_pool_order(ctx.node(), ctx.opset()));
+  }
+  CUDA_RETURN_IF_ERROR(launch_global_pool(X.data<float>(), Y.data<float>(), planes, size, kKind, p, stream()));
   return Status::Ok();
 }
 
@@ -93,8 +113,10 @@ Status average_pool_grad(KernelContext& ctx) {
 
 ORT_REGISTER_CUDA_KERNEL("MaxPool", 1, 1000, pool<true>);
 ORT_REGISTER_CUDA_KERNEL("AveragePool", 1, 1000, pool<false>);
-ORT_REGISTER_CUDA_KERNEL("GlobalAveragePool", 1, 1000, global_pool<false>);
-ORT_REGISTER_CUDA_KERNEL("GlobalMaxPool", 1, 1000, global_pool<true>);
+ORT_REGISTER_CUDA_KERNEL("LpPool", 1, 1000, lp_pool);
+ORT_REGISTER_CUDA_KERNEL("GlobalAveragePool", 1, 1000, global_pool<GlobalPoolKind::kAverage>);
+ORT_REGISTER_CUDA_KERNEL("GlobalMaxPool", 1, 1000, global_pool<GlobalPoolKind::kMax>);
+ORT_REGISTER_CUDA_KERNEL("GlobalLpPool", 1, 1000, global_pool<GlobalPoolKind::kLp>);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "MaxPoolGrad", 1, 1000, max_pool_grad);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "AveragePoolGrad", 1, 1000, average_pool_grad);
 

@@ -236,6 +236,26 @@ TEST_CASE("cuda_maps.pooling_windows_match_the_cpu") {
           }
       }
     }
+    for (int64_t p : {1, 2, 3}) {  // LpPool: the same window walk with |x|^p terms
+      std::vector<Attribute> attrs = {Attribute::make_ints("kernel_shape", kernel), Attribute::make_ints("strides", strides),
+                                      Attribute::make_ints("pads", pads), Attribute::make_int("ceil_mode", ceil_mode),
+                                      Attribute::make_ints("dilations", dilations), Attribute::make_int("p", p)};
+      NodeSpec spec{"LpPool", {xf}, attrs, 1u, 18};
+      INFO("LpPool p " << p);
+      auto want = run_node(spec);
+      Model model = single_node_model(spec);
+      auto g = cuda::pool_geometry(model.graph.nodes[0], dims);
+      REQUIRE(g.ok());
+      int64_t planes = dims[0] * dims[1], in_size = xf.numel() / planes;
+      int64_t out_size = g->out[0] * g->out[1] * g->out[2];
+      REQUIRE(want[0].numel() == planes * out_size);
+      for (int64_t pl = 0; pl < planes; ++pl)
+        for (int64_t q = 0; q < out_size; ++q) {
+          int64_t o[3] = {q / (g->out[1] * g->out[2]), (q / g->out[2]) % g->out[1], q % g->out[2]};
+          CHECK(cuda::lp_pool_at(xf.data<float>() + pl * in_size, *g, o, p) ==
+                Approx(want[0].data<float>()[pl * out_size + q]).epsilon(1e-6));
+        }
+    }
   }
 }
 

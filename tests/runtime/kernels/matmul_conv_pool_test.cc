@@ -148,3 +148,20 @@ TEST_CASE("MaxPool with indices and ceil_mode, AveragePool with and without pads
   require_close(run_node({"GlobalAveragePool", {x}})[0], make<float>({1, 1, 1, 1}, {5}));
   require_close(run_node({"GlobalMaxPool", {x}})[0], make<float>({1, 1, 1, 1}, {9}));
 }
+
+TEST_CASE("LpPool and GlobalLpPool: (sum of |x|^p)^(1/p), pads adding nothing", "[kernels][LpPool]") {
+  auto x = make<float>({1, 1, 2, 2}, {3, -4, 0, 0});
+  auto lp = [&](int64_t p, std::vector<int64_t> pads) {
+    return run_node({"LpPool", {x}, {Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_ints("pads", pads),
+                                     Attribute::make_int("p", p)}})[0];
+  };
+  REQUIRE(lp(2, {0, 0, 0, 0}).data<float>()[0] == Approx(5));
+  REQUIRE(lp(1, {0, 0, 0, 0}).data<float>()[0] == Approx(7));
+  REQUIRE(lp(3, {0, 0, 0, 0}).data<float>()[0] == Approx(std::cbrt(27.0 + 64.0)));
+  // Padded by one on every side: 3x3 windows of which the corners see one element each.
+  require_close(lp(2, {1, 1, 1, 1}), make<float>({1, 1, 3, 3}, {3, 5, 4, 3, 5, 4, 0, 0, 0}));
+  require_close(run_node({"GlobalLpPool", {x}})[0], make<float>({1, 1, 1, 1}, {5}));
+  require_close(run_node({"GlobalLpPool", {x}, {Attribute::make_int("p", 1)}})[0], make<float>({1, 1, 1, 1}, {7}));
+  Status bad = run_node_error({"LpPool", {x}, {Attribute::make_ints("kernel_shape", {2, 2}), Attribute::make_int("p", 0)}});
+  CHECK_THAT(bad.message(), Catch::Matchers::Contains("p must be 1 or more"));
+}
