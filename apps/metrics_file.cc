@@ -25,8 +25,13 @@ Result<std::unique_ptr<MetricsFile>> MetricsFile::open(const std::string& path, 
       }
     }
   }
+  // A run folder that does not exist yet is made, as --checkpoint-dir's is.
+  std::error_code dir_ec;
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, dir_ec);
   m->out_.open(m->partial_, std::ios::trunc);
-  if (!m->out_) return io_error("cannot write metrics to {}", m->partial_);
+  if (!m->out_)
+    return io_error("cannot write metrics to {}{}", m->partial_, dir_ec ? ": cannot create its folder: " + dir_ec.message() : "");
   m->out_ << kept;
   return m;
 }

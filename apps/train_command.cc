@@ -495,6 +495,9 @@ Status train_command(const TrainArgs& args) {
   }
   if (!args.export_path.empty() && lead) {
     RETURN_IF_ERROR(trainer->sync_to_host());
+    std::error_code ec;
+    fs::path folder = fs::path(args.export_path).parent_path();
+    if (!folder.empty()) fs::create_directories(folder, ec);  // a run folder not made yet; save_model names a failure
     RETURN_IF_ERROR(save_model(forward, args.export_path));
     spdlog::info("wrote the trained model to {}", args.export_path);
   }

@@ -44,11 +44,13 @@ std::vector<std::string> loss_fields(const std::string& path) {
 
 TEST_CASE("train.metrics_and_export") {
   Dir d("ort_train_train_loop");
-  CliOutcome o = run_cli(mlp_args() + " --steps 5 --metrics " + (d / "m.jsonl") + " --export " + (d / "out.onnx"),
+  // Into a run folder that does not exist yet: train makes it, as PyTorch's writers do.
+  CliOutcome o = run_cli(mlp_args() + " --steps 5 --metrics " + (d / "run/m.jsonl") + " --export " +
+                             (d / "run/model/out.onnx"),
                          d.p.string());
   INFO(o.stderr_text);
   REQUIRE(o.exit_code == 0);
-  std::ifstream in(d / "m.jsonl");
+  std::ifstream in(d / "run/m.jsonl");
   std::string line;
   int lines = 0;
   while (std::getline(in, line)) {
@@ -57,7 +59,7 @@ TEST_CASE("train.metrics_and_export") {
       CHECK(line.find(key) != std::string::npos);
   }
   CHECK(lines == 5);
-  auto trained = load_model(d / "out.onnx");
+  auto trained = load_model(d / "run/model/out.onnx");
   auto original = load_model(source_dir() + "/tests/models/mlp/model.onnx");
   REQUIRE(trained.ok());
   REQUIRE(original.ok());
