@@ -74,6 +74,7 @@ struct TrainArgs {
   std::string kernel_choices;  // --kernel-choices FILE: measured kernel choices kept between runs
   int zero = 0;               // ZeRO stage (0 or 1)
   std::string allreduce_dtype = "fp32";  // the gradients' dtype between ranks (fp32 or bf16)
+  std::string on_nonfinite = "stop";  // --on-nonfinite: stop or skip a step whose gradients hold inf/NaN
   double comm_timeout = 600;  // seconds a collective may take before the job ends
   double bucket_mb = 25;  // data parallelism: gradient bucket size (0: no overlap with the backward)
   bool no_tf32 = false;

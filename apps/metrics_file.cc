@@ -11,6 +11,19 @@ Result<std::unique_ptr<MetricsFile>> MetricsFile::open(const std::string& path, 
   auto m = std::make_unique<MetricsFile>();
   m->path_ = path;
   m->partial_ = path + ".partial";
+  // /dev/stdout (a link), /dev/null, a FIFO: written through as they are,
+  // never replaced by a renamed regular file (as root, a rename over
+  // /dev/null would replace the device, and one over /dev/stdout the link).
+  std::error_code st_ec;
+  auto status = std::filesystem::symlink_status(path, st_ec);
+  if (!st_ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+      !std::filesystem::is_directory(status)) {
+    m->direct_ = true;
+    m->partial_ = path;
+    m->out_.open(path, std::ios::out);
+    if (!m->out_) return io_error("cannot write metrics to {}", path);
+    return m;
+  }
   std::string kept;
   if (resumed_step > 0) {
     // The interrupted run's stream if it left one, else the last complete file.
@@ -47,6 +60,8 @@ Status MetricsFile::write_line(const std::string& json_object) {
 Status MetricsFile::finish() {
   out_.close();
   if (!out_) return io_error("failed writing metrics to {}", partial_);
+  finished_ = direct_;
+  if (direct_) return Status::Ok();
   std::error_code ec;
   std::filesystem::rename(partial_, path_, ec);
   if (ec) return io_error("cannot rename {} to {}: {}", partial_, path_, ec.message());
@@ -55,7 +70,7 @@ Status MetricsFile::finish() {
 }
 
 MetricsFile::~MetricsFile() {
-  if (finished_ || lines_ > 0) return;
+  if (finished_ || lines_ > 0 || direct_) return;
   out_.close();
   std::error_code ec;
   std::filesystem::remove(partial_, ec);

@@ -3,6 +3,8 @@
 // when the run ends well, so a crash never leaves a partial file where a
 // complete one was. A resumed run starts from the lines of the run it
 // continues, up to the resumed step (lines past it were never checkpointed).
+// A path that exists and is no regular file (/dev/stdout, /dev/null, a FIFO)
+// is written directly instead.
 #pragma once
 #include <cstdint>
 #include <fstream>
@@ -23,12 +25,14 @@ class MetricsFile {
   // a resume), but leaves no empty "<path>.partial" behind.
   ~MetricsFile();
   const std::string& path() const { return path_; }
+  bool direct() const { return direct_; }  // written in place: a device, FIFO or link
 
  private:
   std::string path_, partial_;
   std::ofstream out_;
   int64_t lines_ = 0;  // in the partial file, kept ones included
   bool finished_ = false;
+  bool direct_ = false;  // not a regular file (/dev/stdout, a FIFO): written in place, no .partial
 };
 
 }  // namespace ort_train::app

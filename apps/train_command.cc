@@ -49,7 +49,17 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
             return "";
           },
           "NAME"));
-  train->add_option("--lr", args.lr, "peak learning rate");
+  train->add_option("--lr", args.lr, "peak learning rate")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            double lr = std::strtod(v.c_str(), nullptr);
+            return std::isfinite(lr) && lr >= 0 ? "" : "'" + v + "' is not a finite learning rate >= 0";
+          },
+          "LR"));
+  train->add_option("--on-nonfinite", args.on_nonfinite,
+                    "a step whose gradients hold inf or NaN under a finite loss: stop (default; the error names the "
+                    "first such gradient, before any update) or skip its update, as GradScaler does")
+      ->check(CLI::IsMember({"stop", "skip"}));
   train->add_option("--steps", args.steps, "optimizer steps to take")->check(CLI::NonNegativeNumber);
   train->add_option("--epochs", args.epochs, "passes over the data (when --steps is not given)")
       ->check(CLI::PositiveNumber);
@@ -361,6 +371,7 @@ Status train_command(const TrainArgs& args) {
   options.bucket_bytes = static_cast<size_t>(args.bucket_mb * 1048576.0);
   options.zero_stage = args.zero;
   options.loss_scale = desc.loss_scale;
+  options.skip_nonfinite = args.on_nonfinite == "skip";
   options.allreduce_dtype = args.allreduce_dtype == "bf16" ? DType::kBFloat16 : DType::kFloat;
   if (desc.has_loss_scale && tg.loss_scale_input.empty())
     spdlog::warn("loss_scale: is read by --precision fp16 only; this run is {} and scales nothing",
@@ -489,6 +500,9 @@ Status train_command(const TrainArgs& args) {
   if (held_out) RETURN_IF_ERROR(evaluate_held_out());
   if (metrics) {  // the run as a picture, beside its metrics (ort_train plot draws several)
     RETURN_IF_ERROR(metrics->finish());
+  }
+  // Not for metrics written to a device or pipe (/dev/stdout): nothing to read back, and no folder of the run's.
+  if (metrics && !metrics->direct()) {
     std::string svg = std::filesystem::path(args.metrics).replace_extension(".svg").string();
     RETURN_IF_ERROR(write_metrics_plot({args.metrics}, svg));
     spdlog::info("plotted the metrics: {}", svg);

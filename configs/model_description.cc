@@ -1,3 +1,4 @@
+#include "graph/onnx_io.h"
 #include "configs/model_description.h"
 #include "graph/confined_path.h"
 
@@ -29,10 +30,13 @@ struct Parser {
 
   Status check_keys(const YAML::Node& map, const std::string& where, const std::set<std::string>& allowed) const {
     if (!map.IsMap()) return error(map, where.empty() ? "top level" : where, "expected a mapping");
+    std::set<std::string> seen;
     for (const auto& kv : map) {
       // A null or collection key (`? [a, b]: 1`) is no key name.
       if (!kv.first.IsScalar()) return error(kv.first, where.empty() ? "top level" : where, "expected a key name");
       std::string k = kv.first.Scalar();
+      // yaml-cpp keeps both and lookups find the first: a second one would be silently ignored.
+      if (!seen.insert(k).second) return error(kv.first, where.empty() ? k : where + "." + k, "duplicate key");
       if (!allowed.count(k)) {
         std::string list;
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
@@ -190,6 +194,8 @@ struct Parser {
     auto opt_number = [&](const char* k, std::optional<double>& field) -> Status {
       if (!n[k]) return Status::Ok();
       ASSIGN_OR_RETURN(double v, number(n[k], std::string("optimizer.") + k));
+      if (!std::isfinite(v))
+        return error(n[k], std::string("optimizer.") + k, "expected a finite number, got '" + n[k].Scalar() + "'");
       field = v;
       return Status::Ok();
     };
@@ -366,11 +372,9 @@ Result<ModelDescription> load_description(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) return io_error("model description {} does not exist", path);
   if (std::filesystem::is_directory(path, ec))
     return io_error("model description {} is a folder, not a YAML or JSON file", path);
-  std::ifstream in(path);
-  if (!in) return io_error("cannot read model description {} (permissions?)", path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  ASSIGN_OR_RETURN(ModelDescription d, parse_description(ss.str(), fs::path(path).parent_path().string(), path));
+  // A description is a few lines: anything past 16 MiB is no description (nor /dev/zero, nor a FIFO).
+  ASSIGN_OR_RETURN(std::string text, read_file(path, uint64_t{16} << 20));
+  ASSIGN_OR_RETURN(ModelDescription d, parse_description(text, fs::path(path).parent_path().string(), path));
   d.path = path;
   return d;
 }

@@ -19,7 +19,7 @@ __device__ __forceinline__ R apply_binary(T a, T b) {
   if constexpr (Op == BinaryOp::kAdd) return a + b;
   else if constexpr (Op == BinaryOp::kSub) return a - b;
   else if constexpr (Op == BinaryOp::kMul) return a * b;
-  else if constexpr (Op == BinaryOp::kDiv) return a / b;
+  else if constexpr (Op == BinaryOp::kDiv) return div_value<T>(a, b);
   else if constexpr (Op == BinaryOp::kPow) return pow_op(a, b);
   else if constexpr (Op == BinaryOp::kMax) return a > b || a != a ? a : b;  // NaN propagates, as std::max on the CPU path
   else if constexpr (Op == BinaryOp::kMin) return a < b || a != a ? a : b;

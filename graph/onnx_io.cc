@@ -10,30 +10,106 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include "graph/node_arity.h"
 #include "graph/topo_sort.h"
 
 namespace ort_train {
 namespace fs = std::filesystem;
 
-Result<std::string> read_file(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return io_error("file not found: {}", path);
-  if (fs::is_directory(path, ec)) return io_error("expected a file but found a directory: {}", path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open {}", path);
-  std::string bytes(static_cast<size_t>(fs::file_size(path, ec)), '\0');  // one buffer, no stream copy
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!in) return io_error("cannot read {}", path);
+namespace {
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// An open descriptor of a regular file (closed on destruction), or the reason
+// there is none. O_NONBLOCK: opening a FIFO must not wait for a writer.
+struct RegularFile {
+  int fd = -1;
+  uint64_t size = 0;
+  ~RegularFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+Status open_regular(const std::string& path, RegularFile& f) {
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (f.fd < 0) {
+    if (errno == ENOENT) return io_error("file not found: {}", path);
+    return io_error("cannot open {}: {}", path, std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) return io_error("cannot read {}: {}", path, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return io_error("expected a file but found a directory: {}", path);
+  if (!S_ISREG(st.st_mode)) return io_error("{} is {}, not a regular file: refused", path, file_kind(st.st_mode));
+  f.size = static_cast<uint64_t>(st.st_size);
+  return Status::Ok();
+}
+
+// `length` bytes at `offset`, every read checked (a file that shrank is an error, not zeros).
+Result<std::string> read_range(const RegularFile& f, const std::string& path, uint64_t offset, uint64_t length) {
+  std::string bytes;
+  try {
+    bytes.resize(static_cast<size_t>(length));
+  } catch (const std::exception&) {  // bad_alloc, length_error
+    return io_error("{}: {} bytes do not fit in memory", path, length);
+  }
+  uint64_t done = 0;
+  while (done < length) {
+    ssize_t n = ::pread(f.fd, bytes.data() + done, static_cast<size_t>(length - done), static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error("cannot read {}: {}", path, std::strerror(errno));
+    if (n == 0) return io_error("cannot read {}: it ended after {} of {} bytes", path, offset + done, offset + length);
+    done += static_cast<uint64_t>(n);
+  }
   return bytes;
 }
 
+}  // namespace
+
+Result<std::string> read_file(const std::string& path, uint64_t max_bytes) {
+  RegularFile f;
+  RETURN_IF_ERROR(open_regular(path, f));
+  if (max_bytes && f.size > max_bytes)
+    return io_error("{} is {} bytes, more than the {} this kind of file may have", path, f.size, max_bytes);
+  return read_range(f, path, 0, f.size);
+}
+
 Status write_file_atomic(const std::string& path, const std::string& bytes) {
+  // A device, FIFO or link (/dev/null, /dev/stdout) is written through as it
+  // is: a rename over it would replace the system's file, or the link, with a
+  // regular file.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return io_error("cannot write {}: {}", path, std::strerror(errno));
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // opened without waiting; written with waiting
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fd);
+        return io_error("failed writing {}: {}", path, std::strerror(errno));
+      }
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    return Status::Ok();
+  }
   fs::path target(path);
   fs::path tmp = target;
   tmp += ".tmp." + std::to_string(::getpid());
@@ -106,10 +182,10 @@ Result<std::string> read_external(const onnx::TensorProto& p, const std::string&
                               kv.key(), v);
   }
   ASSIGN_OR_RETURN(fs::path file, external_file(p, location, base_dir));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return io_error("initializer '{}': external data file not found: {}", p.name(), file.string());
-  in.seekg(0, std::ios::end);
-  int64_t size = in.tellg();
+  RegularFile f;
+  Status opened = open_regular(file.string(), f);
+  if (!opened.ok()) return opened.with_context(fmt::format("initializer '{}': external data", p.name()));
+  const int64_t size = static_cast<int64_t>(f.size);
   if (offset > size)
     return io_error("initializer '{}': external data offset {} is past the end of {} ({} bytes)", p.name(), offset,
                     file.string(), size);
@@ -120,9 +196,8 @@ Result<std::string> read_external(const onnx::TensorProto& p, const std::string&
   if (length > size - offset)
     return io_error("initializer '{}': external data {} is truncated (needs {} bytes at offset {}, file has {})",
                     p.name(), file.string(), length, offset, size);
-  std::string buf(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(buf.data(), length);
+  ASSIGN_OR_RETURN(std::string buf, read_range(f, file.string(), static_cast<uint64_t>(offset),
+                                               static_cast<uint64_t>(length)));
   return buf;
 }
 
@@ -200,7 +275,7 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
 }
 
 Result<NamedTensor> read_tensor_file(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  ASSIGN_OR_RETURN(std::string bytes, read_file(path, kMaxProtobufBytes));
   return parse_tensor_file(bytes, fs::path(path).parent_path().string(), path);
 }
 
@@ -383,6 +458,7 @@ Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
     n.doc_string = np.doc_string();
+    RETURN_IF_ERROR(check_node_arity(n, m.opset(n.domain)));
     for (const auto& ap : np.attribute()) {
       auto a = attribute_from_proto(ap, base_dir);
       if (!a.ok()) return a.status().with_context(n.describe());
@@ -406,7 +482,7 @@ Result<Model> load_model_from_bytes(const std::string& bytes, const std::string&
 Result<Model> load_model(const std::string& path) {
   onnx::ModelProto mp;
   {
-    ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+    ASSIGN_OR_RETURN(std::string bytes, read_file(path, kMaxProtobufBytes));
     if (bytes.empty() || !parse_limited(&mp, bytes))
       return io_error("{}: not a valid ONNX model (the protobuf does not parse; is the file truncated?)", path);
   }  // the file's bytes are freed before the weights are copied out of the proto

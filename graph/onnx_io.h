@@ -43,6 +43,12 @@ std::string tensor_file_name(const std::string& tensor_name);
 
 // Writes bytes to path atomically: a temporary sibling, flushed, then renamed.
 Status write_file_atomic(const std::string& path, const std::string& bytes);
-Result<std::string> read_file(const std::string& path);
+// A regular file's bytes. FIFOs, devices, sockets and directories are refused
+// (a FIFO would block, /dev/zero never ends), as is a file larger than
+// `max_bytes` when it is not 0; every read is checked.
+Result<std::string> read_file(const std::string& path, uint64_t max_bytes = 0);
+// What protobuf parses in one message: models and tensor files larger than
+// this (their weights belong in external data) are refused before reading.
+inline constexpr uint64_t kMaxProtobufBytes = uint64_t{2} << 30;
 
 }  // namespace ort_train

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -40,8 +41,16 @@ Result<std::unique_ptr<CheckpointDirLock>> CheckpointDirLock::acquire(const std:
   fs::create_directories(dir, ec);
   if (ec) return io_error("cannot create {}: {}", dir, ec.message());
   std::string path = (fs::path(dir) / ".lock").string();
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a .lock that is a link would have us truncate and write what it points to.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0 && errno == ELOOP)
+    return io_error("{} is a symbolic link: refused (the lock is a plain file ort_train makes; remove the link)", path);
   if (fd < 0) return io_error("cannot open {}: {}", path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return io_error("{} is not a regular file: refused (the lock is a plain file ort_train makes)", path);
+  }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char owner[32] = {};
     ssize_t n = ::pread(fd, owner, sizeof(owner) - 1, 0);

@@ -167,6 +167,10 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
     }
   }
   RETURN_IF_ERROR(average_and_clip(r, want_grad_norm));
+  if (r.skipped) {
+    r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    return r;
+  }
   RETURN_IF_ERROR(update(r));
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return r;
@@ -266,25 +270,49 @@ Status Trainer::average_and_clip(StepReport& r, bool want_grad_norm) {
     float inv = 1.f / static_cast<float>(micro_batches);
     for (const Tensor& t : all_here ? grads_ : shard_grads_) RETURN_IF_ERROR(math_->scale(t, inv));
   }
-  // The norm is one more pass over every gradient: skipped when nobody reads it.
-  // (Every rank takes the same branch: clipping is the run's setting, and
-  // train asks for the norm at the same steps on every rank.)
-  if (want_grad_norm || options_.optimizer.max_grad_norm) {
-    if (all_here) {
-      ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
-    } else {
-      ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
-      Tensor sq = Tensor::from_vector<double>({1}, {share * share});
-      RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
-      r.grad_norm = std::sqrt(sq.data<double>()[0]);
-    }
+  // The norm, every step: one more pass over the gradients, and the check
+  // that none is inf or NaN under a finite loss (Sqrt at 0, an lr that
+  // diverged), which the update would spread into every weight.
+  // (Every rank takes the same branch: the norm is summed over the ranks.)
+  (void)want_grad_norm;
+  if (all_here) {
+    ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
+  } else {
+    ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
+    Tensor sq = Tensor::from_vector<double>({1}, {share * share});
+    RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
+    r.grad_norm = std::sqrt(sq.data<double>()[0]);
   }
+  if (!std::isfinite(*r.grad_norm)) return nonfinite_gradients(r);
   if (options_.optimizer.max_grad_norm) {
     // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
     double coef = *options_.optimizer.max_grad_norm / (*r.grad_norm + 1e-6);
     if (coef < 1.0)
       for (const Tensor& t : zero_ ? shard_grads_ : grads_) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
   }
+  return Status::Ok();
+}
+
+// Gradients with inf or NaN (the norm said so): stop, naming the first such
+// tensor, or (--on-nonfinite skip) count the step as skipped without an update.
+Status Trainer::nonfinite_gradients(StepReport& r) {
+  std::string first;
+  if (all_gradients_here())
+    for (size_t i = 0; i < grads_.size() && first.empty(); ++i) {
+      ASSIGN_OR_RETURN(double n, math_->global_norm({grads_[i]}));
+      if (!std::isfinite(n) && i < tg_.gradients.trainable.size()) first = tg_.gradients.trainable[i];
+    }
+  const std::string which = first.empty() ? "a gradient" : fmt::format("the gradient of '{}'", first);
+  if (!options_.skip_nonfinite)
+    return invalid_argument(
+        "step {}: {} holds inf or NaN although the loss ({:g}) is finite: stopped before the update, so no "
+        "checkpoint or export holds it (--on-nonfinite skip skips such steps instead)",
+        steps_done_ + 1, which, r.loss);
+  ++skipped_;
+  r.skipped = true;
+  r.step = ++steps_done_;
+  r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, r.step, options_.steps, options_.optimizer.lr);
+  spdlog::warn("step {}: {} holds inf or NaN: update skipped (--on-nonfinite skip)", r.step, which);
   return Status::Ok();
 }
 
@@ -373,6 +401,9 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
     c.tensors.emplace_back("scaler/scale", Tensor::from_vector<float>({1}, {scaler_->scale()}));
     c.tensors.emplace_back("scaler/growth_tracker", Tensor::from_vector<int64_t>({1}, {scaler_->growth_tracker()}));
     c.tensors.emplace_back("scaler/skipped_steps", Tensor::from_vector<int64_t>({1}, {skipped_}));
+  } else if (skipped_ > 0) {
+    // Steps --on-nonfinite skip left without an update (the optimizer took c.step minus those).
+    c.tensors.emplace_back("trainer/skipped_steps", Tensor::from_vector<int64_t>({1}, {skipped_}));
   }
   for (const auto& [name, t] : optimizer_->state()) {
     if (!zero_ || !t->defined() || t->numel() == 0) {
@@ -451,13 +482,15 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   std::map<std::string, Tensor> scaler_state;
   if (scaler_)
     for (const char* key : {"scaler/scale", "scaler/growth_tracker", "scaler/skipped_steps"}) targets[key] = Tensor();
+  else if (std::any_of(c.tensors.begin(), c.tensors.end(), [](const auto& nt) { return nt.first == "trainer/skipped_steps"; }))
+    targets["trainer/skipped_steps"] = Tensor();
   if (targets.size() != c.tensors.size())
     return invalid_argument("the checkpoint holds {} tensors, this run has {}", c.tensors.size(), targets.size());
   for (const auto& [name, t] : c.tensors) {
     auto it = targets.find(name);
     if (it == targets.end()) return invalid_argument("the checkpoint holds '{}', which this run does not have", name);
     const Tensor& dst = it->second;
-    if (name.rfind("scaler/", 0) == 0) {
+    if (name.rfind("scaler/", 0) == 0 || name == "trainer/skipped_steps") {
       DType want = name == "scaler/scale" ? DType::kFloat : DType::kInt64;
       if (t.dtype() != want || t.numel() != 1)
         return invalid_argument("the checkpoint's '{}' is {} {}, not one {}", name, dtype_name(t.dtype()),
@@ -477,6 +510,9 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   }
   RETURN_IF_ERROR(refresh_low_copies());  // from the restored weights
   RETURN_IF_ERROR(device_->synchronize());
+  if (scaler_state.count("trainer/skipped_steps")) skipped = scaler_state.at("trainer/skipped_steps").data<int64_t>()[0];
+  if (skipped < 0 || skipped > c.step)
+    return invalid_argument("the checkpoint says {} of its {} steps were skipped", skipped, c.step);
   if (scaler_) {
     skipped = scaler_state.at("scaler/skipped_steps").data<int64_t>()[0];
     if (skipped < 0 || skipped > c.step)

@@ -47,6 +47,11 @@ struct TrainerOptions {
   DType allreduce_dtype = DType::kFloat;
   // --precision fp16 (a training graph with a loss_scale input): GradScaler's settings.
   LossScaleConfig loss_scale;
+  // A step whose gradients hold inf or NaN under a finite loss (outside fp16's
+  // loss scaling, which skips such steps itself): false (--on-nonfinite stop)
+  // ends the run with an error naming the first such gradient before the
+  // update; true (skip) skips the update, as GradScaler does.
+  bool skip_nonfinite = false;
 };
 
 struct StepReport {
@@ -113,6 +118,7 @@ class Trainer {
   Result<std::map<std::string, Tensor>> next_micro_batch();
   Result<bool> unscale(StepReport& r);  // fp16: whether the step is skipped
   Status average_and_clip(StepReport& r, bool want_grad_norm);
+  Status nonfinite_gradients(StepReport& r);
   Status update(StepReport& r);
   bool all_gradients_here() const;
   // The initializers each step changes: trainable parameters, BatchNorm

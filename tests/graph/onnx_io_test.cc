@@ -253,3 +253,34 @@ TEST_CASE("onnx_io: an initializer whose data disagrees with its dims is refused
   REQUIRE_FALSE(huge.ok());
   CHECK(huge.status().message().find("tensor 'w' has implausible dims") == 0);
 }
+
+// Found by the 2026-11-26 hostile-input round: an empty required input or a
+// node without outputs reached the shape rules and kernels (SIGSEGV).
+TEST_CASE("onnx_io: a node with an empty required input or no output is refused by name") {
+  auto load_with = [](std::vector<std::string> inputs, std::vector<std::string> outputs) {
+    onnx::ModelProto mp;
+    mp.set_ir_version(8);
+    mp.add_opset_import()->set_version(17);
+    auto* g = mp.mutable_graph();
+    auto* x = g->add_input();
+    x->set_name("x");
+    x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    auto* n = g->add_node();
+    n->set_name("n");
+    n->set_op_type(inputs.size() == 1 ? "Relu" : "Clip");
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    g->add_output()->set_name(outputs.empty() || outputs[0].empty() ? "x" : outputs[0]);
+    return load_model_from_bytes(mp.SerializeAsString(), "");
+  };
+  auto empty = load_with({""}, {"y"});
+  REQUIRE_FALSE(empty.ok());
+  CHECK_THAT(empty.status().message(), Catch::Contains("node 'n' (Relu): input 0 ('X') is required but the node leaves it empty"));
+  auto none = load_with({"x"}, {});
+  REQUIRE_FALSE(none.ok());
+  CHECK_THAT(none.status().message(), Catch::Contains("node 'n' (Relu): the node has no output"));
+  // Clip's min and max are optional: leaving min empty is fine.
+  auto optional = load_with({"x", "", "x"}, {"y"});
+  INFO(optional.status().message());
+  CHECK(optional.ok());
+}

@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "graph/dispatch.h"
-#include "numerics/modulo.h"  // Mod's element, shared with the CUDA kernel
+#include "numerics/modulo.h"  // Mod's and integer Div's element, shared with the CUDA kernel
 #include "runtime/cpu/broadcast.h"
 #include "runtime/kernel.h"
 
@@ -70,7 +70,7 @@ struct MulOp { template <typename T> T operator()(T a, T b) const { return stati
 struct DivOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
-      return b == 0 ? T(0) : static_cast<T>(a / b);  // integer division by zero is undefined in ONNX; give 0
+      return div_value(a, b);  // numerics/modulo.h: 0 for a zero divisor, no trap for lowest / -1
     } else {
       return a / b;
     }

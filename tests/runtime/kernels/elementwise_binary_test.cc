@@ -1,3 +1,5 @@
+#include <limits>
+
 #include "test_util.h"
 
 using namespace ort_train;
@@ -20,6 +22,23 @@ TEST_CASE("Div on int64 truncates, Pow mixes dtypes", "[kernels][Div][Pow]") {
   REQUIRE(d[0].to_int64_vector() == std::vector<int64_t>{3, -3, 3});
   auto p = run_node({"Pow", {make<float>({3}, {2, 3, 4}), make<int64_t>({1}, {2})}});
   require_close(p[0], make<float>({3}, {4, 9, 16}));
+}
+
+// The lowest value divided by -1 overflows: C++ traps (SIGFPE) where numpy
+// wraps. Also as constants, which the passes fold while a model loads.
+TEST_CASE("Div and Mod of the lowest integer by -1 wrap instead of trapping", "[kernels][Div][Mod]") {
+  const int64_t lo64 = std::numeric_limits<int64_t>::min();
+  const int32_t lo32 = std::numeric_limits<int32_t>::min();
+  auto d = run_node({"Div", {make<int64_t>({3}, {lo64, lo64, 5}), make<int64_t>({3}, {-1, 0, -1})}});
+  REQUIRE(d[0].to_int64_vector() == std::vector<int64_t>{lo64, 0, -5});
+  auto d32 = run_node({"Div", {make<int32_t>({2}, {lo32, 6}), make<int32_t>({2}, {-1, -1})}});
+  REQUIRE(d32[0].to_int64_vector() == std::vector<int64_t>{lo32, -6});
+  auto m = run_node({"Mod", {make<int64_t>({2}, {lo64, 7}), make<int64_t>({2}, {-1, -1})}});
+  REQUIRE(m[0].to_int64_vector() == std::vector<int64_t>{0, 0});
+  // Folded as constants by the passes while a model loads.
+  NodeSpec folded{"Div", {make<int32_t>({1}, {lo32}), make<int32_t>({1}, {-1})}};
+  folded.constant_inputs = {0, 1};
+  REQUIRE(run_node(folded)[0].to_int64_vector() == std::vector<int64_t>{lo32});
 }
 
 TEST_CASE("Empty tensors broadcast to empty outputs", "[kernels][Add]") {
