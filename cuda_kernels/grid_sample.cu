@@ -14,13 +14,7 @@ __global__ void grid_sample_kernel(const float* x, const float* grid, float* y, 
     const int64_t b = q / points, pt = q % points;
     GridTaps<float> taps;
     grid_sample_taps(grid[2 * q], grid[2 * q + 1], p, &taps);
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const float* img = x + (b * c + ch) * plane;
-      float acc = 0.f;
-      for (int k = 0; k < taps.count; ++k)
-        if (taps.valid[k]) acc += taps.w[k] * img[taps.y[k] * p.width + taps.x[k]];
-      y[(b * c + ch) * points + pt] = acc;
-    }
+    grid_sample_point(taps, p, x + b * c * plane, c, y + b * c * points + pt, points);
   }
 }
 
@@ -33,18 +27,14 @@ __global__ void grid_sample_grad_points_kernel(const float* dy, const float* x, 
     const int64_t b = q / points, pt = q % points;
     GridTaps<float> taps;
     grid_sample_taps(grid[2 * q], grid[2 * q + 1], p, &taps);
-    float ggx = 0.f, ggy = 0.f;
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const float g = dy[(b * c + ch) * points + pt];
-      const int64_t base = (b * c + ch) * plane;
-      for (int k = 0; k < taps.count; ++k) {
-        if (!taps.valid[k]) continue;
-        const int64_t at = base + taps.y[k] * p.width + taps.x[k];
-        if (dx) atomicAdd(dx + at, taps.w[k] * g);
-        ggx += g * x[at] * taps.dw_dgx[k];
-        ggy += g * x[at] * taps.dw_dgy[k];
-      }
-    }
+    float* dx_image = dx ? dx + b * c * plane : nullptr;
+    float ggx, ggy;
+    grid_sample_point_grad(
+        taps, p, dy + b * c * points + pt, points, x + b * c * plane, c,
+        [dx_image](int64_t at, float v) {
+          if (dx_image) atomicAdd(dx_image + at, v);
+        },
+        &ggx, &ggy);
     if (dgrid) {
       dgrid[2 * q] = ggx;
       dgrid[2 * q + 1] = ggy;

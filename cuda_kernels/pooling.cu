@@ -30,21 +30,28 @@ __global__ void max_pool_kernel(const float* x, float* y, int64_t* indices, int6
   }
 }
 
-__global__ void average_pool_kernel(const float* x, float* y, int64_t total, int64_t in_size, int64_t out_size,
-                                    PoolGeometry g, bool count_include_pad) {
-  GRID_STRIDE(idx, total) {
-    int64_t pl = idx / out_size, o[3];
-    decode3(idx % out_size, g.out, o);
-    y[idx] = average_pool_at(x + pl * in_size, g, o, count_include_pad);
+// The pools whose outputs are a function of their window alone: `at(plane,
+// geometry, output position)` gives one (AverageAt, LpAt), one thread per output.
+struct AverageAt {
+  bool count_include_pad;
+  __device__ float operator()(const float* xp, const PoolGeometry& g, const int64_t* o) const {
+    return average_pool_at(xp, g, o, count_include_pad);
   }
-}
+};
+struct LpAt {
+  int64_t p;
+  __device__ float operator()(const float* xp, const PoolGeometry& g, const int64_t* o) const {
+    return lp_pool_at(xp, g, o, p);
+  }
+};
 
-__global__ void lp_pool_kernel(const float* x, float* y, int64_t total, int64_t in_size, int64_t out_size,
-                               PoolGeometry g, int64_t p) {
+template <typename At>
+__global__ void window_pool_kernel(const float* x, float* y, int64_t total, int64_t in_size, int64_t out_size,
+                                   PoolGeometry g, At at) {
   GRID_STRIDE(idx, total) {
     int64_t pl = idx / out_size, o[3];
     decode3(idx % out_size, g.out, o);
-    y[idx] = lp_pool_at(x + pl * in_size, g, o, p);
+    y[idx] = at(x + pl * in_size, g, o);
   }
 }
 
@@ -144,8 +151,8 @@ cudaError_t launch_average_pool(const float* x, float* y, int64_t planes, const 
   int64_t in_size = g.in[0] * g.in[1] * g.in[2], out_size = g.out[0] * g.out[1] * g.out[2];
   int64_t total = planes * out_size;
   if (total == 0) return cudaSuccess;
-  average_pool_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, total, in_size, out_size, g,
-                                                                  count_include_pad);
+  window_pool_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, total, in_size, out_size, g,
+                                                                 AverageAt{count_include_pad});
   return cudaGetLastError();
 }
 
@@ -154,7 +161,7 @@ cudaError_t launch_lp_pool(const float* x, float* y, int64_t planes, const PoolG
   int64_t in_size = g.in[0] * g.in[1] * g.in[2], out_size = g.out[0] * g.out[1] * g.out[2];
   int64_t total = planes * out_size;
   if (total == 0) return cudaSuccess;
-  lp_pool_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, total, in_size, out_size, g, p);
+  window_pool_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, total, in_size, out_size, g, LpAt{p});
   return cudaGetLastError();
 }
 

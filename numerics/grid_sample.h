@@ -200,4 +200,40 @@ ORT_HOST_DEVICE void grid_sample_taps(T gx, T gy, const GridSampleParams& p, Gri
     }
 }
 
+// One grid point of one image, forward: y[ch * points] for every channel ch,
+// from the image's planes x[ch * plane] (plane = height * width).
+template <typename T>
+ORT_HOST_DEVICE void grid_sample_point(const GridTaps<T>& taps, const GridSampleParams& p, const T* x, int64_t channels,
+                                       T* y, int64_t points) {
+  const int64_t plane = p.height * p.width;
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    T acc = T(0);
+    for (int k = 0; k < taps.count; ++k)
+      if (taps.valid[k]) acc += taps.w[k] * x[ch * plane + taps.y[k] * p.width + taps.x[k]];
+    y[ch * points] = acc;
+  }
+}
+
+// One grid point of one image, backward: add_dx(offset in the image's planes,
+// value) for each tap of each channel (the CPU adds, the GPU adds atomically),
+// and the point's dGrid into *ggx, *ggy. dy and x as grid_sample_point's y and x.
+template <typename T, typename AddDx>
+ORT_HOST_DEVICE void grid_sample_point_grad(const GridTaps<T>& taps, const GridSampleParams& p, const T* dy,
+                                            int64_t points, const T* x, int64_t channels, AddDx&& add_dx, T* ggx,
+                                            T* ggy) {
+  const int64_t plane = p.height * p.width;
+  *ggx = T(0);
+  *ggy = T(0);
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const T g = dy[ch * points];
+    for (int k = 0; k < taps.count; ++k) {
+      if (!taps.valid[k]) continue;
+      const int64_t at = ch * plane + taps.y[k] * p.width + taps.x[k];
+      add_dx(at, taps.w[k] * g);
+      *ggx += g * x[at] * taps.dw_dgx[k];
+      *ggy += g * x[at] * taps.dw_dgy[k];
+    }
+  }
+}
+
 }  // namespace ort_train

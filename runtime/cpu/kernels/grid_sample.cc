@@ -29,13 +29,7 @@ Status grid_sample(KernelContext& ctx) {
       for (int64_t q = begin; q < end; ++q) {
         const int64_t b = q / points, pt = q % points;
         grid_sample_taps(gs[2 * q], gs[2 * q + 1], p, &taps);
-        for (int64_t ch = 0; ch < c; ++ch) {
-          const T* img = xs + (b * c + ch) * plane;
-          T acc = 0;
-          for (int k = 0; k < taps.count; ++k)
-            if (taps.valid[k]) acc += taps.w[k] * img[taps.y[k] * p.width + taps.x[k]];
-          ys[(b * c + ch) * points + pt] = acc;
-        }
+        grid_sample_point(taps, p, xs + b * c * plane, c, ys + b * c * points + pt, points);
       }
     });
   });
@@ -61,27 +55,23 @@ Status grid_sample_grad(KernelContext& ctx) {
     if (dxs) std::memset(dxs, 0, static_cast<size_t>(dx->nbytes()));
     parallel_for(n, 1, [&](int64_t begin, int64_t end) {  // images apart: no two tasks touch one dX plane
       GridTaps<T> taps;
-      for (int64_t b = begin; b < end; ++b)
+      for (int64_t b = begin; b < end; ++b) {
+        T* dx_image = dxs ? dxs + b * c * plane : nullptr;
+        auto add_dx = [&](int64_t at, T v) {
+          if (dx_image) dx_image[at] += v;
+        };
         for (int64_t pt = 0; pt < points; ++pt) {
           const int64_t q = b * points + pt;
           grid_sample_taps(gs[2 * q], gs[2 * q + 1], p, &taps);
-          T ggx = 0, ggy = 0;
-          for (int64_t ch = 0; ch < c; ++ch) {
-            const T g = dys[(b * c + ch) * points + pt];
-            const int64_t base = (b * c + ch) * plane;
-            for (int k = 0; k < taps.count; ++k) {
-              if (!taps.valid[k]) continue;
-              const int64_t at = base + taps.y[k] * p.width + taps.x[k];
-              if (dxs) dxs[at] += taps.w[k] * g;
-              ggx += g * xs[at] * taps.dw_dgx[k];
-              ggy += g * xs[at] * taps.dw_dgy[k];
-            }
-          }
+          T ggx, ggy;
+          grid_sample_point_grad(taps, p, dys + b * c * points + pt, points, xs + b * c * plane, c, add_dx, &ggx,
+                                 &ggy);
           if (dgs) {
             dgs[2 * q] = ggx;
             dgs[2 * q + 1] = ggy;
           }
         }
+      }
     });
   });
   return ok ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
