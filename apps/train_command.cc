@@ -183,10 +183,13 @@ Status first_pass(const TrainArgs& args, const TrainingGraph& tg, const Model& s
 // warning, one of another run is refused.
 Status resume(Trainer& trainer, const std::string& dir, const std::map<std::string, std::string>& fingerprint) {
   if (dir.empty()) return invalid_argument("--resume needs --checkpoint-dir");
-  for (const std::string& path : list_checkpoints(dir)) {
+  std::vector<std::string> all = list_checkpoints(dir);
+  std::string first_damage;
+  for (const std::string& path : all) {
     auto c = read_checkpoint(path);
     if (!c.ok()) {
       spdlog::warn("skipping {}", c.status().message());
+      if (first_damage.empty()) first_damage = c.status().message();
       continue;
     }
     Status st = trainer.restore(*c, fingerprint);
@@ -194,7 +197,12 @@ Status resume(Trainer& trainer, const std::string& dir, const std::map<std::stri
     spdlog::info("resumed from {} (step {})", path, c->step);
     return Status::Ok();
   }
-  spdlog::info("no complete checkpoint in {}: starting from step 0", dir);
+  // Checkpoints that are all damaged are no fresh start: training over them from step 0 would hide the loss.
+  if (!all.empty())
+    return io_error("--resume: none of the {} checkpoint(s) in {} can be read (newest: {}); move them away to start "
+                    "over from step 0",
+                    all.size(), dir, first_damage);
+  spdlog::info("no checkpoint in {} yet: starting from step 0", dir);
   return Status::Ok();
 }
 
@@ -358,7 +366,12 @@ Status train_command(const TrainArgs& args) {
     // micro-batches on every rank, world * grad_accum of the one sequence the
     // ranks share, so N ranks step as often as one process with N * grad_accum.
     int64_t per_step = desc.grad_accum.value_or(1) * comm->size();
-    steps = std::max<int64_t>(1, (*desc.epochs * source.per_epoch + per_step - 1) / per_step);
+    int64_t micro_batches = 0;
+    if (__builtin_mul_overflow(*desc.epochs, source.per_epoch, &micro_batches) ||
+        __builtin_add_overflow(micro_batches, per_step - 1, &micro_batches))
+      return invalid_argument("--epochs {} of {} micro-batches each is more steps than a run can count",
+                              *desc.epochs, source.per_epoch);
+    steps = std::max<int64_t>(1, micro_batches / per_step);
   }
   TrainerOptions options;
   options.optimizer = resolve_optimizer_settings(desc.optimizer);

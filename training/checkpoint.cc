@@ -1,6 +1,7 @@
 #include "training/checkpoint.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "graph/onnx_io.h"
 #include "graph/stable_hash.h"
@@ -66,6 +68,16 @@ Result<std::unique_ptr<CheckpointDirLock>> CheckpointDirLock::acquire(const std:
     ::close(fd);
     return io_error("cannot write {}: {}", path, std::strerror(errno));
   }
+  // Holding the lock, no other ort_train writes here: a checkpoint's
+  // temporary file (<name>.tmp.<pid>) is what a killed run left behind.
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) == 0 && name.find(".ortc.tmp.") != std::string::npos) {
+      std::error_code rm;
+      fs::remove(e.path(), rm);
+      if (!rm) spdlog::info("removed {}, left by a run that ended while writing it", e.path().string());
+    }
+  }
   return std::unique_ptr<CheckpointDirLock>(new CheckpointDirLock(fd));
 }
 
@@ -76,14 +88,22 @@ std::string checkpoint_path(const std::string& dir, int64_t step) {
 }
 
 std::vector<std::string> list_checkpoints(const std::string& dir) {
-  std::vector<std::string> out;
+  // By step number, not by name: the name's 8 digits grow to 9 past step 10^8.
+  std::vector<std::pair<int64_t, std::string>> found;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return out;
+  if (!fs::is_directory(dir, ec)) return {};
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
-    if (name.rfind("ckpt-", 0) == 0 && e.path().extension() == ".ortc") out.push_back(e.path().string());
+    if (name.rfind("ckpt-", 0) != 0 || e.path().extension() != ".ortc") continue;
+    const std::string digits = name.substr(5, name.size() - 5 - 5);
+    int64_t step = 0;
+    auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), step);
+    if (err != std::errc() || end != digits.data() + digits.size() || digits.empty()) continue;
+    found.emplace_back(step, e.path().string());
   }
-  std::sort(out.rbegin(), out.rend());
+  std::sort(found.rbegin(), found.rend());
+  std::vector<std::string> out;
+  for (auto& [step, path] : found) out.push_back(std::move(path));
   return out;
 }
 

@@ -183,6 +183,33 @@ TEST_CASE("train.damaged_checkpoint_is_skipped_and_foreign_one_refused") {
   CHECK(foreign.stderr_text.find("does not match this run: optimizer") != std::string::npos);
 }
 
+// Issue 33, item 10: every checkpoint damaged is no fresh start; a killed
+// run's temporary file is cleaned at the next start; checkpoints order by step
+// number past 10^8, where the name grows a digit.
+TEST_CASE("train.resume_with_only_damaged_checkpoints_is_refused_and_stale_temporaries_cleaned") {
+  Dir d("ort_train_ckpt_damaged");
+  CliOutcome first = run_cli(mlp_args() + " --steps 2 --checkpoint-dir " + (d / "ck"), d.p.string());
+  REQUIRE(first.exit_code == 0);
+  auto all = list_checkpoints(d / "ck");
+  REQUIRE(all.size() == 1);
+  fs::resize_file(all[0], fs::file_size(all[0]) / 2);
+  std::ofstream(d / "ck/ckpt-00000003.ortc.tmp.999999") << "half";
+  CliOutcome resumed = run_cli(mlp_args() + " --steps 4 --resume --checkpoint-dir " + (d / "ck"), d.p.string());
+  INFO(resumed.stderr_text);
+  CHECK(resumed.exit_code == 1);
+  CHECK_THAT(resumed.stderr_text, Catch::Contains("none of the 1 checkpoint(s)"));
+  CHECK_FALSE(fs::exists(d / "ck/ckpt-00000003.ortc.tmp.999999"));
+
+  fs::remove_all(d / "order");
+  fs::create_directories(d / "order");
+  for (const char* name : {"ckpt-99999999.ortc", "ckpt-100000000.ortc", "ckpt-00000007.ortc", "ckpt-x.ortc"})
+    std::ofstream(d / (std::string("order/") + name)) << "";
+  auto ordered = list_checkpoints(d / "order");
+  REQUIRE(ordered.size() == 3);  // ckpt-x is no checkpoint name
+  CHECK(fs::path(ordered[0]).filename() == "ckpt-100000000.ortc");
+  CHECK(fs::path(ordered[2]).filename() == "ckpt-00000007.ortc");
+}
+
 TEST_CASE("train.epochs_count_passes_over_the_data") {
   Dir d("ort_train_epochs");
   // The MLP's data folder holds one batch: 3 epochs are 3 steps.
