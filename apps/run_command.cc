@@ -43,28 +43,18 @@ void add_run_command(CLI::App& app, RunArgs& args) {
 
 namespace {
 
-// Without throwing: a link that loops is present (reading it then says why it
-// fails), and a folder that cannot be looked at is no folder.
-bool present(const std::filesystem::path& p) {
-  std::error_code ec;
-  return std::filesystem::exists(std::filesystem::symlink_status(p, ec));
-}
-bool is_folder(const std::filesystem::path& p) {
-  std::error_code ec;
-  return std::filesystem::is_directory(p, ec);
-}
-
 // Feeds by name: <name>.pb files win; otherwise input_N.pb map to required inputs in order.
 Result<std::map<std::string, Tensor>> read_feeds(const Graph& g, const std::string& dir) {
-  if (!is_folder(dir)) return io_error("inputs folder not found: {}", dir);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return io_error("inputs folder not found: {}", dir);
   std::map<std::string, Tensor> feeds;
   auto required = g.required_inputs();
   for (size_t i = 0; i < required.size(); ++i) {
     const std::string& name = required[i]->name;
     fs::path by_name = fs::path(dir) / tensor_file_name(name);
     fs::path by_index = fs::path(dir) / ("input_" + std::to_string(i) + ".pb");
-    fs::path file = present(by_name) ? by_name : by_index;
-    if (!present(file))
+    fs::path file = path_present(by_name.string()) ? by_name : by_index;
+    if (!path_present(file.string()))
       return invalid_argument("missing input '{}': neither {} nor {} exists", name, by_name.string(), by_index.string());
     ASSIGN_OR_RETURN(NamedTensor nt, read_tensor_file(file.string()));
     feeds[name] = std::move(nt.tensor);
@@ -172,8 +162,8 @@ Status run_command(const RunArgs& args) {
     const std::string& name = graph_outputs[i].name;
     fs::path by_name = fs::path(expected_dir) / tensor_file_name(name);
     fs::path by_index = fs::path(expected_dir) / ("output_" + std::to_string(i) + ".pb");
-    fs::path file = present(by_name) && by_name.parent_path() != fs::path(args.inputs) ? by_name : by_index;
-    if (!present(file)) continue;
+    fs::path file = path_present(by_name.string()) && by_name.parent_path() != fs::path(args.inputs) ? by_name : by_index;
+    if (!path_present(file.string())) continue;
     ASSIGN_OR_RETURN(NamedTensor want, read_tensor_file(file.string()));
     const Tensor& got = outputs.at(name);
     if (got.dtype() != want.tensor.dtype() || got.dims() != want.tensor.dims()) {

@@ -456,7 +456,7 @@ Status train_command(const TrainArgs& args) {
   for (int64_t i = start; i < steps; ++i) {
     // The gradient norm is read by the log line, --metrics and --tensorboard:
     // without them, and between log lines, the step skips it (unless it clips).
-    ASSIGN_OR_RETURN(StepReport r, trainer->step(logs(trainer->steps_done() + 1) || metrics || board));
+    ASSIGN_OR_RETURN(StepReport r, trainer->step());
     elapsed_ms += r.step_ms;
     if (i == start) RETURN_IF_ERROR(save_choices(args.kernel_choices));  // the first step made them
     if (!std::isfinite(r.loss)) return invalid_argument("the loss is {} at step {}: stopping", r.loss, r.step);
@@ -511,10 +511,9 @@ Status train_command(const TrainArgs& args) {
                                                     ex.arena_bytes() / 1048576.0)
                                       : std::string());
   if (held_out) RETURN_IF_ERROR(evaluate_held_out());
-  if (metrics) {  // the run as a picture, beside its metrics (ort_train plot draws several)
-    RETURN_IF_ERROR(metrics->finish());
-  }
-  // Not for metrics written to a device or pipe (/dev/stdout): nothing to read back, and no folder of the run's.
+  if (metrics) RETURN_IF_ERROR(metrics->finish());
+  // The run as a picture, beside its metrics (ort_train plot draws several); not
+  // for metrics written to a device or pipe (/dev/stdout): nothing to read back.
   if (metrics && !metrics->direct()) {
     std::string svg = std::filesystem::path(args.metrics).replace_extension(".svg").string();
     RETURN_IF_ERROR(write_metrics_plot({args.metrics}, svg));

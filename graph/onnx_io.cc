@@ -80,6 +80,11 @@ Result<std::string> read_range(const RegularFile& f, const std::string& path, ui
 
 }  // namespace
 
+bool path_present(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path, ec));
+}
+
 Result<std::string> read_file(const std::string& path, uint64_t max_bytes) {
   RegularFile f;
   RETURN_IF_ERROR(open_regular(path, f));

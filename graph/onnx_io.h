@@ -47,6 +47,9 @@ Status write_file_atomic(const std::string& path, const std::string& bytes);
 // (a FIFO would block, /dev/zero never ends), as is a file larger than
 // `max_bytes` when it is not 0; every read is checked.
 Result<std::string> read_file(const std::string& path, uint64_t max_bytes = 0);
+// Whether anything is at `path`, without throwing: a link that loops counts
+// (reading it then says why it fails).
+bool path_present(const std::string& path);
 // What protobuf parses in one message: models and tensor files larger than
 // this (their weights belong in external data) are refused before reading.
 inline constexpr uint64_t kMaxProtobufBytes = uint64_t{2} << 30;

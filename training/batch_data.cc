@@ -9,27 +9,14 @@
 namespace ort_train {
 namespace fs = std::filesystem;
 
-namespace {
-
-// Without throwing: a link that loops is present (reading it then says why it
-// fails), and a folder that cannot be looked at is no folder.
-bool present(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(fs::symlink_status(p, ec));
-}
-bool is_folder(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
-}
-
-}  // namespace
-
 Result<std::vector<std::string>> list_batch_dirs(const std::string& dir) {
-  if (!is_folder(dir)) return io_error("data folder not found: {}", dir);
-  std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (is_folder(e.path())) out.push_back(e.path().string());
+  if (!fs::is_directory(dir, ec)) return io_error("data folder not found: {}", dir);
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::error_code entry_ec;  // an entry that cannot be looked at (a looping link) is no batch
+    if (e.is_directory(entry_ec)) out.push_back(e.path().string());
+  }
   if (ec) return io_error("cannot list {}: {}", dir, ec.message());
   std::sort(out.begin(), out.end());
   if (out.empty()) return invalid_argument("data folder {} has no batch sub-directories", dir);
@@ -40,7 +27,7 @@ Result<std::map<std::string, Tensor>> read_batch_dir(const std::string& dir, con
   std::map<std::string, Tensor> out;
   for (const std::string& name : names) {
     fs::path file = fs::path(dir) / tensor_file_name(name);
-    if (!present(file)) return invalid_argument("batch {} has no file for '{}' ({})", dir, name, file.string());
+    if (!path_present(file.string())) return invalid_argument("batch {} has no file for '{}' ({})", dir, name, file.string());
     ASSIGN_OR_RETURN(NamedTensor nt, read_tensor_file(file.string()));
     out[name] = std::move(nt.tensor);
   }

@@ -148,7 +148,7 @@ Status Trainer::make_optimizer() {
   return Status::Ok();
 }
 
-Result<StepReport> Trainer::step(bool want_grad_norm) {
+Result<StepReport> Trainer::step() {
   auto started = std::chrono::steady_clock::now();
   StepReport r;
   StepTotals totals;
@@ -159,19 +159,9 @@ Result<StepReport> Trainer::step(bool want_grad_norm) {
   r.loss = totals.loss_sum / static_cast<double>(options_.grad_accum * world_);
   r.samples = totals.samples;
   r.tokens = totals.tokens;
-  if (scaler_) {
-    ASSIGN_OR_RETURN(bool skip, unscale(r));
-    if (skip) {
-      r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-      return r;
-    }
-  }
-  RETURN_IF_ERROR(average_and_clip(r, want_grad_norm));
-  if (r.skipped) {
-    r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    return r;
-  }
-  RETURN_IF_ERROR(update(r));
+  if (scaler_) RETURN_IF_ERROR(unscale(r));
+  if (!r.skipped) RETURN_IF_ERROR(average_and_clip(r));
+  if (!r.skipped) RETURN_IF_ERROR(update(r));
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return r;
 }
@@ -240,8 +230,7 @@ Status Trainer::forward_backward(StepTotals& totals) {
 bool Trainer::all_gradients_here() const { return !zero_ || options_.communicator->ordered_sums(); }
 
 // GradScaler: unscale, and skip the update when any gradient overflowed.
-// Returns whether the step was skipped.
-Result<bool> Trainer::unscale(StepReport& r) {
+Status Trainer::unscale(StepReport& r) {
   r.loss_scale = scaler_->scale();
   const bool all_here = all_gradients_here();
   ASSIGN_OR_RETURN(bool found_inf, math_->unscale(all_here ? grads_ : shard_grads_, scaler_->inverse()));
@@ -251,19 +240,24 @@ Result<bool> Trainer::unscale(StepReport& r) {
     found_inf = flag.data<double>()[0] > 0;
   }
   scaler_->update(found_inf);
-  if (!found_inf) return false;
+  if (!found_inf) return Status::Ok();
+  skip_update(r);
+  spdlog::info("step {}: a gradient holds inf or NaN at loss scale {}: update skipped, scale now {}", r.step,
+               *r.loss_scale, scaler_->scale());
+  return Status::Ok();
+}
+
+// A step without an update still counts, for the schedule as for PyTorch's
+// loop; the optimizer's own count (bias correction) leaves it out.
+void Trainer::skip_update(StepReport& r) {
   ++skipped_;
   r.skipped = true;
   r.step = ++steps_done_;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, r.step, options_.steps, options_.optimizer.lr);
-  spdlog::info("step {}: a gradient holds inf or NaN at loss scale {}: update skipped, scale now {}", r.step,
-               *r.loss_scale, scaler_->scale());
-  return true;
 }
 
-// The mean over the step's micro-batches of every rank, the global norm when
-// clipping or the caller needs it, and clipping.
-Status Trainer::average_and_clip(StepReport& r, bool want_grad_norm) {
+// The mean over the step's micro-batches of every rank, the global norm, and clipping.
+Status Trainer::average_and_clip(StepReport& r) {
   const bool all_here = all_gradients_here();
   const int64_t micro_batches = options_.grad_accum * world_;
   if (micro_batches > 1) {
@@ -274,7 +268,6 @@ Status Trainer::average_and_clip(StepReport& r, bool want_grad_norm) {
   // that none is inf or NaN under a finite loss (Sqrt at 0, an lr that
   // diverged), which the update would spread into every weight.
   // (Every rank takes the same branch: the norm is summed over the ranks.)
-  (void)want_grad_norm;
   if (all_here) {
     ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
   } else {
@@ -308,10 +301,7 @@ Status Trainer::nonfinite_gradients(StepReport& r) {
         "step {}: {} holds inf or NaN although the loss ({:g}) is finite: stopped before the update, so no "
         "checkpoint or export holds it (--on-nonfinite skip skips such steps instead)",
         steps_done_ + 1, which, r.loss);
-  ++skipped_;
-  r.skipped = true;
-  r.step = ++steps_done_;
-  r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, r.step, options_.steps, options_.optimizer.lr);
+  skip_update(r);
   spdlog::warn("step {}: {} holds inf or NaN: update skipped (--on-nonfinite skip)", r.step, which);
   return Status::Ok();
 }
@@ -479,7 +469,7 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   for (auto& [name, t] : optimizer_->state()) targets["state/" + name] = *t;
   for (const ParameterStore::Entry& e : store_->entries())
     if (e.master.raw() != e.param.raw()) targets["master/" + e.name] = e.master;
-  std::map<std::string, Tensor> scaler_state;
+  std::map<std::string, Tensor> counters;  // scaler/* and trainer/skipped_steps: one-element values
   if (scaler_)
     for (const char* key : {"scaler/scale", "scaler/growth_tracker", "scaler/skipped_steps"}) targets[key] = Tensor();
   else if (std::any_of(c.tensors.begin(), c.tensors.end(), [](const auto& nt) { return nt.first == "trainer/skipped_steps"; }))
@@ -495,7 +485,7 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
       if (t.dtype() != want || t.numel() != 1)
         return invalid_argument("the checkpoint's '{}' is {} {}, not one {}", name, dtype_name(t.dtype()),
                                 dims_to_string(t.dims()), dtype_name(want));
-      scaler_state[name] = t;
+      counters[name] = t;
       continue;
     }
     if (zero_ && name.rfind("state/", 0) == 0 && dst.numel() > 0 && t.dtype() == DType::kFloat &&
@@ -510,15 +500,13 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   }
   RETURN_IF_ERROR(refresh_low_copies());  // from the restored weights
   RETURN_IF_ERROR(device_->synchronize());
-  if (scaler_state.count("trainer/skipped_steps")) skipped = scaler_state.at("trainer/skipped_steps").data<int64_t>()[0];
+  for (const char* key : {"scaler/skipped_steps", "trainer/skipped_steps"})
+    if (counters.count(key)) skipped = counters.at(key).data<int64_t>()[0];
   if (skipped < 0 || skipped > c.step)
     return invalid_argument("the checkpoint says {} of its {} steps were skipped", skipped, c.step);
   if (scaler_) {
-    skipped = scaler_state.at("scaler/skipped_steps").data<int64_t>()[0];
-    if (skipped < 0 || skipped > c.step)
-      return invalid_argument("the checkpoint says {} of its {} steps were skipped", skipped, c.step);
-    scaler_->restore(scaler_state.at("scaler/scale").data<float>()[0],
-                     scaler_state.at("scaler/growth_tracker").data<int64_t>()[0]);
+    scaler_->restore(counters.at("scaler/scale").data<float>()[0],
+                     counters.at("scaler/growth_tracker").data<int64_t>()[0]);
   }
   skipped_ = skipped;
   steps_done_ = c.step;

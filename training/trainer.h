@@ -84,10 +84,9 @@ struct EvalReport {
 class Trainer {
  public:
   static Result<std::unique_ptr<Trainer>> create(TrainingGraph tg, TrainerOptions options, BatchSource source);
-  // One optimizer step. The gradient norm (a pass over every gradient) is
-  // taken only when clipping needs it or `want_grad_norm` (a step that is
-  // logged or written to --metrics).
-  Result<StepReport> step(bool want_grad_norm = true);
+  // One optimizer step. The gradient norm is taken every step: it is the
+  // check that no gradient holds inf or NaN before the update.
+  Result<StepReport> step();
   // Forward and loss only (no gradients, no updates) over `batches` micro-batches of `source`.
   Result<EvalReport> evaluate(const BatchSource& source, int64_t batches);
   // Everything needed to continue exactly, with `fingerprint` to check on load;
@@ -116,9 +115,10 @@ class Trainer {
   // Trainer::step, in order.
   Status forward_backward(StepTotals& totals);
   Result<std::map<std::string, Tensor>> next_micro_batch();
-  Result<bool> unscale(StepReport& r);  // fp16: whether the step is skipped
-  Status average_and_clip(StepReport& r, bool want_grad_norm);
+  Status unscale(StepReport& r);  // fp16: sets r.skipped on an overflow
+  Status average_and_clip(StepReport& r);
   Status nonfinite_gradients(StepReport& r);
+  void skip_update(StepReport& r);  // counts the step, takes no update
   Status update(StepReport& r);
   bool all_gradients_here() const;
   // The initializers each step changes: trainable parameters, BatchNorm

@@ -16,7 +16,6 @@ namespace {
 
 enum class PoolKind { kMax, kAverage, kLp };
 
-
 template <typename T>
 void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const std::vector<WindowDim>& geo,
                 PoolKind kind, bool count_include_pad, bool column_major_indices, int64_t p_order) {
