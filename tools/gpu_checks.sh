@@ -10,9 +10,11 @@
 #   3. the ONNX node tests (ours, and ../shared's corpus when the bundle holds
 #      it) through `ort_train run --device cuda`: every forward kernel on the GPU;
 #   4. the measured attention choice (cublas vs tiled) on four shapes;
-#   5. compute-sanitizer memcheck over the CUDA gradient cases.
-# PARTS (default "tests bench nodes attention sanitizer") picks parts, so a
-# second call can finish what a first left. Everything it prints is also
+#   5. compute-sanitizer memcheck over the CUDA gradient cases;
+#   6. racecheck (shared-memory hazards) over the same cases, when asked for.
+# PARTS (default "tests bench nodes attention sanitizer"; add "racecheck")
+# picks parts, so a second call can finish what a first left; BENCH_ARGS adds
+# bench_gpu.py flags (--no-compile). Everything it prints is also
 # written under $OUT (or ./gpu_out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,11 +29,11 @@ want tests && {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   echo "== CUDA tests"
   limit "${TESTS_S:-180}" ort_train_tests "cuda.*" -s 2>&1 |
-    grep -E "CUDA vs CPU|not run|FAILED|passed|failed|with expansion" -A3
+    grep -E "CUDA vs CPU|CUDA bf16|worst relative|^  step |not run|FAILED|passed|failed|with expansion" -A3
 } 2>&1 | tee "$out/tests.txt"
 want bench && for precision in fp32 bf16; do
   limit "${BENCH_S:-150}" python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train --steps "${STEPS:-20}" \
-    --precision $precision 2>&1 | tee "$out/bench_$precision.txt"
+    --precision $precision ${BENCH_ARGS:-} 2>&1 | tee "$out/bench_$precision.txt"
 done
 if want nodes && [ -f gpu_bundle/node_tests.tar.gz ]; then
   mkdir -p /tmp/node_tests && tar xzf gpu_bundle/node_tests.tar.gz -C /tmp/node_tests
@@ -49,4 +51,8 @@ sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanit
 if want sanitizer && [ -n "$sanitizer" ]; then
   limit "${SANITIZER_S:-120}" "$sanitizer" --tool memcheck --leak-check no --error-exitcode 9 --target-processes all \
     /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu" 2>&1 | tail -20 | tee "$out/memcheck.txt"
+fi
+if want racecheck && [ -n "$sanitizer" ]; then
+  limit "${RACECHECK_S:-90}" "$sanitizer" --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+    /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu" 2>&1 | tail -20 | tee "$out/racecheck.txt"
 fi

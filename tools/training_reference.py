@@ -197,12 +197,13 @@ def loss_function(name, module, folder, onnx_model):
     batch = os.path.join(folder, "train_batches", "0")
     inits = {i.name for i in onnx_model.graph.initializer}
     inputs = [torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(os.path.join(batch, f"{vi.name}.pb"))).copy())
-              for vi in onnx_model.graph.input if vi.name not in inits]
+              .to(DEVICE) for vi in onnx_model.graph.input if vi.name not in inits]
     spec = gradient_reference.LOSSES[name]
     output_names = [o.name for o in onnx_model.graph.output]
     labels = None
     if spec is not None:
         labels = torch.from_numpy(numpy_helper.to_array(onnx.load_tensor(os.path.join(batch, "labels.pb"))).copy())
+        labels = labels.to(DEVICE)
 
     def f():
         outs = module(*inputs)
@@ -222,6 +223,7 @@ def loss_function(name, module, folder, onnx_model):
 # GEMMs and convolutions in bfloat16, and what follows a bfloat16 GEMM in
 # bfloat16 too where the op is on no list), the backward outside it.
 BF16_STEPS = 50
+DEVICE = torch.device("cpu")  # --device: where modules and batches live
 BF16_CONFIG = {"optimizer": {"name": "AdamW", "lr": 0.001, "weight_decay": 0.01}}
 BF16_MODELS = ["mlp", "lenet", "bert", "gpt", "hf/bert_opset14"]
 # tools/export_hf_models.py's exports, with their own loss (the model family each is).
@@ -283,6 +285,7 @@ def module_and_loss(model_name, folder, onnx_model):
     module = export_models.model_specs()[model_name][0]
     module.train(model_name in export_models.TRAINING_MODE)
     tie_shared(module, gradient_reference.classify(onnx_model, module))
+    module.to(DEVICE)
     return module, loss_function(model_name, module, folder, onnx_model)
 
 
@@ -294,7 +297,28 @@ def model_and_spec(args, model_name, config):
     return folder, onnx.load(os.path.join(folder, "model.onnx")), spec
 
 
+def bf16_on_device(args):
+    """--device cuda: PyTorch's own GPU run (torch.autocast("cuda")) of the
+    committed CPU trajectories, printed beside them and written nowhere: how
+    far PyTorch itself moves from its CPU run bounds what ort_train's GPU run
+    can be held to."""
+    for model_name in args.models.split(","):
+        folder, onnx_model, spec = model_and_spec(args, model_name, BF16_CONFIG)
+        with open(os.path.join(folder, "trajectories_bf16.json")) as f:
+            stored = json.load(f)["configs"]["adamw"]
+        module, loss_fn = module_and_loss(model_name, folder, onnx_model)
+        losses = trajectory(module, loss_fn, spec, BF16_STEPS,
+                            functools.partial(torch.autocast, args.device, dtype=torch.bfloat16))
+        rel = [abs(b - a) / abs(a) for a, b in zip(stored["losses"], losses)]
+        print(f"{model_name:15} PyTorch bf16 on {args.device} vs its CPU run: worst relative loss difference over "
+              f"{BF16_STEPS} steps {max(rel):.2e} (step {rel.index(max(rel))})")
+        for t, (a, b) in enumerate(zip(stored["losses"], losses)):
+            print(f"  step {t:2d}  {args.device} {b:.6f}  cpu {a:.6f}")
+
+
 def bf16_trajectories(args):
+    if args.device != "cpu":
+        return bf16_on_device(args)
     for model_name in args.models.split(","):
         folder, onnx_model, spec = model_and_spec(args, model_name, BF16_CONFIG)
         out = {}
@@ -339,13 +363,20 @@ def fp16_trajectories(args):
 
 
 def main():
+    global DEVICE
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "models"))
     ap.add_argument("--models", help="comma-separated (default: every model of the chosen precision)")
     ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
                     help="bf16: trajectories_bf16.json, 50 AdamW steps under CPU autocast, with float32's beside "
                     "them; fp16: trajectories_fp16.json, 50 steps under CPU autocast with a GradScaler")
+    ap.add_argument("--device", default="cpu",
+                    help="with --precision bf16: cuda prints PyTorch's GPU trajectory beside the committed CPU one "
+                    "and writes nothing")
     args = ap.parse_args()
+    DEVICE = torch.device(args.device)
+    if args.device != "cpu" and args.precision != "bf16":
+        ap.error("--device other than cpu goes with --precision bf16")
     if args.precision == "fp16":
         args.models = args.models or ",".join(FP16_MODELS)
         return fp16_trajectories(args)

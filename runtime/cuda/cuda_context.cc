@@ -34,6 +34,7 @@ Status apply_settings(CudaContext& c, const DeviceSettings& s) {
 CudaContext::~CudaContext() {
   allocator.reset();
   if (cudnn) cudnnDestroy(cudnn);
+  if (cublas_lt) cublasLtDestroy(cublas_lt);
   if (cublas) cublasDestroy(cublas);
   staging.reset();
   if (compute) cudaStreamDestroy(compute);
@@ -74,6 +75,7 @@ Result<CudaContext*> init_context(const DeviceSettings& settings) {
   ctx->staging = std::make_unique<PinnedStaging>();
   CUBLAS_RETURN_IF_ERROR(cublasCreate(&ctx->cublas));
   CUBLAS_RETURN_IF_ERROR(cublasSetStream(ctx->cublas, ctx->compute));
+  CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&ctx->cublas_lt));
   CUDNN_RETURN_IF_ERROR(cudnnCreate(&ctx->cudnn));
   CUDNN_RETURN_IF_ERROR(cudnnSetStream(ctx->cudnn, ctx->compute));
   ctx->allocator = make_cuda_caching_allocator(ctx->device);

@@ -2,9 +2,10 @@
 // library call and copy of a step is queued there, so buffers returned to the
 // caching allocator can be reused by the next launch without events; only
 // the next batch's upload runs on its own stream, batch_staging.h),
-// cuBLAS and cuDNN handles bound to that stream, pinned staging for
+// cuBLAS and cuDNN handles bound to that stream (cuBLASLt takes it per call), pinned staging for
 // uploads, and the settings (determinism, TF32) every kernel consults.
 #pragma once
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -24,6 +25,7 @@ struct CudaContext {
   cudaDeviceProp props{};
   cudaStream_t compute = nullptr;
   cublasHandle_t cublas = nullptr;
+  cublasLtHandle_t cublas_lt = nullptr;  // GEMMs with a bias epilogue (kernels/gemm_bias_lt.h)
   cudnnHandle_t cudnn = nullptr;
   std::shared_ptr<Allocator> allocator;  // the process-wide caching device allocator
   std::unique_ptr<PinnedStaging> staging;

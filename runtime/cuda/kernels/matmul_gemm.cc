@@ -4,13 +4,15 @@
 // cuBLAS. Row-major C = A B is computed as the
 // column-major C^T = B^T A^T. float32 may use TF32 tensor cores unless the
 // device was configured with allow_tf32 = false. float16 and bfloat16
-// (--precision fp16/bf16's autocast) compute in float32 and round once; their
-// FusedMatMul bias enters as cuBLAS's beta * C, before that rounding, as the
-// CPU kernels and PyTorch's addmm add it.
+// (--precision fp16/bf16's autocast) compute in float32 and round once; a
+// bias row (FusedMatMul's, or Gemm's 1-D C with beta 1) is added in
+// cuBLASLt's epilogue before that rounding, as the CPU kernels and PyTorch's
+// addmm add it (gemm_bias_lt.h); other shapes take cuBLAS's beta * C.
 #include "cuda_kernels/copy.h"
 #include "cuda_kernels/vector_math.h"
 #include "runtime/cuda/kernels/common.h"
 #include "runtime/cuda/kernels/gemm_batched.h"
+#include "runtime/cuda/kernels/gemm_bias_lt.h"
 
 namespace ort_train::cuda {
 namespace {
@@ -75,16 +77,26 @@ Status matmul(KernelContext& ctx) { return matmul_impl(ctx, false, false, 1.0); 
 Status fused_matmul(KernelContext& ctx) {
   const Node& node = ctx.node();
   if (dtype_is_half(ctx.input(0).dtype()) && ctx.has_input(2)) {
-    // 16-bit: Y = broadcast(bias), then Y = alpha A' B' + Y in float32, one rounding.
+    // 16-bit: the bias enters before the product's one rounding.
     CUDA_OUTPUT(Y, ctx, 0);
     const Tensor& bias = ctx.input(2);
     if (bias.dtype() != Y.dtype() || bias.rank() != 1 || Y.rank() == 0 || bias.dims()[0] != Y.dims().back())
       return invalid_argument("{}: needs a 1-D bias of the operands' dtype and Y's last dim", node.describe());
     if (Y.numel() == 0) return Status::Ok();
+    bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
+    const Tensor& A = ctx.input(0);
+    const Tensor& B = ctx.input(1);
+    // A shared 2-D weight: A's batch folds into its rows, one GEMM.
+    if (!ta && A.rank() >= 2 && B.rank() == 2 && A.dims().back() > 0) {
+      int64_t k = A.dims().back(), n = Y.dims().back();
+      Status s = gemm_bias_lt(Y.dtype(), false, tb, A.numel() / k, n, k, node.attr_float("alpha", 1.f), A.raw(), k,
+                              B.raw(), B.dims()[1], bias.raw(), Y.raw(), n);
+      if (s.code() != ErrorCode::kUnsupported) return s;
+    }
+    // Otherwise Y = broadcast(bias), then Y = alpha A' B' + Y.
     ASSIGN_OR_RETURN(CopyMap cm, expand_map(bias.dims(), Y.dims()));
     CUDA_RETURN_IF_ERROR(launch_gather_copy(bias.raw(), Y.raw(), Y.numel(), 2, cm, stream()));
-    return matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
-                       node.attr_float("alpha", 1.f), 1.0);
+    return matmul_impl(ctx, ta, tb, node.attr_float("alpha", 1.f), 1.0);
   }
   RETURN_IF_ERROR(matmul_impl(ctx, node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
                               node.attr_float("alpha", 1.f)));
@@ -102,6 +114,15 @@ Status gemm(KernelContext& ctx) {
   double alpha = ctx.node().attr_float("alpha", 1.f), beta = ctx.node().attr_float("beta", 1.f);
   int64_t m = Y.dims()[0], n = Y.dims()[1], k = ta ? A.dims()[0] : A.dims()[1];
   bool has_c = ctx.has_input(2) && beta != 0.0;
+  if (has_c && beta == 1.0 && dtype_is_half(Y.dtype()) && k > 0 && Y.numel() > 0) {
+    const Tensor& C = ctx.input(2);  // a bias row: cuBLASLt's epilogue (an nn.Linear export)
+    bool row = C.dtype() == Y.dtype() && C.numel() == n && (C.rank() == 1 || (C.rank() == 2 && C.dims()[0] == 1));
+    if (row) {
+      Status s = gemm_bias_lt(Y.dtype(), ta, tb, m, n, k, static_cast<float>(alpha), A.raw(), A.dims()[1], B.raw(),
+                              B.dims()[1], C.raw(), Y.raw(), n);
+      if (s.code() != ErrorCode::kUnsupported) return s;
+    }
+  }
   if (has_c) {  // Y = broadcast(C), then Y = alpha A B + beta Y
     const Tensor& C = ctx.input(2);
     ASSIGN_OR_RETURN(CopyMap cm, expand_map(C.dims(), Y.dims()));

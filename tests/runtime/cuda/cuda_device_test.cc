@@ -175,9 +175,10 @@ TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
       nlohmann::json settings{{"optimizer", cfg["optimizer"]}};
       if (cfg.contains("loss_scale")) settings["loss_scale"] = cfg["loss_scale"];
       int64_t steps = j["steps"];
-      auto trainer = reference_trainer(name, settings, steps, device,
-                                       std::string(precision) == "bf16" ? DType::kBFloat16 : DType::kFloat16);
+      DType low = std::string(precision) == "bf16" ? DType::kBFloat16 : DType::kFloat16;
+      auto trainer = reference_trainer(name, settings, steps, device, low);
       double worst = 0;
+      std::vector<double> losses;
       for (int64_t s = 0; s < steps; ++s) {
         auto r = trainer->step();
         INFO(r.status().message());
@@ -185,12 +186,91 @@ TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
         size_t k = static_cast<size_t>(s);
         if (cfg.contains("skipped")) CHECK(r->skipped == (cfg["skipped"][k].get<int>() != 0));
         double expected = cfg["losses"][k];
+        losses.push_back(r->loss);
         worst = std::max(worst, std::abs(r->loss - expected) / std::abs(expected));
       }
       std::printf("CUDA %s %-6s worst relative loss difference vs PyTorch autocast over %lld steps: %.2e\n", precision,
                   name.c_str(), static_cast<long long>(steps), worst);
+      if (worst > 1e-2) {
+        // Where the drift begins, beside the CPU's run of the same graph:
+        // a first step already apart points at a forward kernel, a slow
+        // drift at a gradient or the optimizer.
+        auto cpu = reference_trainer(name, settings, steps, nullptr, low);
+        for (int64_t s = 0; s < steps; ++s) {
+          auto r = cpu->step();
+          REQUIRE(r.ok());
+          size_t k = static_cast<size_t>(s);
+          std::printf("  step %2lld  cuda %.6f  cpu %.6f  pytorch %.6f\n", static_cast<long long>(s), losses[k],
+                      r->loss, cfg["losses"][k].get<double>());
+        }
+      }
       CHECK(worst <= 1e-2);
     }
+}
+
+TEST_CASE("cuda.bf16_first_step_values_match_the_cpu_node_by_node") {
+  // PyTorch's own bf16 autocast run of the MLP on an H100 follows its CPU run
+  // to 2e-7 over 50 steps (tools/training_reference.py --precision bf16
+  // --device cuda), so the same training graph's first step should match the
+  // CPU's too: every value of step one on both devices, from the same batch,
+  // the table naming the first nodes that part ways. It found the bf16 Gemm's
+  // bias added after cuBLAS's rounding (gemm_bias_lt.h). The MLP has no
+  // float32 reduction whose order could differ by device; BERT's attention
+  // and LayerNorm sums do, one float32 unit apart, which bf16 rounding then
+  // magnifies, so its 50-step parity is the autocast test's.
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
+  auto device = gpu();
+  const std::string name = "mlp";
+  ModelDescription desc;
+  TrainingGraph tg = training_graph(name, &desc, DType::kBFloat16);
+  auto source = make_batch_source((fs::path(source_dir()) / "tests/models" / name / "train_batches").string(), tg,
+                                  desc, 0);
+  REQUIRE(source.ok());
+  auto feeds = (*source)(0);
+  REQUIRE(feeds.ok());
+  std::vector<std::string> fetch;
+  for (const Node& n : tg.model.graph.nodes)
+    for (const std::string& o : n.outputs)
+      if (!o.empty()) fetch.push_back(o);
+  auto cpu_ex = Executor::create(tg.model);
+  auto gpu_ex = Executor::create(tg.model, device);
+  REQUIRE(cpu_ex.ok());
+  REQUIRE(gpu_ex.ok());
+  auto on_cpu = (*cpu_ex)->run(*feeds, {}, fetch);
+  auto on_gpu = (*gpu_ex)->run(*feeds, {}, fetch);
+  INFO(on_cpu.status().message() << " / " << on_gpu.status().message());
+  REQUIRE(on_cpu.ok());
+  REQUIRE(on_gpu.ok());
+  int shown = 0;
+  for (const Node& n : tg.model.graph.nodes)
+    for (const std::string& o : n.outputs) {
+      if (o.empty() || !on_cpu->count(o) || !on_gpu->count(o)) continue;
+      const Tensor& c = on_cpu->at(o);
+      if (!dtype_is_float(c.dtype())) continue;
+      auto g = to_host(*device, on_gpu->at(o));
+      REQUIRE(g.ok());
+      std::vector<double> a = c.to_double_vector(), b = g->to_double_vector();
+      REQUIRE(a.size() == b.size());
+      double worst = 0, scale = 0;
+      int64_t differing = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        worst = std::max(worst, std::abs(a[i] - b[i]));
+        scale = std::max(scale, std::abs(a[i]));
+        differing += a[i] != b[i];
+      }
+      if (differing > 0 && shown++ < 12)
+        std::printf("CUDA bf16 %s: %-22s %-32.32s %-8s %lld of %zu differ, worst %.3e (max |cpu| %.3e)\n",
+                    name.c_str(), n.op_type.c_str(), o.c_str(), dtype_name(c.dtype()).c_str(),
+                    static_cast<long long>(differing), a.size(), worst, scale);
+    }
+  const std::string& loss = tg.gradients.loss;
+  double lc = on_cpu->at(loss).to_double_vector()[0];
+  auto lg = to_host(*device, on_gpu->at(loss));
+  REQUIRE(lg.ok());
+  double rel = std::abs(lg->to_double_vector()[0] - lc) / std::abs(lc);
+  std::printf("CUDA bf16 %s: first-step loss %.7f on the CPU, relative difference %.2e on the GPU\n", name.c_str(),
+              lc, rel);
+  CHECK(rel <= 1e-6);
 }
 
 // Ops that run on the CPU only, and why; docs/cuda.md lists the same. The
