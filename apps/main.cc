@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <new>
 #include <cstdlib>
 #include <unistd.h>
 #include <string>
@@ -88,13 +89,20 @@ int main(int argc, char** argv) {
   ort_train::app::set_up_logging(log_level, color);
 
   ort_train::Status st;
-  if (app.got_subcommand("run")) st = ort_train::app::run_command(run_args);
-  else if (app.got_subcommand("train")) st = ort_train::app::train_command(train_args);
-  else if (app.got_subcommand("inspect")) st = ort_train::app::inspect_command(inspect_args);
-  else if (app.got_subcommand("plot")) st = ort_train::app::plot_command(plot_args);
-  else {
-    std::fprintf(stderr, "%s", app.help().c_str());
-    return ort_train::app::kExitUsage;
+  try {
+    if (app.got_subcommand("run")) st = ort_train::app::run_command(run_args);
+    else if (app.got_subcommand("train")) st = ort_train::app::train_command(train_args);
+    else if (app.got_subcommand("inspect")) st = ort_train::app::inspect_command(inspect_args);
+    else if (app.got_subcommand("plot")) st = ort_train::app::plot_command(plot_args);
+    else {
+      std::fprintf(stderr, "%s", app.help().c_str());
+      return ort_train::app::kExitUsage;
+    }
+  } catch (const std::bad_alloc&) {
+    // Host memory ran out outside a kernel (loading weights, a checkpoint):
+    // one message, not an abort. Inside a kernel the executor names the node.
+    st = ort_train::make_error(ort_train::ErrorCode::kIo,
+                               "out of host memory (the machine's, or the process's RLIMIT_AS)");
   }
   if (!st.ok()) {
     int code = ort_train::app::exit_code_for(st);

@@ -36,7 +36,7 @@ Result<uint64_t> parse_byte_size(const std::string& text) {
 void add_max_memory_option(CLI::App* cmd, std::string& value) {
   cmd->add_option("--max-memory", value,
                   "memory budget (e.g. 2G, 512M): a plan or any tensor beyond it is refused before it runs "
-                  "(default: the device's memory)");
+                  "(default: the device's memory; on the host, at most RLIMIT_AS and the cgroup's limit)");
 }
 
 Status apply_max_memory(const std::string& value) {

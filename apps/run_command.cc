@@ -33,7 +33,8 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--expected", args.expected, "folder of expected outputs (default: the inputs folder)");
   run->add_option("--rtol", args.rtol, "relative tolerance against expected outputs")->capture_default_str();
   run->add_option("--atol", args.atol, "absolute tolerance against expected outputs")->capture_default_str();
-  run->add_option("--threads", args.threads, "CPU threads (0 = all cores)");
+  run->add_option("--threads", args.threads, "CPU threads (0 = all cores)")
+      ->check(CLI::Range(0, kMaxCpuThreads));
   add_device_option(run, args.device, "cpu or cuda[:i] (default: cpu)");
   run->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
@@ -47,6 +48,14 @@ namespace {
 Result<std::map<std::string, Tensor>> read_feeds(const Graph& g, const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return io_error("inputs folder not found: {}", dir);
+  // A file for a value the model holds as an initializer was read by nobody:
+  // the run used the model's value and said nothing. Overriding it is not
+  // offered (the passes fold initializers as constants), so it is refused.
+  for (const auto& [name, t] : g.initializers)
+    if (path_present((fs::path(dir) / tensor_file_name(name)).string()))
+      return invalid_argument("{} feeds '{}', which the model holds as an initializer; run does not override "
+                              "initializers: remove the file, or the initializer from the model",
+                              (fs::path(dir) / tensor_file_name(name)).string(), name);
   std::map<std::string, Tensor> feeds;
   auto required = g.required_inputs();
   for (size_t i = 0; i < required.size(); ++i) {

@@ -113,7 +113,8 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--eval-every", args.eval_every, "also evaluate the held-out data every N steps (0: only at the end)")
       ->check(CLI::NonNegativeNumber);
   train->add_option("--seed", args.seed, "seeds synthetic data and dropout");
-  train->add_option("--threads", args.threads, "CPU threads (0 = all cores, split between the ranks on this machine)");
+  train->add_option("--threads", args.threads, "CPU threads (0 = all cores, split between the ranks on this machine)")
+      ->check(CLI::Range(0, kMaxCpuThreads));
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
       ->check(CLI::PositiveNumber);
   train->add_flag("--profile", args.profile,
@@ -280,6 +281,9 @@ Status train_command(const TrainArgs& args) {
   if (!args.checkpoint_dir.empty() && lead) {
     ASSIGN_OR_RETURN(checkpoint_lock, CheckpointDirLock::acquire(args.checkpoint_dir));
   }
+  // --export is written after the last step: a place it cannot be written
+  // stops the run now, not after the training.
+  if (!args.export_path.empty() && lead) RETURN_IF_ERROR(check_can_write(args.export_path));
   ASSIGN_OR_RETURN(Setup setup, load_setup(args.setup));
   ModelDescription& desc = setup.desc;
   if (!args.optimizer.empty()) desc.optimizer.name = args.optimizer;  // checked and spelled by its validator
@@ -521,10 +525,7 @@ Status train_command(const TrainArgs& args) {
   }
   if (!args.export_path.empty() && lead) {
     RETURN_IF_ERROR(trainer->sync_to_host());
-    std::error_code ec;
-    fs::path folder = fs::path(args.export_path).parent_path();
-    if (!folder.empty()) fs::create_directories(folder, ec);  // a run folder not made yet; save_model names a failure
-    RETURN_IF_ERROR(save_model(forward, args.export_path));
+    RETURN_IF_ERROR(save_model(forward, args.export_path));  // its folder was made by check_can_write
     spdlog::info("wrote the trained model to {}", args.export_path);
   }
   return Status::Ok();

@@ -93,6 +93,30 @@ Result<std::string> read_file(const std::string& path, uint64_t max_bytes) {
   return read_range(f, path, 0, f.size);
 }
 
+Status check_can_write(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return io_error("cannot write {}: it is a folder", path);
+    if (!S_ISREG(st.st_mode)) {  // written through where it is (write_file_atomic)
+      int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+      if (fd < 0) return io_error("cannot write {}: {}", path, std::strerror(errno));
+      ::close(fd);
+      return Status::Ok();
+    }
+  }
+  fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (ec) return io_error("cannot write {}: cannot make its folder: {}", path, ec.message());
+  fs::path probe = target;
+  probe += ".tmp." + std::to_string(::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return io_error("cannot write {}: {}", path, std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return Status::Ok();
+}
+
 Status write_file_atomic(const std::string& path, const std::string& bytes) {
   // A device, FIFO or link (/dev/null, /dev/stdout) is written through as it
   // is: a rename over it would replace the system's file, or the link, with a

@@ -43,6 +43,12 @@ std::string tensor_file_name(const std::string& tensor_name);
 
 // Writes bytes to path atomically: a temporary sibling, flushed, then renamed.
 Status write_file_atomic(const std::string& path, const std::string& bytes);
+// Whether write_file_atomic could write `path` now: its folder is made when
+// missing, and the temporary sibling is created and removed again (a device
+// or FIFO is opened for writing without waiting); a folder at `path` is
+// refused. For what a run writes only at its end (--export), so that an
+// unwritable place stops it before the training, not after.
+Status check_can_write(const std::string& path);
 // A regular file's bytes. FIFOs, devices, sockets and directories are refused
 // (a FIFO would block, /dev/zero never ends), as is a file larger than
 // `max_bytes` when it is not 0; every read is checked.

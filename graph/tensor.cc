@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "graph/dispatch.h"
 
@@ -11,6 +12,9 @@ std::shared_ptr<Storage> Storage::host(size_t bytes) {
   // 64-byte alignment keeps vectorized kernels and BLAS on their fast paths.
   size_t rounded = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  // Out of memory (or past RLIMIT_AS): the executor turns this into an error
+  // naming the node, the app into one message; never a write through null.
+  if (!p) throw std::bad_alloc();
   std::memset(p, 0, rounded == 0 ? 64 : rounded);
   return std::make_shared<Storage>(p, bytes, DeviceKind::kCpu, [](void* q) { std::free(q); });
 }

@@ -3,6 +3,8 @@
 // outputs are small is run once at load time, so the shape arithmetic that
 // exporters emit resolves to concrete shapes and memory can be planned.
 // A kernel error here is not fatal: the value just stays unknown until run time.
+#include <new>
+
 #include "graph/shape_inference.h"
 #include "runtime/kernel.h"
 
@@ -21,7 +23,11 @@ std::optional<std::vector<Tensor>> evaluate_on_cpu(const Node& node, int64_t ops
   static std::shared_ptr<Allocator> allocator = make_cpu_caching_allocator();
   RunOptions options;
   KernelContext ctx(node, opset, inputs, shapes, *allocator, options, 0);
-  if (!k->fn(ctx).ok()) return std::nullopt;
+  try {
+    if (!k->fn(ctx).ok()) return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    return std::nullopt;  // left to run time, where the executor names the node
+  }
   std::vector<Tensor> out;
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     Tensor& t = ctx.outputs()[i];

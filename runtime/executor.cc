@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <new>
 #include <unordered_map>
 
 #include "graph/op_schema.h"
@@ -307,7 +308,13 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
   }
   preset_outputs(i, *kernel, answer, placement, values, options, kctx);
   auto started = std::chrono::steady_clock::now();
-  Status st = kernel->fn(kctx);
+  Status st = Status::Ok();
+  try {
+    st = kernel->fn(kctx);
+  } catch (const std::bad_alloc&) {  // host memory for an output or scratch (Storage::host, KernelContext::allocate)
+    st = make_error(ErrorCode::kIo, "out of host memory (the machine's, the process's RLIMIT_AS or its cgroup's "
+                                    "limit)");
+  }
   // Profiling a GPU run waits for each kernel, so the time is the kernel's, not its launch's.
   if (options.op_time_ms && on_device && st.ok()) st = device_->synchronize();
   if (options.op_time_ms)

@@ -1,6 +1,7 @@
 #include "runtime/kernel.h"
 
 #include <algorithm>
+#include <new>
 
 namespace ort_train {
 
@@ -27,7 +28,12 @@ void KernelContext::alias_output(size_t i, const Tensor& source) {
 
 Tensor KernelContext::allocate(DType dtype, Dims dims) {
   size_t bytes = static_cast<size_t>(num_elements(dims)) * dtype_size(dtype);
-  return Tensor(dtype, std::move(dims), allocator_.allocate(bytes));
+  std::shared_ptr<Storage> storage = allocator_.allocate(bytes);
+  // A host allocator out of memory hands back storage without memory, which
+  // a CPU kernel would write through; the executor names the node
+  // (Executor::run_kernel). CUDA kernels check their outputs themselves.
+  if (!storage->data() && bytes > 0 && storage->device() == DeviceKind::kCpu) throw std::bad_alloc();
+  return Tensor(dtype, std::move(dims), std::move(storage));
 }
 
 uint64_t KernelContext::random_seed() const {

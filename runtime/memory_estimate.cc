@@ -47,7 +47,8 @@ Status check_plan_fits(const Model& model, const MemoryEstimate& est, const Devi
                           "than the memory budget of {:.1f} MiB{}",
                           need / 1048576.0, device.description(), est.initializer_bytes / 1048576.0,
                           est.peak_activation_bytes / 1048576.0, budget / 1048576.0,
-                          memory_limit() ? " set by --max-memory" : " (the device's memory)");
+                          memory_limit() ? " set by --max-memory"
+                                         : " (the device's memory; on the host at most RLIMIT_AS and the cgroup's limit)");
 }
 
 MemoryEstimate estimate_memory(const Model& model, const std::set<std::string>& bound) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -160,8 +161,12 @@ Result<Checkpoint> parse_checkpoint(const std::string& in, const std::string& pa
     c.seed = h.at("seed").get<uint64_t>();
     if (c.step < 0 || c.micro_batch < 0) return io_error("{}: negative step or data position", path);
     c.fingerprint = h.at("fingerprint").get<std::map<std::string, std::string>>();
+    std::set<std::string> seen;
     for (const auto& e : h.at("tensors")) {
       std::string name = e.at("name").get<std::string>();
+      // A name twice would restore one copy and leave the other's parameter
+      // as it was: no writer makes such a table.
+      if (!seen.insert(name).second) return io_error("{}: tensor '{}' appears twice in the checkpoint", path, name);
       Dims dims = e.at("dims").get<Dims>();
       int dtype = e.at("dtype").get<int>();
       uint64_t off = e.at("offset").get<uint64_t>(), bytes = e.at("bytes").get<uint64_t>();

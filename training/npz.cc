@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 
 #include "graph/onnx_io.h"
+#include "runtime/cpu/host_memory.h"
+#include "runtime/device.h"
 
 namespace ort_train {
 namespace {
@@ -132,6 +135,8 @@ Result<std::map<std::string, Tensor>> parse_npz(const std::string& zip, const st
   uint16_t entries = le<uint16_t>(zip, eocd + 10);
   uint32_t cd = le<uint32_t>(zip, eocd + 16);
   std::map<std::string, Tensor> out;
+  const uint64_t budget = memory_limit() ? memory_limit() : host_memory_bytes();
+  uint64_t inflated = 0;
   size_t at = cd;
   // Offsets and sizes come from the file: each is compared with the bytes left
   // after the position it is added to, so no sum wraps and no read runs past the end.
@@ -167,6 +172,12 @@ Result<std::map<std::string, Tensor>> parse_npz(const std::string& zip, const st
     if (!fits(local, 30)) return io_error("{}: corrupt zip entry {}", path, name);
     uint64_t data = local + 30 + le<uint16_t>(zip, local + 26) + le<uint16_t>(zip, local + 28);
     if (!fits(data, csize)) return io_error("{}: truncated member {}", path, name);
+    // What the arrays will take once inflated counts against the memory
+    // budget before any is inflated: a 1 MB deflate bomb reached 2.1 GB.
+    inflated = usize > UINT64_MAX - inflated ? UINT64_MAX : inflated + usize;
+    if (budget > 0 && inflated > budget)
+      return io_error("{}: its arrays inflate to more than the memory budget of {} bytes{} (member {} alone is {} "
+                      "bytes)", path, budget, memory_limit() ? " set by --max-memory" : "", name, usize);
     std::string member = zip.substr(data, csize);
     if (method == 8) {
       ASSIGN_OR_RETURN(member, inflate_raw(member, usize, path + ":" + name));

@@ -102,6 +102,19 @@ Result<EinsumPlan> plan_einsum(const Node& node, const std::string& equation, co
     for (const auto& [c, n] : count)
       if (n == 1) plan.output_labels.push_back(letters.at(c));
   }
+  // The kernel visits every combination of label values once per operand: a
+  // few bytes of equation over small operands can ask for years of work.
+  int64_t combinations = 1;
+  for (int64_t s : plan.label_sizes) combinations = mul_saturating(combinations, std::max<int64_t>(s, 1));
+  if (mul_saturating(combinations, static_cast<int64_t>(operands.size())) > kEinsumMaxProducts) {
+    std::string sizes;
+    for (const auto& [c, id] : letters)
+      sizes += fmt::format("{}{}={}", sizes.empty() ? "" : ", ", c, plan.label_sizes[static_cast<size_t>(id)]);
+    return invalid_argument(
+        "{}: equation '{}' loops over {} combinations of its labels ({}) for {} operands, more than the {} the "
+        "direct Einsum kernel takes on; contract the operands two at a time (MatMul, or Einsum of two)",
+        node.describe(), equation, combinations, sizes, operands.size(), kEinsumMaxProducts);
+  }
   return plan;
 }
 

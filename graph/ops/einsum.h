@@ -15,8 +15,13 @@ struct EinsumPlan {
   std::vector<int> output_labels;               // per output dim: label id
 };
 
+// The most label-value combinations times operands that plan_einsum accepts:
+// about 2^32 multiplications, a minute of the direct kernel on one core.
+constexpr int64_t kEinsumMaxProducts = int64_t{1} << 32;
+
 // Resolves `equation` for operands of the given dims (unknown dims as -1:
-// sizes then come from other operands, or stay -1).
+// sizes then come from other operands, or stay -1). Refuses an equation
+// whose known sizes exceed kEinsumMaxProducts.
 Result<EinsumPlan> plan_einsum(const Node& node, const std::string& equation, const std::vector<Dims>& operands);
 
 }  // namespace ort_train

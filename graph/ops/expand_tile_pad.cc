@@ -15,6 +15,11 @@ Result<std::vector<int64_t>> pad_amounts(const Node& node, int64_t opset, int64_
     for (int64_t i = 0; i < rank; ++i) ax.push_back(i);
   if (p.size() != 2 * ax.size())
     return shape_error("{}: pads has {} values, expected {}", node.describe(), p.size(), 2 * ax.size());
+  // No real padding comes near 2^62; the bound keeps every sum and index
+  // offset the rule and kernels form inside int64.
+  constexpr int64_t kMaxPad = int64_t{1} << 62;
+  for (int64_t v : p)
+    if (v > kMaxPad || v < -kMaxPad) return shape_error("{}: pads value {} is out of range", node.describe(), v);
   std::vector<int64_t> out(static_cast<size_t>(2 * rank), 0);
   for (size_t i = 0; i < ax.size(); ++i) {
     if (rank == 0) return shape_error("{}: a scalar has no axis {} to pad", node.describe(), ax[i]);
@@ -107,7 +112,10 @@ Status pad_rule(InferContext& ctx) {
       out.push_back(p[d] == 0 && p[d + rank] == 0 ? (*in)[d] : Dim());
       continue;
     }
-    int64_t v = (*in)[d].value + p[d] + p[d + rank];
+    int64_t v = 0;
+    if (__builtin_add_overflow((*in)[d].value, p[d], &v) || __builtin_add_overflow(v, p[d + rank], &v))
+      return shape_error("{}: padding axis {} by ({}, {}) overflows its size", ctx.node().describe(), d, p[d],
+                         p[d + rank]);
     if (v < 0) return shape_error("{}: padding makes axis {} negative", ctx.node().describe(), d);
     out.emplace_back(v);
   }

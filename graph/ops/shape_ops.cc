@@ -2,6 +2,7 @@
 // Shape and Constant compute their values here, so later rules (Reshape's
 // target, Slice's bounds) can see them at load time.
 #include <cmath>
+#include <limits>
 
 #include "graph/dispatch.h"
 #include "graph/op_schema.h"
@@ -81,15 +82,27 @@ Status constant_of_shape_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
-// max(ceil((limit - start) / delta), 0) elements; exact for integer types.
-int64_t range_length(DType dt, const Tensor& s, const Tensor& l, const Tensor& d) {
+// max(ceil((limit - start) / delta), 0) elements; exact for integer types
+// (in 128 bits: INT64_MIN to INT64_MAX by 1 is one past int64's range).
+// Refused when the count is not a number a tensor can have: a delta of 1e-30
+// or an infinite limit made it infinite, which a cast turned into garbage.
+Result<int64_t> range_length(const Node& node, DType dt, const Tensor& s, const Tensor& l, const Tensor& d) {
+  constexpr double kMaxCount = 9.2e18;  // just under 2^63
   if (dtype_is_integer(dt)) {
-    int64_t start = s.to_int64_vector()[0], limit = l.to_int64_vector()[0], delta = d.to_int64_vector()[0];
-    if (delta > 0) return limit > start ? (limit - start + delta - 1) / delta : 0;
-    return start > limit ? (start - limit - delta - 1) / -delta : 0;
+    __int128 start = s.to_int64_vector()[0], limit = l.to_int64_vector()[0], delta = d.to_int64_vector()[0];
+    __int128 n = delta > 0 ? (limit > start ? (limit - start + delta - 1) / delta : 0)
+                           : (start > limit ? (start - limit - delta - 1) / -delta : 0);
+    if (n > static_cast<__int128>(std::numeric_limits<int64_t>::max()))
+      return invalid_argument("{}: Range from {} to {} by {} has more elements than a tensor can hold", node.describe(),
+                              s.to_int64_vector()[0], l.to_int64_vector()[0], d.to_int64_vector()[0]);
+    return static_cast<int64_t>(n);
   }
   double start = s.to_double_vector()[0], limit = l.to_double_vector()[0], delta = d.to_double_vector()[0];
-  return std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+  double n = std::ceil((limit - start) / delta);
+  if (std::isnan(n) || n >= kMaxCount)
+    return invalid_argument("{}: Range from {} to {} by {} has {} elements, not a size a tensor can have",
+                            node.describe(), start, limit, delta, std::isnan(n) ? "an undefined number of" : "too many");
+  return std::max<int64_t>(0, static_cast<int64_t>(n));
 }
 
 Status range_rule(InferContext& ctx) {
@@ -111,7 +124,8 @@ Status range_rule(InferContext& ctx) {
   if (s->numel() != 1 || l->numel() != 1 || d->numel() != 1)
     return shape_error("{}: start, limit and delta must be scalars", ctx.node().describe());
   if (d->to_double_vector()[0] == 0) return invalid_argument("{}: delta must not be zero", ctx.node().describe());
-  ctx.set_output(0, dt, Shape{Dim(range_length(dt, *s, *l, *d))});
+  ASSIGN_OR_RETURN(int64_t n, range_length(ctx.node(), dt, *s, *l, *d));
+  ctx.set_output(0, dt, Shape{Dim(n)});
   return Status::Ok();
 }
 

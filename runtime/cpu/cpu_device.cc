@@ -1,9 +1,8 @@
 // The host as a Device: memory from the caching allocator, copies are memcpy,
 // everything is synchronous.
-#include <unistd.h>
-
 #include <cstring>
 
+#include "runtime/cpu/host_memory.h"
 #include "runtime/device.h"
 
 namespace ort_train {
@@ -27,10 +26,7 @@ class CpuDevice : public Device {
   }
   Status synchronize() override { return Status::Ok(); }
  private:
-  const uint64_t memory_bytes_ = [] {
-    long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : uint64_t{0};
-  }();
+  const uint64_t memory_bytes_ = host_memory_bytes();  // physical, RLIMIT_AS, the cgroup's limit
 };
 
 }  // namespace

@@ -12,7 +12,7 @@ int g_threads = 0;
 }
 
 void set_cpu_threads(int n) {
-  g_threads = n > 0 ? n : omp_get_num_procs();
+  g_threads = std::min(n > 0 ? n : omp_get_num_procs(), kMaxCpuThreads);
   openblas_set_num_threads(g_threads);
 }
 

@@ -6,7 +6,11 @@
 
 namespace ort_train {
 
-void set_cpu_threads(int n);  // n = 0: one per core
+// The most threads --threads takes: OpenBLAS sizes per-thread buffers at
+// start, and 100000 threads hung its initialisation.
+constexpr int kMaxCpuThreads = 1024;
+
+void set_cpu_threads(int n);  // n = 0: one per core; at most kMaxCpuThreads
 int cpu_threads();
 int cpu_cores();  // the cores this process may run on
 

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "test_util.h"
 #include "training/npz.h"
@@ -253,6 +254,57 @@ TEST_CASE("hostile.npy_header_claiming_more_than_its_data_is_refused") {
   CHECK(o.exit_code == 1);
   CHECK(o.stderr_text.find("x.npy: the .npy header's shape (100000000000, 64) of float32 needs 25600000000000 bytes of "
                            "data, the file holds 64") != std::string::npos);
+}
+
+}  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+TEST_CASE("hostile.cost_bombs_and_extreme_sizes_are_refused_by_name") {
+  // Issue 33, items 8 and 10: a few bytes of file asking for more work or
+  // elements than exist. Each is refused as the model loads, naming the node.
+  Dir d("ort_train_hostile_extremes");
+  fs::create_directories(d.p / "inputs");
+  const int F = onnx::TensorProto::FLOAT, I = onnx::TensorProto::INT64;
+  auto refused = [&](const std::string& name, const onnx::ModelProto& m, const std::string& message) {
+    INFO(name);
+    save(m, d / (name + ".onnx"));
+    CliOutcome o = run_cli("run --model " + d / (name + ".onnx") + " --inputs " + d / "inputs", d.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code != 0);
+    CHECK(o.stderr_text.find("node 'big'") != std::string::npos);
+    CHECK(o.stderr_text.find(message) != std::string::npos);
+  };
+  // Four 32 x 32 operands with eight distinct labels: 32^8 products per
+  // operand, over a minute of the direct kernel (the file is 16 KB).
+  std::vector<double> ones(32 * 32, 1.0);
+  onnx::ModelProto einsum = constant_input_model(
+      "Einsum", {{"a", F, {32, 32}, ones}, {"b", F, {32, 32}, ones}, {"c", F, {32, 32}, ones}, {"e", F, {32, 32}, ones}});
+  onnx::AttributeProto* eq = einsum.mutable_graph()->mutable_node(0)->add_attribute();
+  eq->set_name("equation");
+  eq->set_type(onnx::AttributeProto::STRING);
+  eq->set_s("ab,cd,ef,gh->");
+  refused("einsum", einsum, "combinations of its labels");
+  refused("range_tiny_delta",
+          constant_input_model("Range", {{"start", F, {}, {0}}, {"limit", F, {}, {1}}, {"delta", F, {}, {1e-30}}}),
+          "not a size a tensor can have");
+  refused("range_infinite_limit",
+          constant_input_model("Range", {{"start", F, {}, {0}},
+                                         {"limit", F, {}, {std::numeric_limits<double>::infinity()}},
+                                         {"delta", F, {}, {1}}}),
+          "not a size a tensor can have");
+  refused("range_int64_span",
+          constant_input_model("Range", {{"start", I, {}, {-9223372036854775808.0}},
+                                         {"limit", I, {}, {4611686018427387904.0}},
+                                         {"delta", I, {}, {1}}}),
+          "more elements than a tensor can hold");
+  refused("pad_int64_min",
+          constant_input_model("Pad", {{"x", F, {1, 1}, {1}}, {"pads", I, {4}, {-9223372036854775808.0, 0, 0, 0}}}),
+          "pads value -9223372036854775808 is out of range");
+  refused("pad_overflow",
+          constant_input_model("Pad", {{"x", F, {1, 1}, {1}},
+                                       {"pads", I, {4}, {0, 4611686018427387904.0, 0, 4611686018427387904.0}}}),
+          "overflows its size");
 }
 
 }  // namespace ort_train::testing

@@ -108,6 +108,20 @@ TEST_CASE("bad input gets one line on stderr and a non-zero exit", "[cli][errors
     REQUIRE_THAT(o.stderr_text, Catch::Contains("not a valid ONNX TensorProto"));
     REQUIRE(count_lines(o.stderr_text) == 1);
   }
+  SECTION("a feed for an initializer") {
+    REQUIRE(write_tensor_file(make<float>({3}, {9, 9, 9}), "w", (dir / "inputs" / "w.pb").string()).ok());
+    CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs, dir);
+    REQUIRE(o.exit_code != 0);
+    REQUIRE_THAT(o.stderr_text, Catch::Contains("feeds 'w', which the model holds as an initializer"));
+    REQUIRE(count_lines(o.stderr_text) == 1);
+  }
+  SECTION("more threads than OpenBLAS can start") {
+    // 100000 hung OpenBLAS's initialisation.
+    CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs + " --threads 100000", dir);
+    REQUIRE(o.exit_code != 0);
+    REQUIRE_THAT(o.stderr_text, Catch::Contains("--threads"));
+    REQUIRE_THAT(o.stderr_text, Catch::Contains("1024"));
+  }
   SECTION("unknown flag") {
     CliOutcome o = run_cli("run --model " + model + " --inputs " + inputs + " --bogus 1", dir);
     REQUIRE(o.exit_code != 0);

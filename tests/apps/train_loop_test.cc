@@ -242,6 +242,14 @@ TEST_CASE("train.bad_options") {
   CliOutcome r = run_cli(mlp_args() + " --steps 2 --resume", d.p.string());
   CHECK(r.exit_code != 0);
   CHECK(r.stderr_text.find("--resume needs --checkpoint-dir") != std::string::npos);
+  // --export where nothing can be written (under a regular file) stops the
+  // run before its first step, not after the training (issue 33, item 10).
+  std::ofstream(d / "plain_file") << "x";
+  CliOutcome e = run_cli(mlp_args("adam", "info") + " --steps 2 --export " + d / "plain_file/model.onnx", d.p.string());
+  CHECK(e.exit_code != 0);
+  CHECK(e.stderr_text.find("cannot write " + d / "plain_file/model.onnx") != std::string::npos);
+  CHECK(e.stdout_text.find("step 1") == std::string::npos);
+  CHECK(e.stderr_text.find("step 1") == std::string::npos);
 }
 
 TEST_CASE("train.precision_bf16") {

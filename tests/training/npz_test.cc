@@ -1,8 +1,10 @@
 // NPZ reading and writing: files numpy wrote (np.savez stored, np.savez_compressed
 // deflated; committed as fixtures), our own round trip, and damaged archives.
+#include <cstring>
 #include <filesystem>
 
 #include "graph/onnx_io.h"
+#include "runtime/device.h"
 #include "training/npz.h"
 #include "test_util.h"
 
@@ -39,6 +41,30 @@ TEST_CASE("npz.round_trip_and_damage") {
   fs::resize_file(p, fs::file_size(p) - 30);
   CHECK_FALSE(read_npz(p.string()).ok());
   fs::remove(p);
+}
+
+TEST_CASE("npz.what_the_arrays_inflate_to_counts_against_max_memory") {
+  // A deflate bomb (issue 33, item 7): members whose sizes add up past the
+  // memory budget are refused from the zip directory before they inflate
+  // (before the per-member check that deflate cannot expand past 1032:1).
+  // numpy's compressed file with each member's uncompressed size rewritten
+  // to 40 MB (its central directory, which the reader trusts for sizes).
+  auto bytes = read_file(source_dir() + "/tests/training/data/numpy_savez_compressed.npz");
+  REQUIRE(bytes.ok());
+  std::string zip = *bytes;
+  const std::string central("PK\x01\x02", 4);
+  int members = 0;
+  for (size_t at = zip.find(central); at != std::string::npos; at = zip.find(central, at + 4), ++members) {
+    uint32_t claimed = 40u << 20;
+    std::memcpy(&zip[at + 24], &claimed, 4);
+  }
+  REQUIRE(members == 2);
+  set_memory_limit(32u << 20);  // --max-memory 32M
+  auto r = parse_npz(zip, "bomb.npz");
+  set_memory_limit(0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("bomb.npz: its arrays inflate to more than the memory budget of 33554432 bytes set "
+                                  "by --max-memory") != std::string::npos);
 }
 
 }  // namespace ort_train::testing
