@@ -1,6 +1,5 @@
 #include "graph/onnx_io.h"
 #include "configs/model_description.h"
-#include "graph/confined_path.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -67,23 +66,18 @@ struct Parser {
   Result<std::string> string(const YAML::Node& n, const std::string& key) const {
     return scalar<std::string>(n, key, "a string");
   }
-  // A file or folder the description names: relative to the description's
-  // folder and inside it (graph/confined_path.h), so a description from
-  // elsewhere cannot point at /etc or ../../secrets. Files elsewhere are given
-  // on the command line (--model, --data), which is the user's own choice.
+  // A file or folder the description names. A description is its user's
+  // configuration, like the command line: an absolute path (a cluster
+  // config's /scratch/...) is taken as it is, a relative one from the
+  // description's folder, `..` and links included, and the path returned is
+  // the one opened. Paths inside files from others stay confined (external
+  // data, graph/confined_path.h).
   Result<std::string> path(const YAML::Node& n, const std::string& key, const std::string& base_dir) const {
     ASSIGN_OR_RETURN(std::string p, string(n, key));
     if (p == "synthetic" && key.rfind("data", 0) == 0) return p;
     if (p.empty()) return error(n, key, "expected a path");
-    ConfinedPath c = confine_path(base_dir, p);
-    if (c.absolute)
-      return error(n, key, fmt::format("'{}' is an absolute path; a description names files relative to its own "
-                                       "folder (give a file elsewhere on the command line)", p));
-    if (!c.error.empty()) return error(n, key, fmt::format("'{}': {}", p, c.error));
-    if (!c.inside)
-      return error(n, key, fmt::format("'{}' leads out of the description's folder {} (to {})", p, c.folder.string(),
-                                       c.resolved.string()));
-    return base_dir.empty() ? p : (fs::path(base_dir) / p).lexically_normal().string();
+    if (base_dir.empty() || fs::path(p).is_absolute()) return p;
+    return (fs::path(base_dir) / p).string();
   }
   Result<bool> boolean(const YAML::Node& n, const std::string& key) const {
     return scalar<bool>(n, key, "true or false");

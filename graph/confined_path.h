@@ -1,8 +1,9 @@
-// Paths written inside files (an initializer's external-data location, a
-// description's model: and data:) name files in that file's folder, never
-// elsewhere: a downloaded model or a colleague's description must not point
-// ort_train at /etc/passwd or ~/.ssh. The rule: no absolute path, and after
-// `..` and symlinks are resolved, the file is still inside the folder.
+// Paths written inside files from others (an initializer's external-data
+// location) name files in that file's folder, never elsewhere: a downloaded
+// model must not point ort_train at /etc/passwd or ~/.ssh. The rule: no
+// absolute path, and after `..` and symlinks are resolved, the file is still
+// inside the folder; the caller opens `resolved`, the path it checked. (A
+// description is its user's own configuration and is not confined.)
 #pragma once
 #include <filesystem>
 #include <string>
