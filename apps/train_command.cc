@@ -27,6 +27,7 @@
 #include "training/step_metrics.h"
 #include "runtime/communicator.h"
 #include "training/tensorboard_writer.h"
+#include "training/rank_agreement.h"
 #include "training/trainer.h"
 
 namespace ort_train::app {
@@ -405,6 +406,18 @@ Status train_command(const TrainArgs& args) {
                options.optimizer.name, options.optimizer.lr, options.optimizer.huggingface ? ", huggingface mode" : "",
                steps, options.grad_accum, comm->size() > 1 ? " per rank" : "", data);
   auto fingerprint = training_fingerprint(tg, options);
+  {
+    // Before the first collective (Trainer::create broadcasts the weights):
+    // ranks given other flags stop here together, not in a collective.
+    std::map<std::string, std::string> settings = fingerprint;
+    settings["steps"] = std::to_string(steps);
+    settings["zero"] = std::to_string(args.zero);
+    settings["bucket_bytes"] = std::to_string(options.bucket_bytes);
+    settings["allreduce_dtype"] = args.allreduce_dtype;
+    settings["deterministic"] = args.deterministic ? "yes" : "no";
+    settings["lr"] = fmt::format("{:g}", options.optimizer.lr);
+    RETURN_IF_ERROR(check_ranks_agree(*comm, settings));
+  }
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
   size_t state_bytes = 0;
   for (const auto& [name, t] : trainer->optimizer().state()) state_bytes += t->nbytes();

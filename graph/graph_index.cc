@@ -10,6 +10,8 @@ GraphIndex::GraphIndex(Graph& graph) : graph_(graph) { rebuild(); }
 void GraphIndex::rebuild() {
   producer_.clear();
   consumers_.clear();
+  producer_.reserve(graph_.nodes.size() + graph_.nodes.size() / 4);  // no rehash while it fills
+  consumers_.reserve(graph_.nodes.size() + graph_.nodes.size() / 4);
   graph_inputs_.clear();
   graph_outputs_.clear();
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {

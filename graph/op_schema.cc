@@ -40,35 +40,43 @@ OpRegistry& OpRegistry::instance() {
 void OpRegistry::add(OpSchema schema) {
   if (schema.domain == "ai.onnx") schema.domain.clear();
   schemas_.push_back(std::make_unique<OpSchema>(std::move(schema)));
+  const OpSchema& added = *schemas_.back();
+  by_op_[key(added.domain, added.op_type)].push_back(&added);
+}
+
+// Every lookup goes through the (domain, op) index: shape inference and each
+// graph pass ask per node, and a scan of every schema made a 100k-node model
+// spend seconds here.
+std::string OpRegistry::key(const std::string& domain, const std::string& op_type) {
+  return (domain == "ai.onnx" ? std::string() : domain) + '\n' + op_type;
+}
+
+const std::vector<const OpSchema*>& OpRegistry::schemas_of(const std::string& domain, const std::string& op_type) const {
+  static const std::vector<const OpSchema*> kNone;
+  auto it = by_op_.find(key(domain, op_type));
+  return it == by_op_.end() ? kNone : it->second;
 }
 
 const OpSchema* OpRegistry::find(const std::string& domain, const std::string& op_type, int64_t opset) const {
-  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
-  for (const auto& s : schemas_)
-    if (s->domain == d && s->op_type == op_type && opset >= s->min_opset && opset <= s->max_opset)
-      return s.get();
+  for (const OpSchema* s : schemas_of(domain, op_type))
+    if (opset >= s->min_opset && opset <= s->max_opset) return s;
   return nullptr;
 }
 
 bool OpRegistry::knows(const std::string& domain, const std::string& op_type) const {
-  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
-  return std::any_of(schemas_.begin(), schemas_.end(),
-                     [&](const auto& s) { return s->domain == d && s->op_type == op_type; });
+  return !schemas_of(domain, op_type).empty();
 }
 
 uint32_t OpRegistry::traits(const std::string& domain, const std::string& op_type) const {
-  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
   uint32_t t = 0;
-  for (const auto& s : schemas_)
-    if (s->domain == d && s->op_type == op_type) t |= s->traits;
+  for (const OpSchema* s : schemas_of(domain, op_type)) t |= s->traits;
   return t;
 }
 
 std::vector<std::pair<size_t, size_t>> OpRegistry::state_outputs(const std::string& domain,
                                                                  const std::string& op_type) const {
-  const std::string& d = domain == "ai.onnx" ? std::string() : domain;
-  for (const auto& s : schemas_)
-    if (s->domain == d && s->op_type == op_type && !s->state_outputs.empty()) return s->state_outputs;
+  for (const OpSchema* s : schemas_of(domain, op_type))
+    if (!s->state_outputs.empty()) return s->state_outputs;
   return {};
 }
 

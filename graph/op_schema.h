@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/dim_values.h"
@@ -136,7 +137,10 @@ class OpRegistry {
   std::vector<const OpSchema*> all() const;
 
  private:
-  std::vector<std::unique_ptr<OpSchema>> schemas_;
+  static std::string key(const std::string& domain, const std::string& op_type);
+  const std::vector<const OpSchema*>& schemas_of(const std::string& domain, const std::string& op_type) const;
+  std::vector<std::unique_ptr<OpSchema>> schemas_;  // registration order
+  std::unordered_map<std::string, std::vector<const OpSchema*>> by_op_;  // by domain and op, registration order
 };
 
 struct OpRegistrar {

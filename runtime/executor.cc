@@ -229,7 +229,7 @@ Status Executor::run_step(size_t i, RunValues& values, const RunOptions& options
   if (options.on_output_ready)
     for (int s : step.ready) RETURN_IF_ERROR(options.on_output_ready(plan_.slot_names[s], values.slots[s]));
   for (int s : step.release) values.release(s);
-  replay_.end_step(i);
+  replay_.end_step(i, step.release);
   return Status::Ok();
 }
 
@@ -331,7 +331,7 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
     }
     values.bind(s, std::move(t));
     // Recording: an output taken fresh from the device allocator gets an arena slot.
-    if (!placement.run_on_host) replay_.note_output(i, k, values.slots[s], kctx.allocated_output(k));
+    if (!placement.run_on_host) replay_.note_output(i, k, s, values.slots[s], kctx.allocated_output(k));
   }
   return Status::Ok();
 }

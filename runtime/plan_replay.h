@@ -16,14 +16,18 @@
 // allocator get fixed offsets in one block, packed first-fit by the lifetimes
 // the recording observed (allocated at `step`, gone after the releases of
 // `freed`). A replayed step presets those outputs as views of the block,
-// after checking that every earlier output sharing its bytes is gone; one
-// still alive (a caller holding a value longer) makes that output come from
-// the allocator instead, so a wrong guess costs memory, never data. The arena
+// after checking that no view handed out this run over the same bytes is
+// alive; one still alive (a caller holding a value longer) makes that output
+// come from the allocator instead, so a wrong guess costs memory, never data. The arena
 // gives every replayed output a fixed address, which is what a CUDA-graph
 // capture needs: a fully replayable plan with the same feed shapes launches
 // the same kernels on the same addresses.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <queue>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -73,18 +77,25 @@ class PlanReplay {
   // Replaying: presets step i's outputs at their recorded arena offsets when
   // nothing that shares the bytes is alive; returns how many.
   int64_t preset_outputs(size_t i, const InferContext& answer, KernelContext& kctx);
-  // Recording: output `output` of step i, `value`, came fresh from the device allocator as `fresh`.
-  void note_output(size_t i, size_t output, const Tensor& value, const Storage* fresh);
-  // Recording: after step i's releases, the arena slots whose blocks are gone end their lifetime.
-  void end_step(size_t i);
+  // Recording: output `output` of step i, `value` (the run's value slot
+  // `value_slot`), came fresh from the device allocator as `fresh`.
+  void note_output(size_t i, size_t output, int value_slot, const Tensor& value, const Storage* fresh);
+  // Recording: after step i's releases (`released`, value slots), the arena
+  // slots whose blocks are gone end their lifetime.
+  void end_step(size_t i, const std::vector<int>& released);
   size_t arena_bytes() const { return rec_.arena_bytes; }
 
  private:
+  static constexpr size_t kAlive = SIZE_MAX;  // an arena slot's block not seen gone yet
   struct ArenaSlot {
     size_t step = 0, output = 0;
     size_t bytes = 0, offset = 0;
-    size_t freed = 0;
-    std::vector<size_t> conflicts;  // earlier slots sharing bytes
+    size_t freed = kAlive;
+  };
+  // A view of the arena handed out this run: where its bytes end.
+  struct Handed {
+    size_t end = 0;
+    std::weak_ptr<Storage> view;
   };
   struct Recording {
     bool recorded = false;
@@ -95,6 +106,7 @@ class PlanReplay {
     size_t arena_bytes = 0;
   };
   static void plan_arena(Recording& r, size_t steps);
+  bool bytes_free(size_t lo, size_t hi);
 
   Recording rec_;
   bool replaying_ = false;
@@ -102,11 +114,22 @@ class PlanReplay {
   // While recording, per slot: whether its shape, and its data, stay the same
   // as long as the feed shapes do.
   std::vector<bool> shape_fixed_, data_fixed_;
-  // While recording, per arena slot: its block, and the slots still alive.
+  // While recording, per arena slot: its block; by value slot, the arena
+  // slot of a value not released yet (its own, or the block an in-place
+  // output wrote into); and the arena slots whose known holders are gone
+  // while the block lives on (a view another value holds).
+  struct Pending {
+    size_t next = 0, wait = 1, slot = 0;  // the step to look again at, the wait after that; the arena slot
+    bool operator>(const Pending& o) const { return next > o.next; }
+  };
   std::vector<std::weak_ptr<Storage>> recorded_blocks_;
-  std::vector<size_t> live_blocks_;
-  std::shared_ptr<Storage> arena_;              // the block replayed outputs view
-  std::vector<std::weak_ptr<Storage>> handed_;  // per arena slot: the view handed out this run
+  std::vector<const Storage*> recorded_ptrs_;  // the same blocks' addresses, for block_of_storage_
+  std::vector<int> holders_;                   // per arena slot: values not released yet that hold it
+  std::unordered_map<int, size_t> arena_of_slot_;                // value slot -> the arena slot it holds
+  std::unordered_map<const Storage*, size_t> block_of_storage_;  // live recorded blocks
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> later_;
+  std::shared_ptr<Storage> arena_;      // the block replayed outputs view
+  std::map<size_t, Handed> handed_;     // by offset: the views handed out this run (never overlapping)
 };
 
 }  // namespace ort_train

@@ -384,6 +384,36 @@ def check_error(args, folder):
     return failures
 
 
+def check_mismatch(args, folder):
+    # Rank 1 started with other flags (mpirun's MPMD form: one command per
+    # rank): the ranks would make different collectives and wait for each
+    # other until --comm-timeout (120 s here). They compare their settings
+    # with rank 0's first and stop at once, rank 1 naming what differs.
+    def rank_cmd(accum):
+        return ["-np", "1", args.ort_train, "--log-level", "warn", "train", "--model",
+                os.path.join(args.model_dir, "model.onnx"), "--config", os.path.join(args.model_dir, "training.yaml"),
+                "--data", "synthetic", "--batch-size", "4", "--steps", "3", "--threads", "1", "--optimizer", "sgd",
+                "--comm-timeout", "120", "--grad-accum", str(accum)]
+    cmd = MPIRUN + rank_cmd(1) + [":"] + rank_cmd(2)
+    started = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=100)
+    except subprocess.TimeoutExpired:
+        return ["ranks started with different flags left the job hanging for 100 s"]
+    took = time.time() - started
+    text = r.stdout + r.stderr
+    print(text[-1500:])
+    failures = []
+    if r.returncode == 0:
+        failures.append("the job exited 0 although its ranks were given different flags")
+    if "other settings than rank 0" not in text or "grad_accum" not in text:
+        failures.append("no message naming the setting that differs")
+    if took > 30:
+        failures.append(f"the job took {took:.0f} s to end")
+    print(f"job ended in {took:.1f} s with exit code {r.returncode}")
+    return failures
+
+
 def check_bf16(args, folder):
     base = open(os.path.join(args.model_dir, "training.yaml")).read()
     failures = []
@@ -475,7 +505,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16", "epochs"],
+    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16", "epochs",
+                                        "mismatch"],
                     default="equal")
     args = ap.parse_args()
     if not shutil.which("mpirun"):
@@ -487,7 +518,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
                   "epochs": check_epochs,
-                  "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16}
+                  "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16, "mismatch": check_mismatch}
         failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)

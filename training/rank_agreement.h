@@ -1,0 +1,21 @@
+// The ranks of one job must run the same training: the same model and
+// optimizer, the same steps, buckets and ZeRO stage, so that every rank makes
+// the same collectives in the same order. A rank started with other flags
+// used to wait in a collective the others never make, until --comm-timeout.
+// Before the run's first collective, every rank compares its settings with
+// rank 0's; all ranks stop at once when any differs, the differing ones
+// naming what differs.
+#pragma once
+#include <map>
+#include <string>
+
+#include "graph/status.h"
+#include "runtime/communicator.h"
+
+namespace ort_train {
+
+// `settings` by name (the training fingerprint and the run's flags). A
+// collective: every rank of `comm` must call it.
+Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::string>& settings);
+
+}  // namespace ort_train
