@@ -352,6 +352,30 @@ def check_timeout(args, folder):
     return failures
 
 
+def failing_job(cmd, hang, why, named):
+    """Runs a job that must fail fast: within 30 s, not 0, its output
+    containing every string in `named`. `hang` says what a job still running
+    after 100 s means; `why` why exit 0 is wrong."""
+    started = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=100)
+    except subprocess.TimeoutExpired:
+        return [f"{hang} for 100 s"]
+    took = time.time() - started
+    text = r.stdout + r.stderr
+    print(text[-1500:])
+    failures = []
+    if r.returncode == 0:
+        failures.append(f"the job exited 0 although {why}")
+    for s in named:
+        if s not in text:
+            failures.append(f"the output does not name '{s}'")
+    if took > 30:
+        failures.append(f"the job took {took:.0f} s to end")
+    print(f"job ended in {took:.1f} s with exit code {r.returncode}")
+    return failures
+
+
 def check_error(args, folder):
     # Batch directories 0..3; micro-batch 1 (rank 1's first) has a corrupt file.
     src = os.path.join(args.model_dir, "train_batches", "0")
@@ -365,23 +389,7 @@ def check_error(args, folder):
                     os.path.join(args.model_dir, "model.onnx"), "--config",
                     os.path.join(args.model_dir, "training.yaml"), "--data", data, "--steps", "3", "--threads", "1",
                     "--optimizer", "sgd"]
-    started = time.time()
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return ["a failing rank left the job hanging for 60 s"]
-    took = time.time() - started
-    text = r.stdout + r.stderr
-    print(text[-1500:])
-    failures = []
-    if r.returncode == 0:
-        failures.append("the job exited 0 although rank 1 failed")
-    if "rank 1" not in text:
-        failures.append("the failing rank is not named")
-    if took > 30:
-        failures.append(f"the job took {took:.0f} s to end")
-    print(f"job ended in {took:.1f} s with exit code {r.returncode}")
-    return failures
+    return failing_job(cmd, "a failing rank left the job hanging", "rank 1 failed", ["rank 1"])
 
 
 def check_mismatch(args, folder):
@@ -394,24 +402,10 @@ def check_mismatch(args, folder):
                 os.path.join(args.model_dir, "model.onnx"), "--config", os.path.join(args.model_dir, "training.yaml"),
                 "--data", "synthetic", "--batch-size", "4", "--steps", "3", "--threads", "1", "--optimizer", "sgd",
                 "--comm-timeout", "120", "--grad-accum", str(accum)]
-    cmd = MPIRUN + rank_cmd(1) + [":"] + rank_cmd(2)
-    started = time.time()
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=100)
-    except subprocess.TimeoutExpired:
-        return ["ranks started with different flags left the job hanging for 100 s"]
-    took = time.time() - started
-    text = r.stdout + r.stderr
-    print(text[-1500:])
-    failures = []
-    if r.returncode == 0:
-        failures.append("the job exited 0 although its ranks were given different flags")
-    if "other settings than rank 0" not in text or "grad_accum" not in text:
-        failures.append("no message naming the setting that differs")
-    if took > 30:
-        failures.append(f"the job took {took:.0f} s to end")
-    print(f"job ended in {took:.1f} s with exit code {r.returncode}")
-    return failures
+    return failing_job(MPIRUN + rank_cmd(1) + [":"] + rank_cmd(2),
+                       "ranks started with different flags left the job hanging",
+                       "its ranks were given different flags",
+                       ["other settings than rank 0", "grad_accum: rank 0 has '2', rank 1 has '4'"])
 
 
 def check_bf16(args, folder):
