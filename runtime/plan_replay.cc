@@ -118,7 +118,9 @@ int64_t PlanReplay::preset_outputs(size_t i, const InferContext& answer, KernelC
     const InferContext::Output& o = answer.output(slot.output);
     Dims dims = dims_from_shape(*o.shape);
     size_t nbytes = static_cast<size_t>(num_elements(dims)) * dtype_size(o.dtype);
-    if (kctx.outputs()[slot.output].defined() || round_to_64(nbytes) != slot.bytes) continue;
+    // An empty output gains nothing from the arena, and its entry in handed_
+    // would take the place of a live view at the same offset.
+    if (slot.bytes == 0 || kctx.outputs()[slot.output].defined() || round_to_64(nbytes) != slot.bytes) continue;
     if (!bytes_free(slot.offset, slot.offset + slot.bytes)) continue;
     std::shared_ptr<Storage> view = Storage::view(arena_, slot.offset, nbytes);
     handed_[slot.offset] = Handed{slot.offset + slot.bytes, view};
