@@ -5,13 +5,14 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
-#include <new>
 #include <cstdlib>
+#include <new>
 #include <unistd.h>
 #include <string>
 #include <vector>
 
 #include "apps/commands.h"
+#include "runtime/cpu/host_memory.h"
 #include "runtime/communicator.h"
 
 // A command-line error as every one is printed (exit 64 follows).
@@ -101,8 +102,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // Host memory ran out outside a kernel (loading weights, a checkpoint):
     // one message, not an abort. Inside a kernel the executor names the node.
-    st = ort_train::make_error(ort_train::ErrorCode::kIo,
-                               "out of host memory (the machine's, or the process's RLIMIT_AS)");
+    st = ort_train::out_of_host_memory();
   }
   if (!st.ok()) {
     int code = ort_train::app::exit_code_for(st);

@@ -51,11 +51,13 @@ Result<std::map<std::string, Tensor>> read_feeds(const Graph& g, const std::stri
   // A file for a value the model holds as an initializer was read by nobody:
   // the run used the model's value and said nothing. Overriding it is not
   // offered (the passes fold initializers as constants), so it is refused.
-  for (const auto& [name, t] : g.initializers)
-    if (path_present((fs::path(dir) / tensor_file_name(name)).string()))
+  for (const auto& [name, t] : g.initializers) {
+    std::string file = (fs::path(dir) / tensor_file_name(name)).string();
+    if (path_present(file))
       return invalid_argument("{} feeds '{}', which the model holds as an initializer; run does not override "
                               "initializers: remove the file, or the initializer from the model",
-                              (fs::path(dir) / tensor_file_name(name)).string(), name);
+                              file, name);
+  }
   std::map<std::string, Tensor> feeds;
   auto required = g.required_inputs();
   for (size_t i = 0; i < required.size(); ++i) {

@@ -78,6 +78,13 @@ Result<std::string> read_range(const RegularFile& f, const std::string& path, ui
   return bytes;
 }
 
+// Where write_file_atomic writes before its rename (check_can_write probes it).
+fs::path temporary_sibling(const std::string& path) {
+  fs::path tmp(path);
+  tmp += ".tmp." + std::to_string(::getpid());
+  return tmp;
+}
+
 }  // namespace
 
 bool path_present(const std::string& path) {
@@ -108,8 +115,7 @@ Status check_can_write(const std::string& path) {
   std::error_code ec;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) return io_error("cannot write {}: cannot make its folder: {}", path, ec.message());
-  fs::path probe = target;
-  probe += ".tmp." + std::to_string(::getpid());
+  fs::path probe = temporary_sibling(path);
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return io_error("cannot write {}: {}", path, std::strerror(errno));
   ::close(fd);
@@ -140,8 +146,7 @@ Status write_file_atomic(const std::string& path, const std::string& bytes) {
     return Status::Ok();
   }
   fs::path target(path);
-  fs::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
+  fs::path tmp = temporary_sibling(path);
   {
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (!f) return io_error("cannot write {}: {}", tmp.string(), std::strerror(errno));

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "graph/op_schema.h"
+#include "runtime/cpu/host_memory.h"
 #include "runtime/run_values.h"
 
 namespace ort_train {
@@ -312,8 +313,7 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
   try {
     st = kernel->fn(kctx);
   } catch (const std::bad_alloc&) {  // host memory for an output or scratch (Storage::host, KernelContext::allocate)
-    st = make_error(ErrorCode::kIo, "out of host memory (the machine's, the process's RLIMIT_AS or its cgroup's "
-                                    "limit)");
+    st = out_of_host_memory();
   }
   // Profiling a GPU run waits for each kernel, so the time is the kernel's, not its launch's.
   if (options.op_time_ms && on_device && st.ok()) st = device_->synchronize();

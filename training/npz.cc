@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "graph/onnx_io.h"
-#include "runtime/cpu/host_memory.h"
 #include "runtime/device.h"
 
 namespace ort_train {
@@ -135,7 +134,9 @@ Result<std::map<std::string, Tensor>> parse_npz(const std::string& zip, const st
   uint16_t entries = le<uint16_t>(zip, eocd + 10);
   uint32_t cd = le<uint32_t>(zip, eocd + 16);
   std::map<std::string, Tensor> out;
-  const uint64_t budget = memory_limit() ? memory_limit() : host_memory_bytes();
+  // The host's budget: --max-memory, the physical memory, RLIMIT_AS, the cgroup.
+  ASSIGN_OR_RETURN(std::shared_ptr<Device> host, get_device(DeviceKind::kCpu, DeviceSettings{}));
+  const uint64_t budget = host->memory_budget();
   uint64_t inflated = 0;
   size_t at = cd;
   // Offsets and sizes come from the file: each is compared with the bytes left
@@ -177,7 +178,7 @@ Result<std::map<std::string, Tensor>> parse_npz(const std::string& zip, const st
     inflated = usize > UINT64_MAX - inflated ? UINT64_MAX : inflated + usize;
     if (budget > 0 && inflated > budget)
       return io_error("{}: its arrays inflate to more than the memory budget of {} bytes{} (member {} alone is {} "
-                      "bytes)", path, budget, memory_limit() ? " set by --max-memory" : "", name, usize);
+                      "bytes)", path, budget, memory_limit() == budget ? " set by --max-memory" : "", name, usize);
     std::string member = zip.substr(data, csize);
     if (method == 8) {
       ASSIGN_OR_RETURN(member, inflate_raw(member, usize, path + ":" + name));

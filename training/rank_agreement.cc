@@ -2,34 +2,15 @@
 
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 namespace ort_train {
-namespace {
-
-std::string serialize(const std::map<std::string, std::string>& settings) {
-  std::string s;
-  for (const auto& [k, v] : settings) s += k + '\x1f' + v + '\x1e';
-  return s;
-}
-
-std::map<std::string, std::string> parse(const std::string& s) {
-  std::map<std::string, std::string> out;
-  size_t at = 0;
-  while (at < s.size()) {
-    size_t unit = s.find('\x1f', at), record = s.find('\x1e', at);
-    if (unit == std::string::npos || record == std::string::npos || unit > record) break;
-    out[s.substr(at, unit - at)] = s.substr(unit + 1, record - unit - 1);
-    at = record + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::string>& settings) {
   if (comm.size() <= 1) return Status::Ok();
   // Rank 0's settings reach every rank as int64 words (what every backend
   // broadcasts): first their length, then the bytes.
-  std::string mine = serialize(settings);
+  std::string mine = nlohmann::json(settings).dump();
   Tensor length = Tensor::host(DType::kInt64, {1});
   length.data<int64_t>()[0] = static_cast<int64_t>(mine.size());
   RETURN_IF_ERROR(comm.broadcast(length, 0));
@@ -38,8 +19,13 @@ Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::st
   Tensor words = Tensor::host(DType::kInt64, {(n + 7) / 8});
   if (comm.rank() == 0) std::memcpy(words.raw(), mine.data(), mine.size());
   RETURN_IF_ERROR(comm.broadcast(words, 0));
-  std::map<std::string, std::string> theirs = parse(std::string(static_cast<const char*>(words.raw()),
-                                                                static_cast<size_t>(n)));
+  std::map<std::string, std::string> theirs;
+  try {
+    theirs = nlohmann::json::parse(std::string(static_cast<const char*>(words.raw()), static_cast<size_t>(n)))
+                 .get<std::map<std::string, std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    return invalid_argument("rank 0's settings did not arrive whole: {}", e.what());
+  }
   std::string differs;
   for (const auto& [key, value] : settings) {
     auto it = theirs.find(key);

@@ -5,7 +5,6 @@
 
 #include <charconv>
 #include <fstream>
-#include <sstream>
 
 namespace ort_train {
 namespace {
@@ -55,6 +54,10 @@ uint64_t smallest_memory_limit(uint64_t physical, uint64_t rlimit_as, const std:
     if (std::from_chars(t.data(), t.data() + t.size(), v).ec == std::errc()) lower(v);
   }
   return limit;
+}
+
+Status out_of_host_memory() {
+  return make_error(ErrorCode::kIo, "out of host memory (the machine's, the process's RLIMIT_AS or its cgroup's limit)");
 }
 
 uint64_t host_memory_bytes() {

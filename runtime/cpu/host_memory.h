@@ -7,9 +7,15 @@
 #include <optional>
 #include <string>
 
+#include "graph/status.h"
+
 namespace ort_train {
 
 uint64_t host_memory_bytes();
+
+// The error for host memory that ran out (std::bad_alloc): the executor's,
+// which names the node, and the app's, outside any kernel.
+Status out_of_host_memory();
 
 // The smallest of the known limits (0 = none known). `cgroup_text` is a
 // memory.max or memory.limit_in_bytes file's contents ("max", or bytes).
