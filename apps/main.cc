@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "apps/stop_signals.h"
 #include "runtime/cpu/host_memory.h"
 #include "runtime/communicator.h"
 
@@ -40,7 +41,8 @@ int main(int argc, char** argv) {
   app.add_flag("--bash-completion", completion, "print a bash completion script and exit");
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return usage_error(e.what()); });
   app.footer("Exit codes: 0 success; 1 bad input or I/O error; 2 shape or dtype error; 3 unsupported op or "
-             "feature; 4 device unavailable; 64 bad command line.");
+             "feature; 4 device unavailable; 64 bad command line; 75 train stopped by a signal after checkpointing "
+             "(resume with --resume); 128+N stopped by signal N with nothing saved.");
 
   ort_train::app::RunArgs run_args;
   ort_train::app::add_run_command(app, run_args);
@@ -118,5 +120,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ort_train: error: %s\n", st.message().c_str());
     return code;
   }
-  return 0;
+  return ort_train::app::stop_exit_code();  // 0, or how a stop signal ended the run (stop_signals.h)
 }

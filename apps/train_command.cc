@@ -15,6 +15,7 @@
 
 #include "apps/commands.h"
 #include "apps/metrics_file.h"
+#include "apps/stop_signals.h"
 #include "apps/training_setup.h"
 #include "graph/onnx_io.h"
 #include "training/batch_data.h"
@@ -470,6 +471,9 @@ Status train_command(const TrainArgs& args) {
   auto logs = [&](int64_t step) { return step % log_every == 0 || step == steps || step == 1; };
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
+  // From here a scheduler's SIGTERM/SIGUSR1 or Ctrl-C stops after a step
+  // with a checkpoint (apps/stop_signals.h); before, nothing is lost to it.
+  catch_stop_signals();
   for (int64_t i = start; i < steps; ++i) {
     // The gradient norm is read by the log line, --metrics and --tensorboard:
     // without them, and between log lines, the step skips it (unless it clips).
@@ -511,10 +515,30 @@ Status train_command(const TrainArgs& args) {
     if (held_out && args.eval_every > 0 && r.step % args.eval_every == 0 && !last) RETURN_IF_ERROR(evaluate_held_out());
     // Rank 0 writes; with ZeRO-1 the other ranks take part in gathering the optimizer state.
     bool due = !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0));
-    if (due && (lead || args.zero == 1)) {
+    auto checkpoint = [&]() -> Status {
+      if (!lead && args.zero != 1) return Status::Ok();
       RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep, lead));
-      RETURN_IF_ERROR(save_choices((fs::path(args.checkpoint_dir) / "kernel_choices.json").string()));
+      return save_choices((fs::path(args.checkpoint_dir) / "kernel_choices.json").string());
+    };
+    if (due) RETURN_IF_ERROR(checkpoint());
+    if (last) break;  // the run is whole: a signal during its last step changes nothing
+    ASSIGN_OR_RETURN(int stop, agreed_stop_signal(*comm));
+    if (stop == 0) continue;
+    // Stopped by a signal: the step reached is saved, the metrics so far kept.
+    if (!args.checkpoint_dir.empty() && !due) RETURN_IF_ERROR(checkpoint());
+    if (metrics) RETURN_IF_ERROR(metrics->finish());
+    if (board) RETURN_IF_ERROR(board->flush());
+    if (args.checkpoint_dir.empty()) {
+      spdlog::warn("stopped by {} after step {} of {}: nothing was saved (no --checkpoint-dir), so these steps "
+                   "are lost", signal_name(stop), r.step, steps);
+      set_stop_exit_code(128 + stop);
+    } else {
+      spdlog::info("stopped by {} after step {} of {}: checkpoint written to {}; the same command with --resume "
+                   "continues from it (exit {})", signal_name(stop), r.step, steps, args.checkpoint_dir,
+                   kExitStoppedResumable);
+      set_stop_exit_code(kExitStoppedResumable);
     }
+    return Status::Ok();
   }
   // On a GPU the allocator holds everything (parameters, optimizer state,
   // activations, gradients); on the CPU, the intermediates of a step.

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ort_train builds and tests with, only when missing.
-# Usage: tools/install_deps.sh [--tests] [--fuzz] [--python]
+# Usage: tools/install_deps.sh [--tests] [--fuzz] [--python] [--cluster]
 #   --tests: what only the test suite needs (Chromium for the plot screenshot,
-#            the tensorboard package for the event-file round trip)
+#            the tensorboard package for the event-file round trip, Slurm for
+#            the cluster tests)
 #   --fuzz: clang with libFuzzer and its OpenMP runtime (tools/fuzz.sh, the sanitizer build)
 #   --python: the reference-data tools' packages (PyTorch, onnx, numpy)
+#   --cluster: Slurm and munge, which the cluster tests start on this one node
+#              (tools/slurm_one_node.sh) to run the sbatch example under srun
 set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config
       libonnx-dev libprotobuf-dev protobuf-compiler
@@ -14,8 +17,9 @@ pkgs=(build-essential cmake ccache pkg-config
 tests=0
 for arg in "$@"; do
   case $arg in
-    --tests) tests=1; pkgs+=(chromium) ;;  # the plot screenshot test renders the SVG in a real browser
+    --tests) tests=1; pkgs+=(chromium slurm-wlm munge) ;;  # the plot screenshot test renders the SVG in a real browser
     --fuzz) pkgs+=(clang libclang-rt-14-dev libomp-dev) ;;
+    --cluster) pkgs+=(slurm-wlm munge) ;;
     --python) pkgs+=(python3-torch python3-torchvision python3-onnx python3-numpy) ;;
   esac
 done

@@ -2,6 +2,7 @@
 // job_communicator() only under a launcher with more than one process).
 // Collectives run on host tensors; MPI is initialized on load of the first
 // communicator and finalized at exit.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <type_traits>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -364,10 +366,38 @@ class MpiCommunicator : public Communicator {
   Watchdog watchdog_;
 };
 
+// srun starts tasks through the interface its --mpi names (SLURM_MPI_TYPE).
+// Open MPI speaks Slurm's PMI-1/PMI-2 only through its s1/s2 components,
+// which a build without Slurm's PMI library (Debian's) lacks: its MPI_Init
+// would print a page per rank and abort. Said once here instead, when the
+// component folder beside libmpi shows no such component.
+Status check_slurm_interface() {
+#if defined(OPEN_MPI) && OPEN_MPI
+  const char* type = std::getenv("SLURM_MPI_TYPE");
+  if (!type || std::getenv("PMIX_RANK") || std::string(type).rfind("pmix", 0) == 0) return Status::Ok();
+  Dl_info where{};
+  if (!dladdr(reinterpret_cast<void*>(&MPI_Init_thread), &where) || !where.dli_fname) return Status::Ok();
+  namespace fs = std::filesystem;
+  fs::path lib = fs::path(where.dli_fname).parent_path();
+  std::error_code ec;
+  for (const char* folder : {"openmpi", "openmpi3"})
+    for (const char* component : {"mca_pmix_s1.so", "mca_pmix_s2.so"})
+      if (fs::exists(lib / folder / component, ec)) return Status::Ok();
+  if (!fs::exists(lib / "openmpi", ec) && !fs::exists(lib / "openmpi3", ec)) return Status::Ok();  // not known: let MPI try
+  return unsupported("srun --mpi={} started this rank, but the Open MPI this build uses ({}) reaches Slurm only "
+                     "through PMIx: start the ranks with `srun --mpi=pmix` (`srun --mpi=list` shows what this Slurm "
+                     "offers)",
+                     type, where.dli_fname);
+#else
+  return Status::Ok();
+#endif
+}
+
 Result<std::shared_ptr<Communicator>> make_mpi(const LaunchInfo& info) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    RETURN_IF_ERROR(check_slurm_interface());
     int provided = 0;
     // Collectives are called from the training thread only.
     int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);

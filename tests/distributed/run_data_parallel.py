@@ -35,6 +35,9 @@ epochs: --epochs 2 over 12 batch folders takes the steps of one process with
 --grad-accum N at N = 2 and 3 ranks; the linear schedule's learning rates,
 the --eval-every evaluations and the --save-every checkpoints agree.
 
+tcp: Open MPI's TCP transport over loopback only (as between nodes) at 2
+and 3 ranks equals one process bit for bit with --deterministic.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -78,10 +81,10 @@ def metrics(path):
         return [json.loads(line) for line in f]
 
 
-def train(args, folder, name, desc, ranks, accum, extra=(), steps=4, log_level="warn"):
+def train(args, folder, name, desc, ranks, accum, extra=(), steps=4, log_level="warn", launcher=MPIRUN):
     out = os.path.join(folder, name)
     os.makedirs(out, exist_ok=True)
-    cmd = ([] if ranks == 1 else MPIRUN + ["-np", str(ranks)]) + [
+    cmd = ([] if ranks == 1 else launcher + ["-np", str(ranks)]) + [
         args.ort_train, "--log-level", log_level, "train", "--model", os.path.join(args.model_dir, "model.onnx"),
         "--config", desc, "--data", "synthetic", "--batch-size", "4", "--steps", str(steps), "--threads", "1",
         "--grad-accum", str(accum), "--metrics", os.path.join(out, "m.jsonl"),
@@ -495,12 +498,36 @@ def check_epochs(args, folder):
     return failures
 
 
+def check_tcp(args, folder):
+    # Ranks on different nodes talk over the network, not shared memory: Open
+    # MPI's TCP transport over loopback only (no other address is used here)
+    # must give one process's trajectory, bit for bit with --deterministic.
+    desc = os.path.join(folder, "adam.yaml")
+    with open(desc, "w") as f:
+        f.write(open(os.path.join(args.model_dir, "training.yaml")).read() + "\noptimizer: {name: Adam, lr: 0.01}\n")
+    tcp = MPIRUN + ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo"]
+    failures = []
+    for n in (2, 3):
+        one, one_dir = train(args, folder, f"tcp_one_{n}", desc, 1, n, ["--deterministic"], steps=6)
+        many, many_dir = train(args, folder, f"tcp_many_{n}", desc, n, 1, ["--deterministic"],
+                               steps=6, launcher=tcp)
+        if one.returncode != 0 or many.returncode != 0:
+            failures.append(f"{n} ranks over TCP: exit {one.returncode}/{many.returncode}: {many.stderr[-600:]}")
+            continue
+        a, b = metrics(os.path.join(one_dir, "m.jsonl")), metrics(os.path.join(many_dir, "m.jsonl"))
+        diff = worst(b, a)
+        print(f"{n} ranks over TCP on lo: {len(b)} steps, worst relative difference {diff:.3g} (must be 0)")
+        if len(a) != len(b) or diff != 0:
+            failures.append(f"{n} ranks over TCP differ from one process by {diff:.3g}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
     ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16", "epochs",
-                                        "mismatch"],
+                                        "mismatch", "tcp"],
                     default="equal")
     args = ap.parse_args()
     if not shutil.which("mpirun"):
@@ -512,7 +539,8 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
                   "epochs": check_epochs,
-                  "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16, "mismatch": check_mismatch}
+                  "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16, "mismatch": check_mismatch,
+                  "tcp": check_tcp}
         failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)

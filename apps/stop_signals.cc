@@ -1,0 +1,71 @@
+#include "apps/stop_signals.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "runtime/communicator.h"
+
+namespace ort_train::app {
+namespace {
+
+std::atomic<int> g_signal{0};
+int g_exit_code = 0;
+constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGUSR1};
+
+void say(const char* text) {
+  // write(2) is what a signal handler may call; the message is built from constants.
+  ssize_t ignored = ::write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
+
+void on_stop_signal(int sig) {
+  int none = 0;
+  if (!g_signal.compare_exchange_strong(none, sig)) {
+    // The second signal: the default action (termination), at once.
+    say("ort_train: a second stop signal: exiting now, without a checkpoint\n");
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  say("ort_train: stop signal received: finishing this step, then checkpointing and exiting "
+      "(a second signal exits at once)\n");
+}
+
+}  // namespace
+
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  // Interrupted system calls restart: the step in flight (reads, MPI waits) goes on.
+  sa.sa_flags = SA_RESTART;
+  for (int sig : kStopSignals) sigaction(sig, &sa, nullptr);
+}
+
+int stop_signal() { return g_signal.load(); }
+
+Result<int> agreed_stop_signal(Communicator& comm) {
+  int mine = stop_signal();
+  if (comm.size() <= 1) return mine;
+  Tensor noted = Tensor::host(DType::kFloat, {1});
+  noted.data<float>()[0] = mine != 0 ? 1.f : 0.f;
+  RETURN_IF_ERROR(comm.allreduce_sum(noted));
+  if (noted.data<float>()[0] < 0.5f) return 0;
+  return mine != 0 ? mine : SIGTERM;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    default: return "a signal";
+  }
+}
+
+void set_stop_exit_code(int code) { g_exit_code = code; }
+int stop_exit_code() { return g_exit_code; }
+
+}  // namespace ort_train::app

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""A scheduler's stop signal ends a training run cleanly (CTest: apps.stop_signal_checkpoints_and_resumes,
+distributed.stop_signal_stops_every_rank_at_one_step).
+
+  stop_by_signal.py --ort-train build/ort_train --model-dir tests/models/mlp --ranks 1|2
+
+A long run is signalled once it has logged some steps (as Slurm signals a job
+at its time limit, on preemption or scancel). It must, within 30 s:
+- exit 75 (stopped, resumable), having written the checkpoint of the step it
+  reached and its metrics file up to that step;
+- resume with --resume to the losses and gradient norms of a run that was
+  never stopped, bit for bit.
+Without --checkpoint-dir it exits 128 + the signal, saying that nothing was saved.
+
+--ranks 1: SIGTERM, and SIGINT (Ctrl-C) without a checkpoint folder.
+--ranks 2: under mpirun, SIGUSR1 to mpirun (which forwards it to every rank),
+SIGTERM to each rank (as slurmstepd signals a job's tasks) and to one rank
+only; every rank stops after the same step. Exits 77 (CTest's skip code) without mpirun or
+the MPI plugin. A second signal ending the process at once is a unit test
+(apps.stop_signals_*). Standard library only.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+
+
+def command(args, ranks, steps, extra):
+    m = args.model_dir
+    return (MPIRUN + ["-np", str(ranks)] if ranks > 1 else []) + [
+        args.ort_train, "--log-level", "info", "train", "--model", os.path.join(m, "model.onnx"), "--config",
+        os.path.join(m, "training.yaml"), "--data", "synthetic", "--batch-size", "4", "--optimizer", "adam",
+        "--steps", str(steps), "--threads", "1", "--device", "cpu"] + list(extra)
+
+
+def rows(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def children_named(parent, name):
+    """Pids of `parent`'s children whose argv[0] ends with `name` (mpirun's ranks)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) != parent:
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[0].endswith(name.encode()):
+                    found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+def stopped_run(args, folder, name, ranks, sig, to_ranks=0, checkpoint=True):
+    """Starts a long run, signals it (or `to_ranks` of its ranks) after 20
+    logged steps; returns (exit code,
+    seconds from the signal to the exit, output, metrics path, checkpoint dir)."""
+    ck = os.path.join(folder, name + "_ck")
+    m = os.path.join(folder, name + ".jsonl")
+    extra = ["--metrics", m] + (["--checkpoint-dir", ck, "--save-every", "1000000"] if checkpoint else [])
+    job = subprocess.Popen(command(args, ranks, 100000000, extra), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and job.poll() is None:
+        try:
+            with open(m + ".partial") as f:
+                if sum(1 for _ in f) >= 20:
+                    break
+        except OSError:
+            pass
+        time.sleep(0.05)
+    if job.poll() is not None:
+        return job.returncode, 0.0, job.communicate()[0], m, ck
+    started = time.time()
+    targets = sorted(children_named(job.pid, "ort_train"))[:to_ranks] if to_ranks else [job.pid]
+    for pid in targets:
+        os.kill(pid, sig)
+    try:
+        out, _ = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        return None, 60.0, job.communicate()[0], m, ck
+    return job.returncode, time.time() - started, out, m, ck
+
+
+def check_stop_and_resume(args, folder, name, ranks, sig, to_ranks=0):
+    code, took, out, m, ck = stopped_run(args, folder, name, ranks, sig, to_ranks)
+    label = f"{name}: {signal.Signals(sig).name}{f' to {to_ranks} of the ranks' if to_ranks else ''}, {ranks} rank(s)"
+    print(f"{label}: exit {code} {took:.1f} s after the signal")
+    # mpirun reports SIGTERM's end of a job as 1 whatever the ranks returned; it passes
+    # on the ranks' 75 when the signal went to them (or was SIGUSR1, which it forwards).
+    if code != 75:
+        return [f"{label}: exit {code}, not 75: {out[-1500:]}"]
+    failures = []
+    if took > 30:
+        failures.append(f"{label}: took {took:.0f} s to stop")
+    if "stopped by" not in out or "--resume" not in out:
+        failures.append(f"{label}: no line saying it stopped and how to resume: {out[-800:]}")
+    kept = sorted(f for f in os.listdir(ck) if f.endswith(".ortc"))
+    got = rows(m)  # the metrics file itself, finished: not a .partial
+    step = got[-1]["step"] if got else 0
+    if kept != [f"ckpt-{step:08d}.ortc"] or [r["step"] for r in got] != list(range(1, step + 1)):
+        failures.append(f"{label}: checkpoints {kept} and metrics steps 1..{step} do not match")
+        return failures
+    total = step + 3
+    resumed = subprocess.run(command(args, ranks, total, ["--metrics", m, "--checkpoint-dir", ck, "--resume"]),
+                             capture_output=True, text=True, timeout=300)
+    straight_m = os.path.join(folder, name + "_straight.jsonl")
+    straight = subprocess.run(command(args, ranks, total, ["--metrics", straight_m]), capture_output=True, text=True,
+                              timeout=300)
+    if resumed.returncode != 0 or straight.returncode != 0:
+        failures.append(f"{label}: resume/straight exit {resumed.returncode}/{straight.returncode}: "
+                        f"{resumed.stdout[-600:]}{resumed.stderr[-600:]}")
+        return failures
+    a, b = rows(m), rows(straight_m)
+    same = [(r["step"], r["loss"], r["grad_norm"]) for r in a] == [(r["step"], r["loss"], r["grad_norm"]) for r in b]
+    print(f"{label}: stopped after step {step}, resumed to {total}: bit for bit with a run never stopped: {same}")
+    if not same:
+        failures.append(f"{label}: the resumed run differs from the run that was never stopped")
+    return failures
+
+
+def check_nothing_saved(args, folder):
+    code, took, out, _, _ = stopped_run(args, folder, "no_ck", 1, signal.SIGINT, checkpoint=False)
+    print(f"SIGINT without --checkpoint-dir: exit {code} {took:.1f} s after the signal")
+    failures = []
+    if code != 128 + signal.SIGINT:
+        failures.append(f"SIGINT without --checkpoint-dir: exit {code}, not {128 + signal.SIGINT}: {out[-800:]}")
+    if "nothing was saved" not in out:
+        failures.append(f"SIGINT without --checkpoint-dir: no line saying nothing was saved: {out[-800:]}")
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ort-train", required=True)
+    ap.add_argument("--model-dir", required=True)
+    ap.add_argument("--ranks", type=int, choices=[1, 2], default=1)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        if args.ranks == 1:
+            failures = check_stop_and_resume(args, folder, "term", 1, signal.SIGTERM)
+            failures += check_nothing_saved(args, folder)
+        else:
+            if not shutil.which("mpirun"):
+                print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
+                return 77
+            if not os.path.exists(os.path.join(os.path.dirname(args.ort_train), "libort_train_mpi.so")):
+                print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
+                return 77
+            failures = check_stop_and_resume(args, folder, "usr1", 2, signal.SIGUSR1)
+            failures += check_stop_and_resume(args, folder, "term_ranks", 2, signal.SIGTERM, to_ranks=2)
+            # One rank signalled: the other learns it in the step's agreement and stops after the same step.
+            failures += check_stop_and_resume(args, folder, "term_one_rank", 2, signal.SIGTERM, to_ranks=1)
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""The cluster example under a real Slurm (CTest: cluster.sbatch_example_runs_under_slurm,
+cluster.a_signalled_job_requeues_and_resumes).
+
+  run_under_slurm.py --ort-train build/ort_train --source . --check example|requeue
+
+Starts a private one-node Slurm (tools/slurm_one_node.sh: munged, slurmctld,
+slurmd on ports of their own) and submits examples/cluster/ort_train_cpu.sbatch,
+which runs 2 ranks through `srun --mpi=pmix`.
+
+example: the job completes; its 2 ranks' losses equal one process with
+--grad-accum 2 bit for bit (--deterministic: kernel choices pinned); the
+trained model is exported. A rank started through `srun --mpi=pmi2`, which
+this Open MPI cannot speak, is refused with one message naming pmix.
+
+requeue: the job is signalled as Slurm does before a time limit (`scancel
+--signal=USR1`, the signal #SBATCH --signal=USR1@90 sends); its ranks
+checkpoint and exit 75, the script requeues it, and the second start resumes
+and finishes. Its metrics run 1..N once each and equal a job that was never
+stopped, bit for bit. (Slurm holds a requeued job for about two minutes
+before it may start again; the test lets it start at once.)
+
+Exits 77 (CTest's skip code) where Slurm is not installed
+(tools/install_deps.sh --cluster), this is not root (slurmd starts jobs as
+root), or the build has no MPI plugin. Standard library only.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+STEPS = 200
+
+
+def rows(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+def trajectory(path):
+    return [(r["step"], r["loss"], r["grad_norm"]) for r in rows(path) if "loss" in r]  # not the held-out rows
+
+
+class Slurm:
+    def __init__(self, source, folder):
+        self.script = os.path.join(source, "tools", "slurm_one_node.sh")
+        self.folder = os.path.join(folder, "slurm")
+        self.env = dict(os.environ)
+        # Ports of this run's own, so two runs of the suite (or a real Slurm) do not meet.
+        self.env["ORT_TRAIN_SLURM_PORT"] = str(20000 + 2 * (os.getpid() % 10000))
+
+    def __enter__(self):
+        r = subprocess.run(["bash", self.script, "start", self.folder], capture_output=True, text=True,
+                           env=self.env, timeout=60)
+        if r.returncode != 0:
+            raise RuntimeError(f"Slurm did not start: {r.stdout}{r.stderr}")
+        self.env["SLURM_CONF"] = os.path.join(self.folder, "slurm.conf")
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run(["scancel", "--full", "--user", "root"], env=self.env, capture_output=True)
+        time.sleep(1)
+        subprocess.run(["bash", self.script, "stop", self.folder], env=self.env, capture_output=True)
+
+    def run(self, cmd, **kw):
+        return subprocess.run(cmd, env=self.env, capture_output=True, text=True, **kw)
+
+    def job_field(self, job, field):
+        out = self.run(["scontrol", "show", "job", job]).stdout
+        m = re.search(rf"\b{field}=(\S+)", out)
+        return m.group(1) if m else None
+
+
+def submit(slurm, args, out, extra, wait):
+    env_run = dict(slurm.env, ORT_TRAIN=args.ort_train, ORT_TRAIN_OUT=out)
+    cmd = ["sbatch", "--parsable", "-o", os.path.join(out, "job.log")] + (["--wait"] if wait else []) + [
+        os.path.join(args.source, "examples", "cluster", "ort_train_cpu.sbatch"),
+        "--steps", str(STEPS), "--deterministic", "--log-every", "50"] + extra
+    os.makedirs(out, exist_ok=True)
+    r = subprocess.run(cmd, env=env_run, capture_output=True, text=True, cwd=args.source, timeout=600)
+    return r, r.stdout.strip().split(";")[0]
+
+
+def log_of(out):
+    try:
+        with open(os.path.join(out, "job.log")) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def check_example(args, slurm, folder):
+    out = os.path.join(folder, "example")
+    r, job = submit(slurm, args, out, [], wait=True)
+    log = log_of(out)
+    print(log[-1500:])
+    if r.returncode != 0:
+        return [f"sbatch --wait: exit {r.returncode}: {r.stderr[-800:]}"]
+    failures = []
+    if "2 ranks (MPI" not in log:
+        failures.append("the job did not train on 2 ranks")
+    if not os.path.exists(os.path.join(out, "trained.onnx")):
+        failures.append("no trained model was exported")
+    # One process with --grad-accum 2: the same micro-batches in the same order.
+    one = os.path.join(folder, "one.jsonl")
+    ref = subprocess.run([args.ort_train, "--log-level", "warn", "--config",
+                          os.path.join(args.source, "examples", "char_lm", "char_lm.yaml"), "--data",
+                          os.path.join(out, "train.npz"), "--batch-size", "16", "--grad-accum", "2", "--threads", "1",
+                          "--steps", str(STEPS), "--deterministic", "--metrics", one], capture_output=True, text=True,
+                         timeout=600)
+    if ref.returncode != 0:
+        return failures + [f"one process: exit {ref.returncode}: {ref.stderr[-800:]}"]
+    a, b = trajectory(os.path.join(out, "metrics.jsonl")), trajectory(one)
+    print(f"srun, 2 ranks: {len(a)} steps; one process with --grad-accum 2: {len(b)} steps; equal: {a == b}")
+    if len(a) != STEPS or a != b:
+        failures.append("the 2 ranks under srun do not equal one process with --grad-accum 2")
+    # srun --mpi=pmi2: one message that names pmix, not a page from MPI_Init per rank.
+    m = os.path.join(args.source, "tests", "models", "mlp")
+    pmi2 = slurm.run(["srun", "-n2", "--mpi=pmi2", args.ort_train, "--model", os.path.join(m, "model.onnx"), "--config",
+                      os.path.join(m, "training.yaml"), "--data", "synthetic", "--steps", "1"], timeout=120)
+    said = pmi2.stdout + pmi2.stderr
+    print(f"srun --mpi=pmi2: exit {pmi2.returncode}: {said.strip()[-400:]}")
+    if pmi2.returncode == 0 or "--mpi=pmix" not in said or "MPI_Init" in said:
+        failures.append(f"srun --mpi=pmi2 was not refused with one message naming pmix: {said[-600:]}")
+    return failures
+
+
+def check_requeue(args, slurm, folder):
+    out = os.path.join(folder, "requeue")
+    r, job = submit(slurm, args, out, [], wait=False)
+    if r.returncode != 0:
+        return [f"sbatch: exit {r.returncode}: {r.stderr[-800:]}"]
+    partial = os.path.join(out, "metrics.jsonl.partial")
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with open(partial) as f:
+                if sum(1 for _ in f) >= 20:
+                    break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    else:
+        return [f"the job logged no 20 steps within 120 s: {log_of(out)[-800:]}"]
+    # What #SBATCH --signal=USR1@90 sends before the time limit: USR1 to the steps' tasks.
+    slurm.run(["scancel", "--signal=USR1", job])
+    signalled = time.time()
+    state = None
+    while time.time() < signalled + 300:
+        state = slurm.job_field(job, "JobState")
+        if state == "PENDING" and slurm.job_field(job, "Reason") == "BeginTime":
+            slurm.run(["scontrol", "update", f"JobId={job}", "StartTime=now"])
+        if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"):
+            break
+        time.sleep(0.5)
+    log = log_of(out)
+    print(log[-2500:])
+    restarts = slurm.job_field(job, "Restarts")
+    print(f"job {job}: {state}, restarts {restarts}")
+    failures = []
+    if state != "COMPLETED" or restarts != "1":
+        failures.append(f"the job ended {state} after {restarts} restarts, not COMPLETED after 1")
+    for want in ("stopped by SIGUSR1", "Exited with exit code 75", "requeueing job", "resumed from"):
+        if want not in log:
+            failures.append(f"the job's log does not say '{want}'")
+    got = trajectory(os.path.join(out, "metrics.jsonl")) if state == "COMPLETED" else []
+    if [s for s, _, _ in got] != list(range(1, STEPS + 1)):
+        failures.append(f"the metrics do not hold steps 1..{STEPS} once each")
+        return failures
+    straight_out = os.path.join(folder, "straight")
+    r2, _ = submit(slurm, args, straight_out, [], wait=True)
+    straight = trajectory(os.path.join(straight_out, "metrics.jsonl")) if r2.returncode == 0 else []
+    print(f"requeued job against a job never stopped: equal {got == straight}")
+    if got != straight:
+        failures.append("the requeued job's losses differ from a job that was never stopped")
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ort-train", required=True)
+    ap.add_argument("--source", required=True)
+    ap.add_argument("--check", choices=["example", "requeue"], required=True)
+    args = ap.parse_args()
+    args.ort_train = os.path.abspath(args.ort_train)
+    missing = [t for t in ("munged", "slurmctld", "slurmd", "sbatch", "srun") if not shutil.which(t)]
+    if missing:
+        print(f"SKIPPED: Slurm is not installed ({', '.join(missing)}; tools/install_deps.sh --cluster installs it)")
+        return 77
+    if os.geteuid() != 0:
+        print("SKIPPED: a private Slurm's slurmd must start as root")
+        return 77
+    if not os.path.exists(os.path.join(os.path.dirname(args.ort_train), "libort_train_mpi.so")):
+        print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
+        return 77
+    with tempfile.TemporaryDirectory() as folder:
+        with Slurm(args.source, folder) as slurm:
+            failures = {"example": check_example, "requeue": check_requeue}[args.check](args, slurm, folder)
+    for f in failures:
+        print("FAIL", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
