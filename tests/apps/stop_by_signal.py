@@ -22,14 +22,14 @@ the MPI plugin. A second signal ending the process at once is a unit test
 import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "distributed"))
+from launch import MPIRUN, mpi_missing, rank_pids  # noqa: E402
 
 
 def command(args, ranks, steps, extra):
@@ -43,24 +43,6 @@ def command(args, ranks, steps, extra):
 def rows(path):
     with open(path) as f:
         return [json.loads(line) for line in f]
-
-
-def children_named(parent, name):
-    """Pids of `parent`'s children whose argv[0] ends with `name` (mpirun's ranks)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) != parent:
-                    continue
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if f.read().split(b"\0")[0].endswith(name.encode()):
-                    found.append(int(pid))
-        except OSError:
-            continue
-    return found
 
 
 def stopped_run(args, folder, name, ranks, sig, to_ranks=0, checkpoint=True):
@@ -84,7 +66,7 @@ def stopped_run(args, folder, name, ranks, sig, to_ranks=0, checkpoint=True):
     if job.poll() is not None:
         return job.returncode, 0.0, job.communicate()[0], m, ck
     started = time.time()
-    targets = sorted(children_named(job.pid, "ort_train"))[:to_ranks] if to_ranks else [job.pid]
+    targets = [pid for _, pid in sorted(rank_pids(job.pid).items())][:to_ranks] if to_ranks else [job.pid]
     for pid in targets:
         os.kill(pid, sig)
     try:
@@ -154,11 +136,9 @@ def main():
             failures = check_stop_and_resume(args, folder, "term", 1, signal.SIGTERM)
             failures += check_nothing_saved(args, folder)
         else:
-            if not shutil.which("mpirun"):
-                print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
-                return 77
-            if not os.path.exists(os.path.join(os.path.dirname(args.ort_train), "libort_train_mpi.so")):
-                print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
+            missing = mpi_missing(args.ort_train)
+            if missing:
+                print(f"SKIPPED: {missing}")
                 return 77
             failures = check_stop_and_resume(args, folder, "usr1", 2, signal.SIGUSR1)
             failures += check_stop_and_resume(args, folder, "term_ranks", 2, signal.SIGTERM, to_ranks=2)

@@ -34,6 +34,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "distributed"))
+from launch import mpi_missing  # noqa: E402
+
 STEPS = 200
 
 
@@ -195,8 +198,9 @@ def main():
     if os.geteuid() != 0:
         print("SKIPPED: a private Slurm's slurmd must start as root")
         return 77
-    if not os.path.exists(os.path.join(os.path.dirname(args.ort_train), "libort_train_mpi.so")):
-        print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
+    missing = mpi_missing(args.ort_train)
+    if missing:
+        print(f"SKIPPED: {missing}")
         return 77
     with tempfile.TemporaryDirectory() as folder:
         with Slurm(args.source, folder) as slurm:

@@ -61,7 +61,7 @@ OPTIMIZERS = {
     "adamw_hf": "{name: AdamW, lr: 0.01, weight_decay: 0.1, mode: huggingface}",
     "lamb": "{name: Lamb, lr: 0.01}",
 }
-MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
+from launch import MPIRUN, mpi_missing, rank_pids
 
 
 def rel(a, b):
@@ -244,23 +244,7 @@ def check_zero(args, folder):
 
 def rank_pid(rank, mpirun_pid):
     """The pid of the ort_train process that mpirun `mpirun_pid` started as `rank`, or None."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:  # "pid (comm) state ppid ...": only this job's ranks
-                if int(f.read().rsplit(")", 1)[1].split()[1]) != mpirun_pid:
-                    continue
-            with open(f"/proc/{pid}/cmdline", "rb") as f:  # argv[0]; comm is "exe" after the re-exec in main
-                if not f.read().split(b"\0")[0].endswith(b"ort_train"):
-                    continue
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-        except OSError:
-            continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
-            return int(pid)
-    return None
+    return rank_pids(mpirun_pid).get(rank)
 
 
 def job_command(args, ck, steps, extra=()):
@@ -530,11 +514,9 @@ def main():
                                         "mismatch", "tcp"],
                     default="equal")
     args = ap.parse_args()
-    if not shutil.which("mpirun"):
-        print("SKIPPED: mpirun is not installed (tools/install_deps.sh installs Open MPI)")
-        return 77
-    if not os.path.exists(os.path.join(os.path.dirname(args.ort_train), "libort_train_mpi.so")):
-        print("SKIPPED: this build has no MPI plugin (MPI was not found when it was built)")
+    missing = mpi_missing(args.ort_train)
+    if missing:
+        print(f"SKIPPED: {missing}")
         return 77
     with tempfile.TemporaryDirectory() as folder:
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
