@@ -253,6 +253,22 @@ Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model
   return get_device(DeviceKind::kCuda, settings);
 }
 
+// What ranks compare of their training data: its micro-batches per epoch and
+// bytes (a file's size, or a batch folder's files' sizes added up).
+std::string data_identity(const std::string& data, const BatchSource& source) {
+  if (data == "synthetic") return fmt::format("synthetic, {} micro-batches per epoch", source.per_epoch);
+  std::error_code ec;
+  uintmax_t bytes = 0;
+  if (fs::is_directory(data, ec)) {
+    for (auto it = fs::recursive_directory_iterator(data, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  } else {
+    bytes = fs::file_size(data, ec);
+  }
+  return fmt::format("{} micro-batches per epoch, {} bytes", source.per_epoch, ec ? 0 : bytes);
+}
+
 bool last_step(int64_t step, int64_t steps) { return step >= steps; }
 
 std::string eta(double seconds) {
@@ -417,6 +433,8 @@ Status train_command(const TrainArgs& args) {
     settings["allreduce_dtype"] = args.allreduce_dtype;
     settings["deterministic"] = args.deterministic ? "yes" : "no";
     settings["lr"] = fmt::format("{:g}", options.optimizer.lr);
+    // The data by what it holds, not its path (node-local copies may sit elsewhere).
+    settings["data"] = data_identity(data, source);
     RETURN_IF_ERROR(check_ranks_agree(*comm, settings));
   }
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));

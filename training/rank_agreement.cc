@@ -45,10 +45,10 @@ Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::st
   if (differing == 0) return Status::Ok();
   if (!differs.empty())
     return invalid_argument("this rank was started with other settings than rank 0 ({}); every rank of a job must "
-                            "be given the same model, description and flags",
+                            "be given the same model, description, flags and data",
                             differs);
   return invalid_argument("{} rank(s) of this job were started with other settings than rank 0 (their errors say "
-                          "which); every rank must be given the same model, description and flags",
+                          "which); every rank must be given the same model, description, flags and data",
                           differing);
 }
 

@@ -384,15 +384,24 @@ def check_mismatch(args, folder):
     # rank): the ranks would make different collectives and wait for each
     # other until --comm-timeout (120 s here). They compare their settings
     # with rank 0's first and stop at once, rank 1 naming what differs.
-    def rank_cmd(accum):
+    def rank_cmd(accum, data="synthetic"):
         return ["-np", "1", args.ort_train, "--log-level", "warn", "train", "--model",
                 os.path.join(args.model_dir, "model.onnx"), "--config", os.path.join(args.model_dir, "training.yaml"),
-                "--data", "synthetic", "--batch-size", "4", "--steps", "3", "--threads", "1", "--optimizer", "sgd",
+                "--data", data, "--batch-size", "4", "--steps", "3", "--threads", "1", "--optimizer", "sgd",
                 "--comm-timeout", "120", "--grad-accum", str(accum)]
-    return failing_job(MPIRUN + rank_cmd(1) + [":"] + rank_cmd(2),
-                       "ranks started with different flags left the job hanging",
-                       "its ranks were given different flags",
-                       ["other settings than rank 0", "grad_accum: rank 0 has '2', rank 1 has '4'"])
+    failures = failing_job(MPIRUN + rank_cmd(1) + [":"] + rank_cmd(2),
+                           "ranks started with different flags left the job hanging",
+                           "its ranks were given different flags",
+                           ["other settings than rank 0", "grad_accum: rank 0 has '2', rank 1 has '4'"])
+    # Rank 1 reads another set of batches (3 folders, not 4): caught the same way.
+    sets = {}
+    for n in (4, 3):
+        sets[n] = os.path.join(folder, f"batches_{n}")
+        for i in range(n):
+            shutil.copytree(os.path.join(args.model_dir, "train_batches", "0"), os.path.join(sets[n], str(i)))
+    return failures + failing_job(MPIRUN + rank_cmd(1, sets[4]) + [":"] + rank_cmd(1, sets[3]),
+                                  "ranks reading different data left the job hanging", "its ranks read different data",
+                                  ["other settings than rank 0", "data: rank 0 has '4 micro-batches per epoch"])
 
 
 def check_bf16(args, folder):
