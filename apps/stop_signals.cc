@@ -29,7 +29,7 @@ void on_stop_signal(int sig) {
     std::raise(sig);
     return;
   }
-  say("ort_train: stop signal received: finishing this step, then checkpointing and exiting "
+  say("ort_train: stop signal received: stopping after the step in flight, with a checkpoint "
       "(a second signal exits at once)\n");
 }
 

@@ -1,7 +1,7 @@
 // A scheduler's stop (Slurm's SIGTERM at a time limit, on preemption or
 // scancel, or its earlier --signal=USR1@T; Ctrl-C) ends a training run
 // cleanly: the first SIGTERM, SIGINT or SIGUSR1 only sets a flag, which the
-// loop reads after each step (every rank agrees on the step through one
+// loop reads before each step (every rank agrees on the step through one
 // collective), then it checkpoints and exits with kExitStoppedResumable. A
 // second signal ends the process at once, as the signal's default would.
 #pragma once

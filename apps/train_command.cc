@@ -218,10 +218,14 @@ Status save_checkpoint(const Trainer& trainer, const std::string& dir,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return io_error("cannot create {}: {}", dir, ec.message());
+  auto started = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(write_checkpoint(c, checkpoint_path(dir, c.step)));
   std::vector<std::string> all = list_checkpoints(dir);
   for (size_t i = static_cast<size_t>(keep); i < all.size(); ++i) fs::remove(all[i], ec);
-  spdlog::debug("checkpoint {} written", checkpoint_path(dir, c.step));
+  // Its time is what a scheduler's early signal (Slurm's --signal=USR1@T) must leave room for.
+  spdlog::info("checkpoint {} written ({:.1f} MiB in {:.2f} s)", checkpoint_path(dir, c.step),
+               static_cast<double>(fs::file_size(checkpoint_path(dir, c.step), ec)) / 1048576.0,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return Status::Ok();
 }
 
@@ -437,6 +441,10 @@ Status train_command(const TrainArgs& args) {
     settings["data"] = data_identity(data, source);
     RETURN_IF_ERROR(check_ranks_agree(*comm, settings));
   }
+  // From here a scheduler's SIGTERM/SIGUSR1 or Ctrl-C stops the run at a step
+  // boundary, after a checkpoint (apps/stop_signals.h); before, there is
+  // nothing to lose and the signal's default ends the process.
+  catch_stop_signals();
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
   size_t state_bytes = 0;
   for (const auto& [name, t] : trainer->optimizer().state()) state_bytes += t->nbytes();
@@ -489,10 +497,35 @@ Status train_command(const TrainArgs& args) {
   auto logs = [&](int64_t step) { return step % log_every == 0 || step == steps || step == 1; };
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
-  // From here a scheduler's SIGTERM/SIGUSR1 or Ctrl-C stops after a step
-  // with a checkpoint (apps/stop_signals.h); before, nothing is lost to it.
-  catch_stop_signals();
+  int64_t saved_at = start;  // the step of the newest checkpoint (a resumed run's is its start)
+  auto checkpoint = [&](int64_t step) -> Status {
+    saved_at = step;
+    if (!lead && args.zero != 1) return Status::Ok();  // with ZeRO-1 every rank takes part in the gather
+    RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep, lead));
+    return save_choices((fs::path(args.checkpoint_dir) / "kernel_choices.json").string());
+  };
+  // Stopped by a signal after `done` steps: those are saved, the metrics so far kept.
+  auto stop_run = [&](int stop, int64_t done) -> Status {
+    if (!args.checkpoint_dir.empty() && saved_at != done) RETURN_IF_ERROR(checkpoint(done));
+    if (metrics) RETURN_IF_ERROR(metrics->finish());
+    if (board) RETURN_IF_ERROR(board->flush());
+    if (args.checkpoint_dir.empty()) {
+      spdlog::warn("stopped by {} after step {} of {}: nothing was saved (no --checkpoint-dir), so these steps "
+                   "are lost", signal_name(stop), done, steps);
+      set_stop_exit_code(128 + stop);
+    } else {
+      spdlog::info("stopped by {} after step {} of {}: {}; the same command with --resume continues from it (exit "
+                   "{})", signal_name(stop), done, steps,
+                   done > start ? "checkpoint written to " + args.checkpoint_dir : "no step taken, nothing new to save",
+                   kExitStoppedResumable);
+      set_stop_exit_code(kExitStoppedResumable);
+    }
+    return Status::Ok();
+  };
   for (int64_t i = start; i < steps; ++i) {
+    // Before each step, every rank alike: stop here if a signal came.
+    ASSIGN_OR_RETURN(int stop, agreed_stop_signal(*comm));
+    if (stop != 0) return stop_run(stop, i);
     // The gradient norm is read by the log line, --metrics and --tensorboard:
     // without them, and between log lines, the step skips it (unless it clips).
     ASSIGN_OR_RETURN(StepReport r, trainer->step());
@@ -533,30 +566,7 @@ Status train_command(const TrainArgs& args) {
     if (held_out && args.eval_every > 0 && r.step % args.eval_every == 0 && !last) RETURN_IF_ERROR(evaluate_held_out());
     // Rank 0 writes; with ZeRO-1 the other ranks take part in gathering the optimizer state.
     bool due = !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0));
-    auto checkpoint = [&]() -> Status {
-      if (!lead && args.zero != 1) return Status::Ok();
-      RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep, lead));
-      return save_choices((fs::path(args.checkpoint_dir) / "kernel_choices.json").string());
-    };
-    if (due) RETURN_IF_ERROR(checkpoint());
-    if (last) break;  // the run is whole: a signal during its last step changes nothing
-    ASSIGN_OR_RETURN(int stop, agreed_stop_signal(*comm));
-    if (stop == 0) continue;
-    // Stopped by a signal: the step reached is saved, the metrics so far kept.
-    if (!args.checkpoint_dir.empty() && !due) RETURN_IF_ERROR(checkpoint());
-    if (metrics) RETURN_IF_ERROR(metrics->finish());
-    if (board) RETURN_IF_ERROR(board->flush());
-    if (args.checkpoint_dir.empty()) {
-      spdlog::warn("stopped by {} after step {} of {}: nothing was saved (no --checkpoint-dir), so these steps "
-                   "are lost", signal_name(stop), r.step, steps);
-      set_stop_exit_code(128 + stop);
-    } else {
-      spdlog::info("stopped by {} after step {} of {}: checkpoint written to {}; the same command with --resume "
-                   "continues from it (exit {})", signal_name(stop), r.step, steps, args.checkpoint_dir,
-                   kExitStoppedResumable);
-      set_stop_exit_code(kExitStoppedResumable);
-    }
-    return Status::Ok();
+    if (due) RETURN_IF_ERROR(checkpoint(r.step));
   }
   // On a GPU the allocator holds everything (parameters, optimizer state,
   // activations, gradients); on the CPU, the intermediates of a step.

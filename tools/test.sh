@@ -22,6 +22,8 @@ ctest -E "$conformance" --output-on-failure -j"$(nproc)"
 cd ..
 bash tools/build_sanitized.sh
 # Leaks are not checked here: Open MPI's mpirun tests leak by design; the
-# fuzz targets below check leaks on everything a file reaches.
-(cd build-sanitize && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$(nproc)")
+# fuzz targets below check leaks on everything a file reaches. The Slurm
+# tests (minutes of waiting on a scheduler, the same code as the mpirun
+# tests) run once, in the build above.
+(cd build-sanitize && ASAN_OPTIONS=detect_leaks=0 ctest --output-on-failure -j"$(nproc)" -E '^cluster\.')
 bash tools/fuzz.sh "${ORT_TRAIN_CI_FUZZ_SECONDS:-30}"
