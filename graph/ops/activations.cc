@@ -4,6 +4,7 @@
 // Atanh), PRelu, and their gradient op com.ort_train ActivationGrad(dY, X).
 // Each keeps its input's dtype and shape.
 #include "graph/ops/activations.h"
+#include "graph/operand_checks.h"
 
 #include <string>
 
@@ -90,6 +91,6 @@ ORT_REGISTER_OP("", "Atanh", 9, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "PRelu", 7, 1000, prelu_rule, kPlainOp);
 // (dY, X) -> dX = dY * activation'(X); attribute `activation` names the forward
 // op, the forward's own attributes follow it.
-ORT_REGISTER_OP(kOrtTrainDomain, "ActivationGrad", 1, 1000, same_as_input0, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "ActivationGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -1,5 +1,6 @@
 // Shape rules: Conv, MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool.
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 #include "graph/ops/window_geometry.h"
 
 namespace ort_train {
@@ -46,6 +47,7 @@ Status conv_rule(InferContext& ctx) {
   if ((*x)[1].known() && (*w)[1].known() && (*x)[1].value != mul_saturating((*w)[1].value, group))
     return shape_error("{}: input has {} channels but W expects {} x group {}", ctx.node().describe(), (*x)[1].value,
                        (*w)[1].value, group);
+  RETURN_IF_ERROR(require_elements(ctx, 2, (*w)[0], "the bias (one per output channel)"));
   std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
   if (kernel.empty())
     for (size_t i = 2; i < w->size(); ++i) {

@@ -4,6 +4,7 @@
 //   AveragePoolGrad(dY, shape) -> dX        shape given by input 1's value
 // Kernels in runtime/cpu/kernels/conv_grad.cc and pooling_grad.cc.
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 namespace {
@@ -19,7 +20,10 @@ Status conv_grad_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
-Status max_pool_grad_rule(InferContext& ctx) { return shape_from_value(ctx, 0, 2); }
+Status max_pool_grad_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(require_same_shape(ctx, 1, 0, "Indices"));
+  return shape_from_value(ctx, 0, 2);
+}
 Status average_pool_grad_rule(InferContext& ctx) { return shape_from_value(ctx, 0, 1); }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "graph/ops/conv_transpose.h"
 
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 
@@ -59,6 +60,7 @@ Status conv_transpose_rule(InferContext& ctx) {
   }
   int64_t group = ctx.attr_int("group", 1);
   Shape out{(*x)[0], (*w)[1].known() ? Dim(mul_saturating((*w)[1].value, group)) : Dim()};
+  RETURN_IF_ERROR(require_elements(ctx, 2, out[1], "the bias (one per output channel)"));
   std::vector<int64_t> spatial, kernel = ctx.attr_ints("kernel_shape");
   bool known = true;
   for (size_t d = 2; d < x->size(); ++d) {

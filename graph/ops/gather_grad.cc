@@ -2,13 +2,52 @@
 // dtype with the shape given as input 1 (the forward input's shape).
 // Kernels in runtime/cpu/kernels/gather_grad.cc and slice_grad.cc.
 #include "graph/op_schema.h"
+#include "graph/ops/slice.h"
 
 namespace ort_train {
 namespace {
+
 Status rule(InferContext& ctx) { return shape_from_value(ctx, 0, 1); }
+
+// dY must be the slice of `shape` that the forward's starts/ends/axes/steps
+// (inputs, or attributes before opset 10) cut: the kernel writes it back there.
+Status slice_grad_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(rule(ctx));
+  const OptShape& dx = ctx.output(0).shape;
+  const OptShape& dy = ctx.input_shape(0);
+  if (!dx || !shape_fully_known(*dx) || !dy) return Status::Ok();
+  const Dims dims = dims_from_shape(*dx);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.node().attr("starts")) {
+    starts = ctx.attr_ints("starts");
+    ends = ctx.attr_ints("ends");
+    axes = ctx.attr_ints("axes");
+  } else {
+    const Tensor *s = ctx.input_value(2), *e = ctx.input_value(3);
+    if (!s || !e) return Status::Ok();
+    starts = s->to_int64_vector();
+    ends = e->to_int64_vector();
+    for (auto [k, out] : {std::pair<size_t, std::vector<int64_t>*>{4, &axes}, {5, &steps}}) {
+      if (!ctx.has_input(k)) continue;
+      const Tensor* v = ctx.input_value(k);
+      if (!v) return Status::Ok();
+      *out = v->to_int64_vector();
+    }
+  }
+  ASSIGN_OR_RETURN(auto cut, resolve_slice(ctx.node(), dims, starts, ends, axes, steps));
+  Shape want;
+  for (const SliceAxis& a : cut) want.emplace_back(a.count);
+  bool same = dy->size() == want.size();
+  for (size_t d = 0; same && d < want.size(); ++d) same = !(*dy)[d].known() || (*dy)[d].value == want[d].value;
+  if (!same)
+    return shape_error("{}: dY {} is not the slice {} of {}", ctx.node().describe(), shape_to_string(dy),
+                       shape_to_string(OptShape(want)), shape_to_string(dx));
+  return Status::Ok();
+}
+
 }  // namespace
 
 ORT_REGISTER_OP(kOrtTrainDomain, "GatherGrad", 1, 1000, rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "SliceGrad", 1, 1000, rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "SliceGrad", 1, 1000, slice_grad_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -1,6 +1,7 @@
 // Shape rules: SoftmaxCrossEntropyLoss (loss, optional log_prob) and
 // NegativeLogLikelihoodLoss. Scores are [N, C] or [N, C, d1, ...]; labels [N, d1, ...].
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 namespace {
@@ -15,6 +16,14 @@ Status loss_rule(InferContext& ctx) {
   if (scores && labels && labels->size() + 1 != scores->size())
     return shape_error("{}: labels {} must be scores {} without the class axis", ctx.node().describe(),
                        shape_to_string(labels), shape_to_string(scores));
+  if (scores && labels)  // the kernels read one label per score row: [N, d1, ...] exactly
+    for (size_t i = 0; i < labels->size(); ++i) {
+      const Dim &l = (*labels)[i], &s = (*scores)[i == 0 ? 0 : i + 1];
+      if (l.known() && s.known() && l.value != s.value)
+        return shape_error("{}: labels {} must be scores {} without the class axis", ctx.node().describe(),
+                           shape_to_string(labels), shape_to_string(scores));
+    }
+  if (scores) RETURN_IF_ERROR(require_elements(ctx, 2, (*scores)[1], "the class weights"));
   if (reduction == "none") {
     OptShape out;
     if (scores) {

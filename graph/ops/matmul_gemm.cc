@@ -6,6 +6,7 @@
 // broadcast; matmul_add_fusion's optional third input, a 1-D bias of the
 // output's last dim, added to every row).
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 namespace {
@@ -81,6 +82,7 @@ Status gemm_rule(InferContext& ctx) {
   Dim m = (*a)[ta ? 1 : 0], ka = (*a)[ta ? 0 : 1], kb = (*b)[tb ? 1 : 0], n = (*b)[tb ? 0 : 1];
   if (ka.known() && kb.known() && ka.value != kb.value)
     return shape_error("{}: inner dimensions differ ({} vs {})", ctx.node().describe(), ka.value, kb.value);
+  RETURN_IF_ERROR(require_broadcasts_to(ctx, 2, Shape{m, n}, "C"));
   ctx.set_output(0, dt, Shape{m, n});
   return Status::Ok();
 }

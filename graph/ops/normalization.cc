@@ -2,6 +2,7 @@
 // normalized dims set to 1), SimplifiedLayerNormalization (Y, optional InvStdDev) and BatchNormalization (Y, and in training mode the
 // updated running mean and variance).
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 namespace {
@@ -26,6 +27,9 @@ Status layer_norm_rule(InferContext& ctx) {
 Status batch_norm_rule(InferContext& ctx) {
   const OptShape& x = ctx.input_shape(0);
   if (x && x->size() < 2) return shape_error("{}: input must be [N, C, ...]", ctx.node().describe());
+  if (x)
+    for (size_t k = 1; k < 5; ++k)
+      RETURN_IF_ERROR(require_elements(ctx, k, (*x)[1], "scale, B, mean and var (one per channel)"));
   ctx.propagate(0, 0);
   OptShape c = x ? OptShape(Shape{(*x)[1]}) : std::nullopt;
   for (size_t i = 1; i < ctx.num_outputs(); ++i) ctx.set_output(i, ctx.input_dtype(0), c);

@@ -1,10 +1,11 @@
 // Shape rules of SoftmaxGrad and LogSoftmaxGrad (com.ort_train): dX has dY's
 // dtype and shape. Kernels in runtime/cpu/kernels/softmax_grad.cc.
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 
-ORT_REGISTER_OP(kOrtTrainDomain, "SoftmaxGrad", 1, 1000, same_as_input0, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "LogSoftmaxGrad", 1, 1000, same_as_input0, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "SoftmaxGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "LogSoftmaxGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
 
 }  // namespace ort_train

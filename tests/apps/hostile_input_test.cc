@@ -65,13 +65,27 @@ struct Init {
   std::vector<int64_t> dims;
   std::vector<double> values;
 };
-onnx::ModelProto constant_input_model(const std::string& op, const std::vector<Init>& inits, int opset = 17) {
+using IntAttrs = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+onnx::ModelProto constant_input_model(const std::string& op, const std::vector<Init>& inits, int opset = 17,
+                                      const std::string& domain = "", const IntAttrs& attrs = {}) {
   onnx::ModelProto m = one_node_model();
   m.mutable_opset_import(0)->set_version(opset);
   onnx::GraphProto* g = m.mutable_graph();
   onnx::NodeProto* n = g->add_node();
   n->set_name("big");
   n->set_op_type(op);
+  if (!domain.empty()) {
+    n->set_domain(domain);
+    auto* o = m.add_opset_import();
+    o->set_domain(domain);
+    o->set_version(1);
+  }
+  for (const auto& [name, ints] : attrs) {
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t v : ints) a->add_ints(v);
+  }
   for (const Init& i : inits) {
     n->add_input(i.name);
     if (i.name.empty()) continue;  // an omitted optional input
@@ -89,7 +103,84 @@ onnx::ModelProto constant_input_model(const std::string& op, const std::vector<I
   return m;
 }
 
+// A float tensor of `dims`, every element 0.5.
+Init floats(const std::string& name, std::vector<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return Init{name, onnx::TensorProto::FLOAT, std::move(dims), std::vector<double>(static_cast<size_t>(n), 0.5)};
+}
+Init ints(const std::string& name, std::vector<double> values) {
+  return Init{name, onnx::TensorProto::INT64, {static_cast<int64_t>(values.size())}, std::move(values)};
+}
+
 }  // namespace
+
+TEST_CASE("hostile.operands_that_do_not_fit_are_refused_by_name") {
+  // Issue 33: each of these read or wrote past a buffer (AddressSanitizer saw
+  // it; SIGSEGV or a silent garbage value without it). The shape rules now
+  // check what their kernels index one operand by, and MaxPoolGrad its
+  // indices; each is one message naming the node, before anything is written.
+  Dir d("ort_train_operands");
+  fs::create_directories(d / "empty");
+  const std::string t = "com.ort_train";
+  struct Case {
+    const char* what;
+    onnx::ModelProto model;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {"MaxPoolGrad index past X",
+       constant_input_model("MaxPoolGrad", {floats("dy", {1, 1, 2, 2}), Init{"idx", onnx::TensorProto::INT64, {1, 1, 2, 2}, {0, 99999, 3, 5}},
+                                            ints("shape", {1, 1, 4, 4})}, 17, t),
+       "outside its plane"},
+      {"BatchNormalizationGrad scale of 1",
+       constant_input_model("BatchNormalizationGrad", {floats("dy", {2, 3, 2, 2}), floats("x", {2, 3, 2, 2}),
+                                                       floats("s", {1}), floats("m", {1}), floats("v", {1})}, 17, t),
+       "one per channel"},
+      {"GeluGrad X shorter than dY", constant_input_model("GeluGrad", {floats("dy", {100}), floats("x", {3})}, 17, t),
+       "must have the shape of input 0"},
+      {"SoftmaxGrad Y shorter than dY",
+       constant_input_model("SoftmaxGrad", {floats("dy", {4, 10}), floats("probs", {3})}, 17, t),
+       "must have the shape of input 0"},
+      {"SliceGrad dY larger than its slice",
+       constant_input_model("SliceGrad", {floats("dy", {100}), ints("shape", {3}), ints("st", {0}), ints("en", {100})},
+                            17, t),
+       "is not the slice"},
+      {"PadGrad dY not X padded",
+       constant_input_model("PadGrad", {floats("dy", {9, 9}), ints("shape", {2, 2})}, 17, t, {{"pads", {0, 0, 1, 1}}}),
+       "padded by"},
+      {"BatchNormalization scale of 1 for 50 channels",
+       constant_input_model("BatchNormalization", {floats("x", {2, 50, 4}), floats("s", {1}), floats("b", {1}),
+                                                   floats("m", {1}), floats("v", {1})}),
+       "one per channel"},
+      {"Conv bias of 1 for 8 channels",
+       constant_input_model("Conv", {floats("x", {1, 3, 8, 8}), floats("w", {8, 3, 3, 3}), floats("b", {1})}),
+       "one per output channel"},
+      {"ConvTranspose bias of 1 for 8 channels",
+       constant_input_model("ConvTranspose", {floats("x", {1, 3, 8, 8}), floats("w", {3, 8, 3, 3}), floats("b", {1})}),
+       "one per output channel"},
+      {"Gemm C that does not broadcast",
+       constant_input_model("Gemm", {floats("a", {4, 5}), floats("b", {5, 6}), floats("c", {3, 7})}),
+       "does not broadcast"},
+      {"NegativeLogLikelihoodLoss labels shorter than N",
+       constant_input_model("NegativeLogLikelihoodLoss", {floats("x", {10, 5}), ints("t", {1, 2})}),
+       "without the class axis"},
+      {"SoftmaxCrossEntropyLoss labels shorter than N",
+       constant_input_model("SoftmaxCrossEntropyLoss", {floats("x", {10, 5}), ints("t", {1, 2})}),
+       "without the class axis"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    save(c.model, d / "m.onnx");
+    CliOutcome o = run_cli("--log-level error run --model " + (d / "m.onnx") + " --inputs " + (d / "empty") +
+                               " --expected " + (d / "empty"),
+                           d.p.string());
+    INFO(o.stderr_text);
+    CHECK((o.exit_code == 1 || o.exit_code == 2));
+    CHECK(o.stderr_text.find("node 'big'") != std::string::npos);
+    CHECK(o.stderr_text.find(c.says) != std::string::npos);
+  }
+}
 
 TEST_CASE("hostile.huge_outputs_of_shape_ops_are_refused_by_name_within_max_memory") {
   // Each makes a float tensor of 8192 x 8192 (256 MiB) from a few bytes of

@@ -6,6 +6,8 @@
 //                                    attributes (count_include_pad, ceil_mode, pads)
 #include <cstring>
 
+#include <algorithm>
+
 #include "graph/dispatch.h"
 #include "graph/ops/window_geometry.h"
 #include "runtime/cpu/parallel.h"
@@ -22,7 +24,18 @@ Status max_pool_grad(KernelContext& ctx) {
   std::memset(dX.raw(), 0, dX.nbytes());
   int64_t planes = dX.dims()[0] * dX.dims()[1];
   int64_t out_plane = planes ? dY.numel() / planes : 0;
+  int64_t in_plane = planes ? dX.numel() / planes : 0;
   const int64_t* ix = idx.data<int64_t>();
+  // The indices come from the graph (a file can hold any): each must fall in its own plane of X.
+  if (idx.numel() != dY.numel() || out_plane * planes != dY.numel())
+    return shape_error("{}: dY ({} elements) and Indices ({}) do not split into {} planes of X",
+                       ctx.node().describe(), dY.numel(), idx.numel(), planes);
+  for (int64_t i = 0; i < idx.numel(); ++i) {
+    int64_t first = (i / std::max<int64_t>(out_plane, 1)) * in_plane;
+    if (ix[i] < first || ix[i] >= first + in_plane)
+      return invalid_argument("{}: index {} at position {} is outside its plane of X [{}, {})", ctx.node().describe(),
+                              ix[i], i, first, first + in_plane);
+  }
   bool ok = dispatch_float(dY.dtype(), [&]<typename T>() {
     const T* dy = dY.data<T>();
     T* dx = dX.data<T>();
@@ -45,6 +58,9 @@ Status average_pool_grad(KernelContext& ctx) {
     in_size *= w.in;
     out_size *= w.out;
   }
+  if (dY.numel() != planes * out_size)
+    return shape_error("{}: dY has {} elements, the pooled output of X {}", ctx.node().describe(), dY.numel(),
+                       planes * out_size);
   std::memset(dX.raw(), 0, dX.nbytes());
   bool ok = dispatch_float(dY.dtype(), [&]<typename T>() {
     const T* dy = dY.data<T>();
