@@ -31,6 +31,41 @@ struct StepGrads {
   std::vector<T> dxg, drg, h_prev, rh_prev;
 };
 
+// dX, dW, dR and the biases from every step's gate gradients (GEMMs and
+// column sums), and the initial states' gradients from what the first step left.
+template <typename T>
+void sum_over_steps(const Recurrent<T>& k, int64_t d, const std::vector<T>& xs, const StepGrads<T>& sg,
+                    const std::vector<T>& dh, const std::vector<T>& dc, Grads<T>& g) {
+  const int64_t B = k.batch, H = k.H, GH = k.G * H, TB = k.steps * B;
+  if (g.dx && TB > 0) {
+    std::vector<T> dxs(static_cast<size_t>(TB * k.in));
+    gemm(false, false, TB, k.in, GH, T(1), sg.dxg.data(), GH, k.W(d), k.in, T(0), dxs.data(), k.in);
+    for (int64_t t = 0; t < k.steps; ++t)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t i = 0; i < k.in; ++i) g.dx[k.x_at(t, b) + i] += dxs[(t * B + b) * k.in + i];
+  }
+  if (g.dw && TB > 0) gemm(true, false, GH, k.in, TB, T(1), sg.dxg.data(), GH, xs.data(), k.in, T(0), g.dw + d * GH * k.in, k.in);
+  if (g.dr && TB > 0) {
+    T* dr = g.dr + d * GH * H;
+    gemm(true, false, GH, H, TB, T(1), sg.drg.data(), GH, sg.h_prev.data(), H, T(0), dr, H);
+    if (!sg.rh_prev.empty())  // GRU's R_h multiplied r * h, not h
+      gemm(true, false, H, H, TB, T(1), sg.drg.data() + 2 * H, GH, sg.rh_prev.data(), H, T(0), dr + 2 * H * H, H);
+  }
+  if (g.db) {
+    T* wb = g.db + d * 2 * GH;
+    for (int64_t row = 0; row < TB; ++row)
+      for (int64_t j = 0; j < GH; ++j) {
+        wb[j] += sg.dxg[row * GH + j];
+        wb[GH + j] += sg.drg[row * GH + j];
+      }
+  }
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < H; ++j) {
+      if (g.dh0) g.dh0[k.state_at(d, b) + j] = dh[b * H + j];
+      if (g.dc0) g.dc0[k.state_at(d, b) + j] = dc[b * H + j];
+    }
+}
+
 template <typename T>
 void backward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& xs, Grads<T>& g) {
   const int64_t B = k.batch, H = k.H, G = k.G, GH = G * H, TB = k.steps * B;
@@ -118,34 +153,7 @@ void backward_direction(const Recurrent<T>& k, int64_t d, const std::vector<T>& 
       for (int64_t j = 0; j < H; ++j) dh[b * H + j] = carry[b * H + j] + through_r[b * H + j];
     }
   }
-  // Everything summed over the steps.
-  if (g.dx && TB > 0) {
-    std::vector<T> dxs(static_cast<size_t>(TB * k.in));
-    gemm(false, false, TB, k.in, GH, T(1), sg.dxg.data(), GH, k.W(d), k.in, T(0), dxs.data(), k.in);
-    for (int64_t t = 0; t < k.steps; ++t)
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t i = 0; i < k.in; ++i) g.dx[k.x_at(t, b) + i] += dxs[(t * B + b) * k.in + i];
-  }
-  if (g.dw && TB > 0) gemm(true, false, GH, k.in, TB, T(1), sg.dxg.data(), GH, xs.data(), k.in, T(0), g.dw + d * GH * k.in, k.in);
-  if (g.dr && TB > 0) {
-    T* dr = g.dr + d * GH * H;
-    gemm(true, false, GH, H, TB, T(1), sg.drg.data(), GH, sg.h_prev.data(), H, T(0), dr, H);
-    if (!sg.rh_prev.empty())  // GRU's R_h multiplied r * h, not h
-      gemm(true, false, H, H, TB, T(1), sg.drg.data() + 2 * H, GH, sg.rh_prev.data(), H, T(0), dr + 2 * H * H, H);
-  }
-  if (g.db) {
-    T* wb = g.db + d * 2 * GH;
-    for (int64_t row = 0; row < TB; ++row)
-      for (int64_t j = 0; j < GH; ++j) {
-        wb[j] += sg.dxg[row * GH + j];
-        wb[GH + j] += sg.drg[row * GH + j];
-      }
-  }
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t j = 0; j < H; ++j) {
-      if (g.dh0) g.dh0[k.state_at(d, b) + j] = dh[b * H + j];
-      if (g.dc0) g.dc0[k.state_at(d, b) + j] = dc[b * H + j];
-    }
+  sum_over_steps(k, d, xs, sg, dh, dc, g);
 }
 
 Status recurrent_grad(KernelContext& ctx) {
