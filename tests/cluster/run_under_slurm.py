@@ -8,7 +8,8 @@ Starts a private one-node Slurm (tools/slurm_one_node.sh: munged, slurmctld,
 slurmd on ports of their own) and submits examples/cluster/ort_train_cpu.sbatch,
 which runs 2 ranks through `srun --mpi=pmix`.
 
-example: the job completes; its 2 ranks' losses equal one process with
+example: `cmake --install` into a prefix, then the job, which finds the
+installed ort_train on PATH, completes; its 2 ranks' losses equal one process with
 --grad-accum 2 bit for bit (--deterministic: kernel choices pinned); the
 trained model is exported. A rank started through `srun --mpi=pmi2`, which
 this Open MPI cannot speak, is refused with one message naming pmix.
@@ -80,8 +81,16 @@ class Slurm:
         return m.group(1) if m else None
 
 
-def submit(slurm, args, out, wait, steps=STEPS, sbatch_options=()):
-    env_run = dict(slurm.env, ORT_TRAIN=args.ort_train, ORT_TRAIN_OUT=out)
+def submit(slurm, args, out, wait, steps=STEPS, sbatch_options=(), prefix=None):
+    """Submits the CPU batch script. With `prefix` (a `cmake --install` prefix)
+    its bin/ leads PATH and the script finds ort_train there, as a cluster
+    user's job would; otherwise ORT_TRAIN names the build's program."""
+    env_run = dict(slurm.env, ORT_TRAIN_OUT=out)
+    if prefix:
+        env_run["PATH"] = os.path.join(prefix, "bin") + os.pathsep + env_run.get("PATH", "")
+        env_run.pop("ORT_TRAIN", None)
+    else:
+        env_run["ORT_TRAIN"] = args.ort_train
     cmd = ["sbatch", "--parsable", "-o", os.path.join(out, "job.log")] + (["--wait"] if wait else []) + list(
         sbatch_options) + [os.path.join(args.source, "examples", "cluster", "ort_train_cpu.sbatch"),
                            "--steps", str(steps), "--deterministic", "--log-every", "100"]
@@ -116,7 +125,13 @@ def one_process(args, folder, out, steps):
 
 def check_example(args, slurm, folder):
     out = os.path.join(folder, "example")
-    r, job = submit(slurm, args, out, wait=True)
+    # Installed as the cluster README says, and run from the prefix.
+    prefix = os.path.join(folder, "prefix")
+    inst = subprocess.run(["cmake", "--install", os.path.dirname(args.ort_train), "--prefix", prefix],
+                          capture_output=True, text=True)
+    if inst.returncode != 0:
+        return [f"cmake --install: exit {inst.returncode}: {inst.stdout[-400:]}{inst.stderr[-400:]}"]
+    r, job = submit(slurm, args, out, wait=True, prefix=prefix)
     log = log_of(out)
     print(log[-1500:])
     if r.returncode != 0:
@@ -124,6 +139,8 @@ def check_example(args, slurm, folder):
     failures = []
     if "2 ranks (MPI" not in log:
         failures.append("the job did not train on 2 ranks")
+    if f"{prefix}/bin/ort_train" not in log:
+        failures.append("the job did not run the installed program")
     if not os.path.exists(os.path.join(out, "trained.onnx")):
         failures.append("no trained model was exported")
     a, b = trajectory(os.path.join(out, "metrics.jsonl")), one_process(args, folder, out, STEPS)
