@@ -33,6 +33,22 @@ Status require_elements(const InferContext& ctx, size_t k, const Dim& count, con
                      or_one ? " (or 1)" : "", *n, shape_to_string(ctx.input_shape(k)));
 }
 
+Status require_same_dtype(const InferContext& ctx, size_t from) {
+  const DType first = ctx.input_dtype(from);
+  for (size_t i = from + 1; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i) && first != DType::kUndefined && ctx.input_dtype(i) != DType::kUndefined &&
+        ctx.input_dtype(i) != first)
+      return shape_error("{}: input {} is {} but input {} is {}", ctx.node().describe(), i,
+                         dtype_name(ctx.input_dtype(i)), from, dtype_name(first));
+  return Status::Ok();
+}
+
+Status require_dtype(const InferContext& ctx, size_t k, DType want, const char* what) {
+  DType got = ctx.input_dtype(k);
+  if (!ctx.has_input(k) || got == DType::kUndefined || got == want) return Status::Ok();
+  return shape_error("{}: {} must be {}, not {}", ctx.node().describe(), what, dtype_name(want), dtype_name(got));
+}
+
 Status require_broadcasts_to(const InferContext& ctx, size_t k, const Shape& target, const char* what) {
   const OptShape& s = ctx.input_shape(k);
   if (!ctx.has_input(k) || !s) return Status::Ok();

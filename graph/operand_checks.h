@@ -18,6 +18,11 @@ std::optional<int64_t> known_elements(const OptShape& s);
 Status require_same_shape(const InferContext& ctx, size_t k, size_t of, const char* what);
 // Input `k`, when present, holds `count` elements (or, with `or_one`, a single one).
 Status require_elements(const InferContext& ctx, size_t k, const Dim& count, const char* what, bool or_one = false);
+// Inputs `from`.. (the present ones) share input `from`'s dtype: kernels
+// read them all as that type.
+Status require_same_dtype(const InferContext& ctx, size_t from);
+// Input `k`, when present and known, is of dtype `want`.
+Status require_dtype(const InferContext& ctx, size_t k, DType want, const char* what);
 // Input `k` broadcasts (unidirectionally, numpy's rule) to `target`.
 Status require_broadcasts_to(const InferContext& ctx, size_t k, const Shape& target, const char* what);
 

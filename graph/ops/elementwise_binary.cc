@@ -4,6 +4,7 @@
 //   Max Min Sum Mean (variadic) -> dtype of input 0, broadcast shape of all inputs
 //   Where(cond, X, Y)    -> dtype of X, broadcast shape of all three
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 namespace {
@@ -45,8 +46,21 @@ Status mod_rule(InferContext& ctx) {
 }
 
 Status pow_rule(InferContext& ctx) { return infer_broadcast(ctx, 0, ctx.input_dtype(0)); }
-Status bool_rule(InferContext& ctx) { return infer_broadcast(ctx, 0, DType::kBool); }
-Status where_rule(InferContext& ctx) { return infer_broadcast(ctx, 1, ctx.input_dtype(1)); }
+// Comparisons read both operands as input 0's type; And, Or and Xor take bools.
+Status bool_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(require_same_dtype(ctx, 0));
+  return infer_broadcast(ctx, 0, DType::kBool);
+}
+Status logical_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(require_dtype(ctx, 0, DType::kBool, "the first operand"));
+  return bool_rule(ctx);
+}
+// The kernel reads the condition as bools and Y as X's type.
+Status where_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(require_dtype(ctx, 0, DType::kBool, "the condition"));
+  RETURN_IF_ERROR(require_same_dtype(ctx, 1));
+  return infer_broadcast(ctx, 1, ctx.input_dtype(1));
+}
 
 }  // namespace
 
@@ -61,9 +75,9 @@ ORT_REGISTER_OP("", "Less", 7, 1000, bool_rule, kPlainOp);
 ORT_REGISTER_OP("", "Greater", 7, 1000, bool_rule, kPlainOp);
 ORT_REGISTER_OP("", "LessOrEqual", 12, 1000, bool_rule, kPlainOp);
 ORT_REGISTER_OP("", "GreaterOrEqual", 12, 1000, bool_rule, kPlainOp);
-ORT_REGISTER_OP("", "And", 7, 1000, bool_rule, kPlainOp);
-ORT_REGISTER_OP("", "Or", 7, 1000, bool_rule, kPlainOp);
-ORT_REGISTER_OP("", "Xor", 7, 1000, bool_rule, kPlainOp);
+ORT_REGISTER_OP("", "And", 7, 1000, logical_rule, kPlainOp);
+ORT_REGISTER_OP("", "Or", 7, 1000, logical_rule, kPlainOp);
+ORT_REGISTER_OP("", "Xor", 7, 1000, logical_rule, kPlainOp);
 ORT_REGISTER_OP("", "Max", 8, 1000, same_dtype_rule, kPlainOp);
 ORT_REGISTER_OP("", "Min", 8, 1000, same_dtype_rule, kPlainOp);
 ORT_REGISTER_OP("", "Sum", 8, 1000, same_dtype_rule, kPlainOp);
