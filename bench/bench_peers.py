@@ -754,15 +754,21 @@ def main():
     sgemm = helper(sgemm_python, "sgemm", args, what="sgemm measurement")
     log(f"sgemm: {sgemm['gflops']:.1f} GFLOP/s ({sgemm['by']}, {args.threads} threads)")
 
+    # Every workload's exporter is checked before the first is timed: a missing
+    # one found after minutes of measuring would throw those minutes away.
+    def prep_python_of(workload):
+        return args.hf_python if workload == "bert-base-hf" else "/usr/bin/python3"
+    for workload in workloads:
+        if not os.access(prep_python_of(workload), os.X_OK):
+            sys.exit(f"{workload}: {prep_python_of(workload)} not found: it exports this workload (see --hf-python, "
+                     f"or leave it out with --workloads)")
     root = args.workdir or tempfile.mkdtemp(prefix="bench_peers.")
     results, skipped, notes, failures = {}, {}, {}, []
     try:
         for workload in workloads:
             work = os.path.join(root, workload)
             os.makedirs(work, exist_ok=True)
-            prep_python = args.hf_python if workload == "bert-base-hf" else "/usr/bin/python3"
-            if not os.access(prep_python, os.X_OK):
-                sys.exit(f"{workload}: {prep_python} not found: it exports this workload (see --hf-python)")
+            prep_python = prep_python_of(workload)
             log(f"{workload}: exporting")
             extra = ["--workload", workload, "--workdir", work]
             if args.hf_export and workload == "bert-base-hf":
