@@ -7,7 +7,7 @@
 #   --fuzz: clang with libFuzzer and its OpenMP runtime (tools/fuzz.sh, the sanitizer build)
 #   --python: the reference-data tools' packages (PyTorch, onnx, numpy)
 #   --cluster: Slurm and munge, which the cluster tests start on this one node
-#              (tools/slurm_one_node.sh) to run the sbatch example under srun
+#              (tools/slurm_local.sh) to run the sbatch example under srun
 set -euo pipefail
 pkgs=(build-essential cmake ccache pkg-config
       libonnx-dev libprotobuf-dev protobuf-compiler

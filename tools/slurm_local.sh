@@ -5,9 +5,9 @@
 # Slurm installation is left alone. Debian's slurm-wlm and munge
 # (tools/install_deps.sh --cluster).
 #
-#   eval "$(tools/slurm_one_node.sh start DIR)"   # prints: export SLURM_CONF=DIR/slurm.conf
+#   eval "$(tools/slurm_local.sh start DIR)"   # prints: export SLURM_CONF=DIR/slurm.conf
 #   sbatch ... / srun ... / scontrol ...
-#   tools/slurm_one_node.sh stop DIR
+#   tools/slurm_local.sh stop DIR
 #
 # The configuration is what worked on this machine: process tracking by
 # /proc (no cgroups in a container), no task affinity plugin, consumable
