@@ -218,14 +218,15 @@ Status save_checkpoint(const Trainer& trainer, const std::string& dir,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return io_error("cannot create {}: {}", dir, ec.message());
+  const std::string path = checkpoint_path(dir, c.step);
   auto started = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(write_checkpoint(c, checkpoint_path(dir, c.step)));
+  RETURN_IF_ERROR(write_checkpoint(c, path));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::vector<std::string> all = list_checkpoints(dir);
   for (size_t i = static_cast<size_t>(keep); i < all.size(); ++i) fs::remove(all[i], ec);
   // Its time is what a scheduler's early signal (Slurm's --signal=USR1@T) must leave room for.
-  spdlog::info("checkpoint {} written ({:.1f} MiB in {:.2f} s)", checkpoint_path(dir, c.step),
-               static_cast<double>(fs::file_size(checkpoint_path(dir, c.step), ec)) / 1048576.0,
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  spdlog::info("checkpoint {} written ({:.1f} MiB in {:.2f} s)", path,
+               static_cast<double>(fs::file_size(path, ec)) / 1048576.0, seconds);
   return Status::Ok();
 }
 
@@ -437,8 +438,9 @@ Status train_command(const TrainArgs& args) {
     settings["allreduce_dtype"] = args.allreduce_dtype;
     settings["deterministic"] = args.deterministic ? "yes" : "no";
     settings["lr"] = fmt::format("{:g}", options.optimizer.lr);
-    // The data by what it holds, not its path (node-local copies may sit elsewhere).
-    settings["data"] = data_identity(data, source);
+    // The data by what it holds, not its path (node-local copies may sit elsewhere);
+    // walked only when there are ranks to compare with.
+    if (comm->size() > 1) settings["data"] = data_identity(data, source);
     RETURN_IF_ERROR(check_ranks_agree(*comm, settings));
   }
   // From here a scheduler's SIGTERM/SIGUSR1 or Ctrl-C stops the run at a step

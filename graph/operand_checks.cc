@@ -3,13 +3,8 @@
 namespace ort_train {
 
 std::optional<int64_t> known_elements(const OptShape& s) {
-  if (!s) return std::nullopt;
-  int64_t n = 1;
-  for (const Dim& d : *s) {
-    if (!d.known()) return std::nullopt;
-    if (__builtin_mul_overflow(n, d.value, &n)) return std::nullopt;
-  }
-  return n;
+  if (!s || !shape_fully_known(*s)) return std::nullopt;
+  return num_elements(dims_from_shape(*s));  // saturates: a count that large matches nothing
 }
 
 Status require_same_shape(const InferContext& ctx, size_t k, size_t of, const char* what) {

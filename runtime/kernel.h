@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,18 @@ struct KernelRegistrar {
 
 // The error a kernel returns for an input dtype it does not handle.
 Status unsupported_dtype(const KernelContext& ctx, DType t);
+
+// A reader of a kernel's integer inputs on the host (host_input): input i's
+// values, nullopt when it is omitted, an error when its value is on the device
+// only. What resolve_node_slice (graph/ops/slice.h) and the like take.
+inline auto host_ints(const KernelContext& ctx) {
+  return [&ctx](size_t i) -> Result<std::optional<std::vector<int64_t>>> {
+    if (!ctx.has_input(i)) return std::optional<std::vector<int64_t>>();
+    const Tensor* t = ctx.host_input(i);
+    if (!t) return invalid_argument("{}: input {} has no host copy", ctx.node().describe(), i);
+    return std::optional<std::vector<int64_t>>(t->to_int64_vector());
+  };
+}
 
 }  // namespace ort_train
 

@@ -28,11 +28,7 @@ Status infer_broadcast(InferContext& ctx, size_t first_value_input, DType out_dt
 }
 
 Status same_dtype_rule(InferContext& ctx) {
-  for (size_t i = 1; i < ctx.num_inputs(); ++i)
-    if (ctx.has_input(i) && ctx.input_dtype(i) != ctx.input_dtype(0) &&
-        ctx.input_dtype(i) != DType::kUndefined && ctx.input_dtype(0) != DType::kUndefined)
-      return invalid_argument("{}: input {} has dtype {} but input 0 has {}", ctx.node().describe(), i,
-                              dtype_name(ctx.input_dtype(i)), dtype_name(ctx.input_dtype(0)));
+  RETURN_IF_ERROR(require_same_dtype(ctx, 0));
   return infer_broadcast(ctx, 0, ctx.input_dtype(0));
 }
 

@@ -16,25 +16,15 @@ Status slice_grad_rule(InferContext& ctx) {
   const OptShape& dx = ctx.output(0).shape;
   const OptShape& dy = ctx.input_shape(0);
   if (!dx || !shape_fully_known(*dx) || !dy) return Status::Ok();
-  const Dims dims = dims_from_shape(*dx);
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.node().attr("starts")) {
-    starts = ctx.attr_ints("starts");
-    ends = ctx.attr_ints("ends");
-    axes = ctx.attr_ints("axes");
-  } else {
-    const Tensor *s = ctx.input_value(2), *e = ctx.input_value(3);
-    if (!s || !e) return Status::Ok();
-    starts = s->to_int64_vector();
-    ends = e->to_int64_vector();
-    for (auto [k, out] : {std::pair<size_t, std::vector<int64_t>*>{4, &axes}, {5, &steps}}) {
-      if (!ctx.has_input(k)) continue;
-      const Tensor* v = ctx.input_value(k);
-      if (!v) return Status::Ok();
-      *out = v->to_int64_vector();
-    }
-  }
-  ASSIGN_OR_RETURN(auto cut, resolve_slice(ctx.node(), dims, starts, ends, axes, steps));
+  const bool from_attributes = ctx.node().attr("starts") != nullptr;
+  if (!from_attributes)
+    for (size_t k = 2; k < 6; ++k)
+      if (ctx.has_input(k) && !ctx.input_value(k)) return Status::Ok();  // known at run time
+  ASSIGN_OR_RETURN(auto cut, resolve_node_slice(ctx.node(), dims_from_shape(*dx), from_attributes, 2,
+                                                [&](size_t k) -> Result<std::optional<std::vector<int64_t>>> {
+                                                  if (!ctx.has_input(k)) return std::optional<std::vector<int64_t>>();
+                                                  return std::optional(ctx.input_value(k)->to_int64_vector());
+                                                }));
   Shape want;
   for (const SliceAxis& a : cut) want.emplace_back(a.count);
   bool same = dy->size() == want.size();

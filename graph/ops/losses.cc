@@ -13,16 +13,17 @@ Status loss_rule(InferContext& ctx) {
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     return invalid_argument("{}: reduction must be none, sum or mean, got '{}'", ctx.node().describe(), reduction);
   if (scores && scores->size() < 2) return shape_error("{}: scores must be [N, C, ...]", ctx.node().describe());
-  if (scores && labels && labels->size() + 1 != scores->size())
-    return shape_error("{}: labels {} must be scores {} without the class axis", ctx.node().describe(),
-                       shape_to_string(labels), shape_to_string(scores));
-  if (scores && labels)  // the kernels read one label per score row: [N, d1, ...] exactly
-    for (size_t i = 0; i < labels->size(); ++i) {
+  if (scores && labels) {
+    // The kernels read one label per score row: [N, d1, ...] exactly, dim by dim.
+    bool fits = labels->size() + 1 == scores->size();
+    for (size_t i = 0; fits && i < labels->size(); ++i) {
       const Dim &l = (*labels)[i], &s = (*scores)[i == 0 ? 0 : i + 1];
-      if (l.known() && s.known() && l.value != s.value)
-        return shape_error("{}: labels {} must be scores {} without the class axis", ctx.node().describe(),
-                           shape_to_string(labels), shape_to_string(scores));
+      fits = !l.known() || !s.known() || l.value == s.value;
     }
+    if (!fits)
+      return shape_error("{}: labels {} must be scores {} without the class axis", ctx.node().describe(),
+                         shape_to_string(labels), shape_to_string(scores));
+  }
   if (scores) RETURN_IF_ERROR(require_elements(ctx, 2, (*scores)[1], "the class weights"));
   if (reduction == "none") {
     OptShape out;

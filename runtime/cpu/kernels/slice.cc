@@ -9,18 +9,7 @@ namespace {
 Status slice(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& out = ctx.output(0);
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.opset() < 10) {
-    starts = ctx.node().attr_ints("starts");
-    ends = ctx.node().attr_ints("ends");
-    axes = ctx.node().attr_ints("axes");
-  } else {
-    starts = ctx.input(1).to_int64_vector();
-    ends = ctx.input(2).to_int64_vector();
-    if (ctx.has_input(3)) axes = ctx.input(3).to_int64_vector();
-    if (ctx.has_input(4)) steps = ctx.input(4).to_int64_vector();
-  }
-  ASSIGN_OR_RETURN(auto r, resolve_slice(ctx.node(), x.dims(), starts, ends, axes, steps));
+  ASSIGN_OR_RETURN(auto r, resolve_node_slice(ctx.node(), x.dims(), ctx.opset() < 10, 1, host_ints(ctx)));
   if (out.numel() == 0) return Status::Ok();
   std::vector<int64_t> strides = contiguous_strides(x.dims()), src_strides;
   int64_t offset = 0;

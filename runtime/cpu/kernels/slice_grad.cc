@@ -14,18 +14,8 @@ namespace {
 Status slice_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   Tensor& dx = ctx.output(0);
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.node().attr("starts")) {
-    starts = ctx.node().attr_ints("starts");
-    ends = ctx.node().attr_ints("ends");
-    axes = ctx.node().attr_ints("axes");
-  } else {
-    starts = ctx.input(2).to_int64_vector();
-    ends = ctx.input(3).to_int64_vector();
-    if (ctx.has_input(4)) axes = ctx.input(4).to_int64_vector();
-    if (ctx.has_input(5)) steps = ctx.input(5).to_int64_vector();
-  }
-  ASSIGN_OR_RETURN(auto r, resolve_slice(ctx.node(), dx.dims(), starts, ends, axes, steps));
+  ASSIGN_OR_RETURN(auto r, resolve_node_slice(ctx.node(), dx.dims(), ctx.node().attr("starts") != nullptr, 2,
+                                              host_ints(ctx)));
   std::memset(dx.raw(), 0, dx.nbytes());
   if (dy.numel() == 0) return Status::Ok();
   std::vector<int64_t> strides = contiguous_strides(dx.dims()), dst_strides;

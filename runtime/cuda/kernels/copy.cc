@@ -45,26 +45,15 @@ Status tile(KernelContext& ctx) {
   return gather(x, out, m);
 }
 
+// The arguments are read on the host, copied from the device when they live only there.
 Result<std::vector<SliceAxis>> slice_params(KernelContext& ctx, const Dims& data_dims, size_t first_input,
                                             bool from_attributes) {
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (from_attributes) {
-    starts = ctx.node().attr_ints("starts");
-    ends = ctx.node().attr_ints("ends");
-    axes = ctx.node().attr_ints("axes");
-  } else {
-    auto ints = [&](size_t i, std::vector<int64_t>& v) -> Status {
-      if (!ctx.has_input(i)) return Status::Ok();
-      ASSIGN_OR_RETURN(Tensor h, host_input(ctx, i));
-      v = h.to_int64_vector();
-      return Status::Ok();
-    };
-    RETURN_IF_ERROR(ints(first_input, starts));
-    RETURN_IF_ERROR(ints(first_input + 1, ends));
-    RETURN_IF_ERROR(ints(first_input + 2, axes));
-    RETURN_IF_ERROR(ints(first_input + 3, steps));
-  }
-  return resolve_slice(ctx.node(), data_dims, starts, ends, axes, steps);
+  return resolve_node_slice(ctx.node(), data_dims, from_attributes, first_input,
+                            [&](size_t i) -> Result<std::optional<std::vector<int64_t>>> {
+                              if (!ctx.has_input(i)) return std::optional<std::vector<int64_t>>();
+                              ASSIGN_OR_RETURN(Tensor h, host_input(ctx, i));
+                              return std::optional<std::vector<int64_t>>(h.to_int64_vector());
+                            });
 }
 
 Status slice(KernelContext& ctx) {
