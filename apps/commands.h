@@ -73,6 +73,7 @@ struct TrainArgs {
   bool deterministic = false;
   std::string kernel_choices;  // --kernel-choices FILE: measured kernel choices kept between runs
   int zero = 0;               // ZeRO stage (0 or 1)
+  int prefetch = 1;           // micro-batches read ahead on background threads
   std::string allreduce_dtype = "fp32";  // the gradients' dtype between ranks (fp32 or bf16)
   std::string on_nonfinite = "stop";  // --on-nonfinite: stop or skip a step whose gradients hold inf/NaN
   double comm_timeout = 600;  // seconds a collective may take before the job ends
@@ -87,6 +88,7 @@ struct TrainArgs {
   std::string checkpoint_dir;
   int64_t save_every = 0;  // 0: only at the end (when a checkpoint dir is given)
   int keep = 3;
+  bool async_checkpoint = false;  // checkpoints written by a background thread
   bool resume = false;
   std::string data;
   std::string eval_data;

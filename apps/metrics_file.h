@@ -25,7 +25,8 @@ class MetricsFile {
   // a resume), but leaves no empty "<path>.partial" behind.
   ~MetricsFile();
   const std::string& path() const { return path_; }
-  bool direct() const { return direct_; }  // written in place: a device, FIFO or link
+  bool direct() const { return direct_; }
+  int64_t lines() const { return lines_; }  // kept from the resumed run's, and written  // written in place: a device, FIFO or link
 
  private:
   std::string path_, partial_;

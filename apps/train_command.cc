@@ -23,6 +23,7 @@
 #include "runtime/executor.h"
 #include "runtime/kernel_choice.h"
 #include "training/checkpoint.h"
+#include "training/checkpoint_writer.h"
 #include "training/recompute.h"
 #include "training/step_graph.h"
 #include "training/step_metrics.h"
@@ -90,6 +91,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
                     "message naming it (default 600; 0: forever)")
       ->check(CLI::NonNegativeNumber);
   train->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
+  train->add_option("--prefetch", args.prefetch,
+                    "micro-batches read ahead by background threads, one each, while the step runs (default 1; 0: "
+                    "read on the step's thread); the time a step still waits shows as data_ms in --metrics")
+      ->check(CLI::Range(0, 64));
   train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
   train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
   train->add_option("--tensorboard", args.tensorboard,
@@ -102,6 +107,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--save-every", args.save_every, "checkpoint every N steps (and at the end)")
       ->check(CLI::NonNegativeNumber);
   train->add_option("--keep", args.keep, "keep the newest N checkpoints")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_flag("--async-checkpoint", args.async_checkpoint,
+                  "write checkpoints on a background thread: the step pauses only to copy the state into host memory "
+                  "(which then takes that much memory more while the file is written); a later checkpoint and the "
+                  "end of the run wait for it, and a failed write stops the run at the next step");
   train->add_flag("--resume", args.resume, "continue from the newest complete checkpoint in --checkpoint-dir");
   add_dim_option(train, args.setup);
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
@@ -189,7 +198,7 @@ Status resume(Trainer& trainer, const std::string& dir, const std::map<std::stri
   std::vector<std::string> all = list_checkpoints(dir);
   std::string first_damage;
   for (const std::string& path : all) {
-    auto c = read_checkpoint(path);
+    auto c = open_checkpoint(path);  // its hash checked; the tensors are read into the run's buffers
     if (!c.ok()) {
       spdlog::warn("skipping {}", c.status().message());
       if (first_damage.empty()) first_damage = c.status().message();
@@ -206,27 +215,6 @@ Status resume(Trainer& trainer, const std::string& dir, const std::map<std::stri
                     "over from step 0",
                     all.size(), dir, first_damage);
   spdlog::info("no checkpoint in {} yet: starting from step 0", dir);
-  return Status::Ok();
-}
-
-// Takes the snapshot (with ZeRO-1 a collective: every rank calls it to gather
-// the optimizer state) and writes it when `writes` (rank 0).
-Status save_checkpoint(const Trainer& trainer, const std::string& dir,
-                       const std::map<std::string, std::string>& fingerprint, int keep, bool writes) {
-  ASSIGN_OR_RETURN(Checkpoint c, trainer.snapshot(fingerprint));
-  if (!writes) return Status::Ok();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return io_error("cannot create {}: {}", dir, ec.message());
-  const std::string path = checkpoint_path(dir, c.step);
-  auto started = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(write_checkpoint(c, path));
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  std::vector<std::string> all = list_checkpoints(dir);
-  for (size_t i = static_cast<size_t>(keep); i < all.size(); ++i) fs::remove(all[i], ec);
-  // Its time is what a scheduler's early signal (Slurm's --signal=USR1@T) must leave room for.
-  spdlog::info("checkpoint {} written ({:.1f} MiB in {:.2f} s)", path,
-               static_cast<double>(fs::file_size(path, ec)) / 1048576.0, seconds);
   return Status::Ok();
 }
 
@@ -259,19 +247,16 @@ Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model
 }
 
 // What ranks compare of their training data: its micro-batches per epoch and
-// bytes (a file's size, or a batch folder's files' sizes added up).
+// what it holds (shards, rows, bytes; a batch folder's files' sizes added up).
 std::string data_identity(const std::string& data, const BatchSource& source) {
-  if (data == "synthetic") return fmt::format("synthetic, {} micro-batches per epoch", source.per_epoch);
+  std::string what = fmt::format("{} micro-batches per epoch, {}", source.per_epoch, source.description);
   std::error_code ec;
+  if (!fs::is_directory(data, ec) || source.description.find("batch folders") == std::string::npos) return what;
   uintmax_t bytes = 0;
-  if (fs::is_directory(data, ec)) {
-    for (auto it = fs::recursive_directory_iterator(data, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-      if (it->is_regular_file(ec)) bytes += it->file_size(ec);
-  } else {
-    bytes = fs::file_size(data, ec);
-  }
-  return fmt::format("{} micro-batches per epoch, {} bytes", source.per_epoch, ec ? 0 : bytes);
+  for (auto it = fs::recursive_directory_iterator(data, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  return fmt::format("{}, {} bytes", what, ec ? 0 : bytes);
 }
 
 bool last_step(int64_t step, int64_t steps) { return step >= steps; }
@@ -410,6 +395,7 @@ Status train_command(const TrainArgs& args) {
   options.communicator = comm;
   options.bucket_bytes = static_cast<size_t>(args.bucket_mb * 1048576.0);
   options.zero_stage = args.zero;
+  options.prefetch = args.prefetch;
   options.loss_scale = desc.loss_scale;
   options.skip_nonfinite = args.on_nonfinite == "skip";
   options.allreduce_dtype = args.allreduce_dtype == "bf16" ? DType::kBFloat16 : DType::kFloat;
@@ -426,7 +412,8 @@ Status train_command(const TrainArgs& args) {
   spdlog::info("training: device {}, {} rank{} ({}), {} parameters, optimizer {} (lr {:g}{}), {} steps x {} micro-batches{}, data {}",
                device->description(), comm->size(), comm->size() > 1 ? "s" : "", comm->backend(), params,
                options.optimizer.name, options.optimizer.lr, options.optimizer.huggingface ? ", huggingface mode" : "",
-               steps, options.grad_accum, comm->size() > 1 ? " per rank" : "", data);
+               steps, options.grad_accum, comm->size() > 1 ? " per rank" : "",
+               data == source.description ? data : fmt::format("{} ({})", data, source.description));
   auto fingerprint = training_fingerprint(tg, options);
   {
     // Before the first collective (Trainer::create broadcasts the weights):
@@ -454,6 +441,8 @@ Status train_command(const TrainArgs& args) {
                args.zero == 1 && comm->size() > 1 ? fmt::format(" (ZeRO-1: 1/{} of it)", comm->size()) : "");
   if (args.resume) RETURN_IF_ERROR(resume(*trainer, args.checkpoint_dir, fingerprint));
   int64_t start = trainer->steps_done();
+  if (start >= steps)
+    spdlog::info("the checkpoint is at step {}, and the run has {}: nothing left to train", start, steps);
   std::unique_ptr<MetricsFile> metrics;
   if (!args.metrics.empty() && lead) {
     ASSIGN_OR_RETURN(metrics, MetricsFile::open(args.metrics, start));
@@ -500,15 +489,30 @@ Status train_command(const TrainArgs& args) {
   bool tty = lead && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info;
   double elapsed_ms = 0;
   int64_t saved_at = start;  // the step of the newest checkpoint (a resumed run's is its start)
+  CheckpointWriter writer(args.checkpoint_dir, args.keep, args.async_checkpoint);
   auto checkpoint = [&](int64_t step) -> Status {
     saved_at = step;
     if (!lead && args.zero != 1) return Status::Ok();  // with ZeRO-1 every rank takes part in the gather
-    RETURN_IF_ERROR(save_checkpoint(*trainer, args.checkpoint_dir, fingerprint, args.keep, lead));
+    auto started = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(writer.finish());  // one write at a time: the one before must have ended
+    auto waited = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(Checkpoint c, trainer->snapshot(fingerprint, writer.background()));
+    if (!lead) return Status::Ok();
+    if (writer.background()) {
+      auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+      size_t bytes = 0;
+      for (const auto& [name, t] : c.tensors) bytes += t.nbytes();
+      spdlog::info("checkpoint at step {}: the step paused {:.2f} s ({:.2f} s for the previous write, {:.2f} s to copy "
+                   "{:.1f} MiB); the file is written in the background", step, secs(started, std::chrono::steady_clock::now()),
+                   secs(started, waited), secs(waited, std::chrono::steady_clock::now()), bytes / 1048576.0);
+    }
+    RETURN_IF_ERROR(writer.write(std::move(c)));
     return save_choices((fs::path(args.checkpoint_dir) / "kernel_choices.json").string());
   };
   // Stopped by a signal after `done` steps: those are saved, the metrics so far kept.
   auto stop_run = [&](int stop, int64_t done) -> Status {
     if (!args.checkpoint_dir.empty() && saved_at != done) RETURN_IF_ERROR(checkpoint(done));
+    RETURN_IF_ERROR(writer.finish());
     if (metrics) RETURN_IF_ERROR(metrics->finish());
     if (board) RETURN_IF_ERROR(board->flush());
     if (args.checkpoint_dir.empty()) {
@@ -528,6 +532,7 @@ Status train_command(const TrainArgs& args) {
     // Before each step, every rank alike: stop here if a signal came.
     ASSIGN_OR_RETURN(int stop, agreed_stop_signal(*comm));
     if (stop != 0) return stop_run(stop, i);
+    RETURN_IF_ERROR(writer.poll());  // a background checkpoint that failed stops the run here
     // The gradient norm is read by the log line, --metrics and --tensorboard:
     // without them, and between log lines, the step skips it (unless it clips).
     ASSIGN_OR_RETURN(StepReport r, trainer->step());
@@ -539,6 +544,7 @@ Status train_command(const TrainArgs& args) {
     if (r.grad_norm) figures.emplace_back("grad_norm", *r.grad_norm);
     figures.emplace_back("samples_per_s", samples_per_s);
     figures.emplace_back("step_ms", r.step_ms);
+    figures.emplace_back("data_ms", r.data_ms);
     if (r.tokens > 0) figures.emplace_back("tokens_per_s", r.tokens / (r.step_ms / 1000.0));
     if (comm->size() > 1) figures.emplace_back("allreduce_ms", r.allreduce_ms);
     if (r.loss_scale) {  // fp16: the scale this step's backward used, and whether its update was skipped
@@ -581,11 +587,13 @@ Status train_command(const TrainArgs& args) {
                ex.arena_outputs() > 0 ? fmt::format(", {} outputs in a {:.1f} MiB arena", ex.arena_outputs(),
                                                     ex.arena_bytes() / 1048576.0)
                                       : std::string());
+  RETURN_IF_ERROR(writer.finish());
   if (held_out) RETURN_IF_ERROR(evaluate_held_out());
   if (metrics) RETURN_IF_ERROR(metrics->finish());
   // The run as a picture, beside its metrics (ort_train plot draws several); not
-  // for metrics written to a device or pipe (/dev/stdout): nothing to read back.
-  if (metrics && !metrics->direct()) {
+  // for metrics written to a device or pipe (/dev/stdout): nothing to read back;
+  // nor for none written (a resume of a finished run).
+  if (metrics && !metrics->direct() && metrics->lines() > 0) {
     std::string svg = std::filesystem::path(args.metrics).replace_extension(".svg").string();
     RETURN_IF_ERROR(write_metrics_plot({args.metrics}, svg));
     spdlog::info("plotted the metrics: {}", svg);

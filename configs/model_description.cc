@@ -98,6 +98,28 @@ struct Parser {
     return std::make_pair(a, b);
   }
 
+  Result<TokenDataConfig> tokens(const YAML::Node& n) const {
+    const std::string key = "data.tokens";
+    RETURN_IF_ERROR(check_keys(n, key, {"input_ids", "labels", "shift_labels", "fill", "dtype"}));
+    TokenDataConfig t;
+    if (n["input_ids"]) { ASSIGN_OR_RETURN(t.input_ids, string(n["input_ids"], key + ".input_ids")); }
+    if (n["labels"]) { ASSIGN_OR_RETURN(t.labels, string(n["labels"], key + ".labels")); }
+    if (n["shift_labels"]) { ASSIGN_OR_RETURN(t.shift_labels, boolean(n["shift_labels"], key + ".shift_labels")); }
+    if (n["dtype"]) {
+      ASSIGN_OR_RETURN(t.dtype, string(n["dtype"], key + ".dtype"));
+      if (t.dtype != "uint16" && t.dtype != "uint32") return error(n["dtype"], key + ".dtype", "expected uint16 or uint32");
+    }
+    if (n["fill"]) {
+      const YAML::Node& fill = n["fill"];
+      if (!fill.IsMap()) return error(fill, key + ".fill", "expected a mapping of input name to value");
+      for (const auto& kv : fill) {
+        if (!kv.first.IsScalar()) return error(kv.first, key + ".fill", "expected an input name");
+        ASSIGN_OR_RETURN(t.fill[kv.first.Scalar()], number(kv.second, key + ".fill." + kv.first.Scalar()));
+      }
+    }
+    return t;
+  }
+
   Result<TensorDecl> tensor(const YAML::Node& n, const std::string& key) const {
     RETURN_IF_ERROR(check_keys(n, key, {"name", "dtype", "shape", "range"}));
     TensorDecl t;
@@ -345,7 +367,8 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
       if (data.IsScalar()) {
         ASSIGN_OR_RETURN(d.data.train, p.path(data, "data", base_dir));
       } else {
-        RETURN_IF_ERROR(p.check_keys(data, "data", {"train", "eval", "shuffle"}));
+        RETURN_IF_ERROR(p.check_keys(data, "data", {"train", "eval", "shuffle", "tokens"}));
+        if (data["tokens"]) { ASSIGN_OR_RETURN(d.data.tokens, p.tokens(data["tokens"])); }
         if (data["eval"]) {
           ASSIGN_OR_RETURN(d.data.eval, p.path(data["eval"], "data.eval", base_dir));
         }

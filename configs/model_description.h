@@ -54,10 +54,21 @@ struct LossScaleConfig {
   int64_t growth_interval = 2000;
 };
 
+// How a token file (.bin) feeds the model (spec section 3): windows of
+// seq + 1 tokens, seq being the size of input_ids' last dim.
+struct TokenDataConfig {
+  std::string input_ids = "input_ids";
+  std::string labels = "labels";     // absent from the model: no labels
+  bool shift_labels = true;          // labels are the next tokens; false: labels = input_ids
+  std::map<std::string, double> fill;  // other inputs of input_ids' shape, one value throughout (attention_mask: 1)
+  std::string dtype = "uint16";      // files without llm.c's header: uint16 | uint32
+};
+
 struct DataConfig {
-  std::string train;  // path (relative to the description) or "synthetic"
+  std::string train;  // path (relative to the description), glob, list file, or "synthetic"
   std::string eval;   // held-out data, evaluated at the end of training
   bool shuffle = true;
+  TokenDataConfig tokens;
 };
 
 struct ModelDescription {

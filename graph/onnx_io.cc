@@ -1,5 +1,7 @@
 #include <cctype>
 #include "graph/onnx_io.h"
+
+#include "graph/atomic_file.h"
 #include "graph/confined_path.h"
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <charconv>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -59,7 +62,19 @@ Status open_regular(const std::string& path, RegularFile& f) {
   return Status::Ok();
 }
 
-// `length` bytes at `offset`, every read checked (a file that shrank is an error, not zeros).
+// `length` bytes at `offset` into `dst`, every read checked (a file that shrank is an error, not zeros).
+Status read_range_into(const RegularFile& f, const std::string& path, uint64_t offset, uint64_t length, char* dst) {
+  uint64_t done = 0;
+  while (done < length) {
+    ssize_t n = ::pread(f.fd, dst + done, static_cast<size_t>(length - done), static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error("cannot read {}: {}", path, std::strerror(errno));
+    if (n == 0) return io_error("cannot read {}: it ended after {} of {} bytes", path, offset + done, offset + length);
+    done += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
 Result<std::string> read_range(const RegularFile& f, const std::string& path, uint64_t offset, uint64_t length) {
   std::string bytes;
   try {
@@ -67,14 +82,7 @@ Result<std::string> read_range(const RegularFile& f, const std::string& path, ui
   } catch (const std::exception&) {  // bad_alloc, length_error
     return io_error("{}: {} bytes do not fit in memory", path, length);
   }
-  uint64_t done = 0;
-  while (done < length) {
-    ssize_t n = ::pread(f.fd, bytes.data() + done, static_cast<size_t>(length - done), static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error("cannot read {}: {}", path, std::strerror(errno));
-    if (n == 0) return io_error("cannot read {}: it ended after {} of {} bytes", path, offset + done, offset + length);
-    done += static_cast<uint64_t>(n);
-  }
+  RETURN_IF_ERROR(read_range_into(f, path, offset, length, bytes.data()));
   return bytes;
 }
 
@@ -124,48 +132,9 @@ Status check_can_write(const std::string& path) {
 }
 
 Status write_file_atomic(const std::string& path, const std::string& bytes) {
-  // A device, FIFO or link (/dev/null, /dev/stdout) is written through as it
-  // is: a rename over it would replace the system's file, or the link, with a
-  // regular file.
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return io_error("cannot write {}: {}", path, std::strerror(errno));
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // opened without waiting; written with waiting
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(fd);
-        return io_error("failed writing {}: {}", path, std::strerror(errno));
-      }
-      done += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    return Status::Ok();
-  }
-  fs::path target(path);
-  fs::path tmp = temporary_sibling(path);
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) return io_error("cannot write {}: {}", tmp.string(), std::strerror(errno));
-    bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    ok = std::fflush(f) == 0 && ok;
-    ok = ::fsync(fileno(f)) == 0 && ok;
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      return io_error("failed writing {}: {}", path, std::strerror(errno));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return io_error("cannot rename {} to {}: {}", tmp.string(), path, ec.message());
-  }
-  return Status::Ok();
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> f, AtomicFileWriter::open(path));
+  RETURN_IF_ERROR(f->write(bytes.data(), bytes.size()));
+  return f->commit();
 }
 
 namespace {
@@ -200,9 +169,12 @@ Result<fs::path> external_file(const onnx::TensorProto& p, const std::string& lo
   return c.resolved;
 }
 
-// Reads `expected` bytes of `p`'s external data, after checking the
-// location, offset and length against the file.
-Result<std::string> read_external(const onnx::TensorProto& p, const std::string& base_dir, uint64_t expected) {
+// Reads `expected` bytes of `p`'s external data into the buffer `allocate`
+// returns (the tensor's own: no second copy of a large model's weights),
+// called only after the location, offset and length are checked against the
+// file, so a file claiming any size allocates nothing it does not hold.
+Status read_external(const onnx::TensorProto& p, const std::string& base_dir, uint64_t expected,
+                     const std::function<char*()>& allocate) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
@@ -230,9 +202,7 @@ Result<std::string> read_external(const onnx::TensorProto& p, const std::string&
   if (length > size - offset)
     return io_error("initializer '{}': external data {} is truncated (needs {} bytes at offset {}, file has {})",
                     p.name(), file.string(), length, offset, size);
-  ASSIGN_OR_RETURN(std::string buf, read_range(f, file.string(), static_cast<uint64_t>(offset),
-                                               static_cast<uint64_t>(length)));
-  return buf;
+  return read_range_into(f, file.string(), static_cast<uint64_t>(offset), static_cast<uint64_t>(length), allocate());
 }
 
 }  // namespace
@@ -260,14 +230,16 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
                                             p.uint64_data_size(), p.int32_data_size()}));
   if (have != n)
     return invalid_argument("tensor '{}' holds {} values but dims {} need {}", p.name(), have, dims_to_string(dims), n);
-  std::string external;
   const std::string* raw = nullptr;
-  if (p.data_location() == onnx::TensorProto::EXTERNAL) {  // read and checked before the tensor is allocated
-    ASSIGN_OR_RETURN(external, read_external(p, base_dir, static_cast<uint64_t>(n) * esize));
-    raw = &external;
-  } else if (p.has_raw_data()) {
-    raw = &p.raw_data();
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    Tensor t;
+    RETURN_IF_ERROR(read_external(p, base_dir, static_cast<uint64_t>(n) * esize, [&]() {
+      t = Tensor::host(dt, dims);
+      return static_cast<char*>(t.raw());
+    }));
+    return t;
   }
+  if (p.has_raw_data()) raw = &p.raw_data();
   Tensor t = Tensor::host(dt, dims);
   if (raw) {
     if (raw->size() != t.nbytes())
@@ -556,38 +528,40 @@ Status save_model(const Model& m, const std::string& path) {
   const bool external = total > (size_t{1800} << 20);
   std::string data_name = fs::path(path).filename().string() + ".data";
   std::string data_bytes_path = (fs::path(path).parent_path() / data_name).string();
-  std::ofstream data_out;
+  std::unique_ptr<AtomicFileWriter> data_out;
   int64_t data_offset = 0;
-  if (external) {
-    data_out.open(data_bytes_path + ".tmp", std::ios::binary);
-    if (!data_out) return io_error("cannot write {}", data_bytes_path);
-  }
+  if (external) { ASSIGN_OR_RETURN(data_out, AtomicFileWriter::open(data_bytes_path)); }
   std::vector<std::string> order = g.initializer_order;
   for (const auto& [name, t] : g.initializers)
     if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  // Each initializer's TensorProto without its bytes, and the tensor whose
+  // bytes follow it in the file (null: external, or no bytes): the weights are
+  // streamed from the tensors, never copied into the message.
+  std::vector<std::pair<std::string, const Tensor*>> initializers;
   for (const std::string& name : order) {
     auto it = g.initializers.find(name);
     if (it == g.initializers.end()) continue;
     const Tensor& t = it->second;
-    auto* tp = gp->add_initializer();
+    onnx::TensorProto tp;
+    tp.set_name(name);
+    tp.set_data_type(static_cast<int32_t>(t.dtype()));
+    for (int64_t d : t.dims()) tp.add_dims(d);
+    const Tensor* inline_bytes = &t;
     if (external && t.nbytes() >= 1024) {
-      tp->set_name(name);
-      tp->set_data_type(static_cast<int32_t>(t.dtype()));
-      for (int64_t d : t.dims()) tp->add_dims(d);
-      tp->set_data_location(onnx::TensorProto::EXTERNAL);
+      tp.set_data_location(onnx::TensorProto::EXTERNAL);
       auto add_kv = [&](const char* k, const std::string& v) {
-        auto* kv = tp->add_external_data();
+        auto* kv = tp.add_external_data();
         kv->set_key(k);
         kv->set_value(v);
       };
       add_kv("location", data_name);
       add_kv("offset", std::to_string(data_offset));
       add_kv("length", std::to_string(t.nbytes()));
-      data_out.write(static_cast<const char*>(t.raw()), static_cast<std::streamsize>(t.nbytes()));
+      RETURN_IF_ERROR(data_out->write(t.raw(), t.nbytes()));
       data_offset += static_cast<int64_t>(t.nbytes());
-    } else {
-      tensor_to_proto(t, name, tp);
+      inline_bytes = nullptr;
     }
+    initializers.emplace_back(tp.SerializeAsString(), inline_bytes);
   }
   for (const ValueInfo& v : g.inputs) value_info_to_proto(v, gp->add_input());
   for (const ValueInfo& v : g.outputs) value_info_to_proto(v, gp->add_output());
@@ -603,16 +577,44 @@ Status save_model(const Model& m, const std::string& path) {
     if (!n.doc_string.empty()) np->set_doc_string(n.doc_string);
     for (const Attribute& a : n.attributes) attribute_to_proto(a, np->add_attribute());
   }
-  if (external) {
-    data_out.close();
-    if (!data_out) return io_error("failed writing {}", data_bytes_path);
-    std::error_code ec;
-    fs::rename(data_bytes_path + ".tmp", data_bytes_path, ec);
-    if (ec) return io_error("cannot rename into {}: {}", data_bytes_path, ec.message());
+  if (external) RETURN_IF_ERROR(data_out->commit());
+  // The message written as protobuf's wire format lays it out, in pieces: the
+  // model's other fields, then its graph (field 7) as the graph's other
+  // fields followed by each initializer (field 5), a TensorProto whose
+  // raw_data (field 9) is written from the tensor itself. Fields may come in
+  // any order on the wire; repeated ones keep theirs.
+  std::string graph_rest, model_rest;
+  if (!gp->SerializeToString(&graph_rest)) return io_error("cannot serialize the model for {}", path);
+  mp.clear_graph();
+  if (!mp.SerializeToString(&model_rest)) return io_error("cannot serialize the model for {}", path);
+  auto varint = [](uint64_t v) {
+    std::string out;
+    do {
+      out += static_cast<char>((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+      v >>= 7;
+    } while (v);
+    return out;
+  };
+  constexpr char kGraphKey = (7 << 3) | 2, kInitializerKey = (5 << 3) | 2, kRawDataKey = (9 << 3) | 2;
+  std::vector<std::string> heads;  // per initializer: its key, length and fields before raw_data
+  uint64_t graph_bytes = graph_rest.size();
+  for (const auto& [proto, tensor] : initializers) {
+    const uint64_t raw = tensor ? tensor->nbytes() : 0;
+    std::string raw_head = raw ? std::string(1, kRawDataKey) + varint(raw) : std::string();
+    const uint64_t body = proto.size() + raw_head.size() + raw;
+    heads.push_back(std::string(1, kInitializerKey) + varint(body) + proto + raw_head);
+    graph_bytes += heads.back().size() + raw;
   }
-  std::string bytes;
-  if (!mp.SerializeToString(&bytes)) return io_error("cannot serialize the model for {}", path);
-  return write_file_atomic(path, bytes);
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> out, AtomicFileWriter::open(path));
+  RETURN_IF_ERROR(out->write(model_rest.data(), model_rest.size()));
+  std::string graph_head = std::string(1, kGraphKey) + varint(graph_bytes);
+  RETURN_IF_ERROR(out->write(graph_head.data(), graph_head.size()));
+  RETURN_IF_ERROR(out->write(graph_rest.data(), graph_rest.size()));
+  for (size_t i = 0; i < initializers.size(); ++i) {
+    RETURN_IF_ERROR(out->write(heads[i].data(), heads[i].size()));
+    if (const Tensor* t = initializers[i].second; t && t->nbytes()) RETURN_IF_ERROR(out->write(t->raw(), t->nbytes()));
+  }
+  return out->commit();
 }
 
 std::string tensor_file_name(const std::string& tensor_name) {

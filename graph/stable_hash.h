@@ -7,13 +7,19 @@
 
 namespace ort_train {
 
-inline uint64_t fnv1a64(const char* p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
+inline constexpr uint64_t kFnv1a64Start = 1469598103934665603ull;
+
+// The hash of the bytes hashed into `h` so far followed by these: a file
+// hashed piece by piece gets the hash of its whole.
+inline uint64_t fnv1a64_update(uint64_t h, const void* data, size_t n) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
   for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(p[i]);
+    h ^= p[i];
     h *= 1099511628211ull;
   }
   return h;
 }
+
+inline uint64_t fnv1a64(const char* p, size_t n) { return fnv1a64_update(kFnv1a64Start, p, n); }
 
 }  // namespace ort_train

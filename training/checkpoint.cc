@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <set>
 
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "graph/atomic_file.h"
 #include "graph/onnx_io.h"
 #include "graph/stable_hash.h"
 
@@ -29,7 +31,7 @@ void put(std::string& out, T v) {
 }
 
 template <typename T>
-T get(const std::string& in, size_t at) {
+T get(const std::string& in, size_t at) {  // `in` holds at + sizeof(T) bytes: callers read them so
   T v;
   std::memcpy(&v, in.data() + at, sizeof(T));
   return v;
@@ -120,47 +122,105 @@ Status write_checkpoint(const Checkpoint& c, const std::string& path) {
   }
   header["tensors"] = table;
   std::string h = header.dump();
-  std::string out(kMagic, sizeof(kMagic));
-  put<uint32_t>(out, Checkpoint::kVersion);
-  put<uint64_t>(out, h.size());
-  out += h;
-  put<uint64_t>(out, offset);
-  for (const auto& [name, t] : c.tensors) out.append(static_cast<const char*>(t.raw()), t.nbytes());
-  put<uint64_t>(out, checkpoint_hash(out.data(), out.size()));
-  return write_file_atomic(path, out);
+  std::string lead(kMagic, sizeof(kMagic));
+  put<uint32_t>(lead, Checkpoint::kVersion);
+  put<uint64_t>(lead, h.size());
+  lead += h;
+  put<uint64_t>(lead, offset);
+  // Tensor by tensor into the file: no copy of the state is made, whatever
+  // its size. The hash (FNV-1a, about 1.4 s a GiB) runs over the same bytes on
+  // another thread while they are written, so a write takes the longer of
+  // the two, not their sum.
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> f, AtomicFileWriter::open(path));
+  std::vector<std::pair<const void*, size_t>> pieces{{lead.data(), lead.size()}};
+  for (const auto& [name, t] : c.tensors) pieces.emplace_back(t.raw(), t.nbytes());
+  std::future<uint64_t> hashed = std::async(std::launch::async, [&pieces] {
+    uint64_t h = kFnv1a64Start;
+    for (const auto& [p, n] : pieces) h = fnv1a64_update(h, p, n);
+    return h;
+  });
+  Status written = Status::Ok();
+  for (const auto& [p, n] : pieces)
+    if (written = f->write(p, n); !written.ok()) break;
+  const uint64_t hash = hashed.get();
+  RETURN_IF_ERROR(written);
+  RETURN_IF_ERROR(f->write(&hash, sizeof hash));
+  return f->commit();
 }
 
-Result<Checkpoint> read_checkpoint(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string in, read_file(path));
-  return parse_checkpoint(in, path);
+Status CheckpointReader::read(size_t i, void* dst, uint64_t from, uint64_t n) const {
+  if (i >= entries_.size() || from > entries_[i].bytes || n > entries_[i].bytes - from)
+    return invalid_argument("checkpoint: no bytes [{}, +{}) in tensor {}", from, n, i);
+  if (memory_) {
+    std::memcpy(dst, static_cast<const char*>(memory_->tensors[i].second.raw()) + from, static_cast<size_t>(n));
+    return Status::Ok();
+  }
+  return file_->read(at_[i] + from, static_cast<size_t>(n), dst);
 }
 
-Result<Checkpoint> parse_checkpoint(const std::string& in, const std::string& path) {
+Result<Tensor> CheckpointReader::read_tensor(size_t i) const {
+  Tensor t = Tensor::host(entries_[i].dtype, entries_[i].dims);
+  RETURN_IF_ERROR(read(i, t.raw()));
+  return t;
+}
+
+CheckpointReader CheckpointReader::of(const Checkpoint& c) {
+  CheckpointReader r;
+  r.step = c.step;
+  r.micro_batch = c.micro_batch;
+  r.seed = c.seed;
+  r.fingerprint = c.fingerprint;
+  r.memory_ = &c;
+  for (const auto& [name, t] : c.tensors) r.entries_.push_back(Entry{name, t.dtype(), t.dims(), t.nbytes()});
+  return r;
+}
+
+Result<CheckpointReader> CheckpointReader::open(std::shared_ptr<const ReadableBytes> file) {
+  const ReadableBytes& in = *file;
+  const std::string& path = in.name();
+  const uint64_t size = in.size();
   const size_t fixed = sizeof(kMagic) + 4 + 8;
-  if (in.size() < fixed + 16 || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0)
+  if (size < fixed + 16) return io_error("{}: not an ort_train checkpoint (or truncated)", path);
+  ASSIGN_OR_RETURN(std::string lead, in.read_string(0, fixed));
+  if (std::memcmp(lead.data(), kMagic, sizeof(kMagic)) != 0)
     return io_error("{}: not an ort_train checkpoint (or truncated)", path);
-  uint32_t version = get<uint32_t>(in, sizeof(kMagic));
+  uint32_t version = get<uint32_t>(lead, sizeof(kMagic));
   if (version != Checkpoint::kVersion)
     return io_error("{}: checkpoint format version {} (this build reads {})", path, version, Checkpoint::kVersion);
   // Every length is compared with what is left of the file before it is
   // added to anything, so no sum can wrap.
-  uint64_t header_len = get<uint64_t>(in, sizeof(kMagic) + 4);
-  if (header_len > in.size() - fixed - 16) return io_error("{}: truncated checkpoint", path);
-  uint64_t data_len = get<uint64_t>(in, fixed + header_len);
-  size_t data_at = fixed + header_len + 8;
-  if (data_len != in.size() - data_at - 8)
-    return io_error("{}: truncated checkpoint ({} bytes, the header says {} bytes of tensor data)", path, in.size(),
+  uint64_t header_len = get<uint64_t>(lead, sizeof(kMagic) + 4);
+  if (header_len > size - fixed - 16) return io_error("{}: truncated checkpoint", path);
+  uint64_t data_len = 0;
+  RETURN_IF_ERROR(in.read(fixed + header_len, 8, &data_len));
+  const uint64_t data_at = fixed + header_len + 8;
+  if (data_len != size - data_at - 8)
+    return io_error("{}: truncated checkpoint ({} bytes, the header says {} bytes of tensor data)", path, size,
                     data_len);
-  if (checkpoint_hash(in.data(), in.size() - 8) != get<uint64_t>(in, in.size() - 8))
-    return io_error("{}: corrupt checkpoint (hash mismatch)", path);
-  Checkpoint c;
+  // The hash over the whole file first, read a piece at a time: a damaged
+  // file is refused before anything is restored from it.
+  {
+    constexpr size_t kPiece = size_t{4} << 20;
+    std::string piece(kPiece, '\0');
+    uint64_t hash = kFnv1a64Start, stored = 0;
+    for (uint64_t at = 0; at < size - 8; at += kPiece) {
+      size_t n = static_cast<size_t>(std::min<uint64_t>(kPiece, size - 8 - at));
+      RETURN_IF_ERROR(in.read(at, n, piece.data()));
+      hash = fnv1a64_update(hash, piece.data(), n);
+    }
+    RETURN_IF_ERROR(in.read(size - 8, 8, &stored));
+    if (hash != stored) return io_error("{}: corrupt checkpoint (hash mismatch)", path);
+  }
+  ASSIGN_OR_RETURN(std::string header_text, in.read_string(fixed, static_cast<size_t>(header_len)));
+  CheckpointReader r;
+  r.file_ = std::move(file);
   try {
-    nlohmann::json h = nlohmann::json::parse(in.substr(fixed, header_len));
-    c.step = h.at("step").get<int64_t>();
-    c.micro_batch = h.at("micro_batch").get<int64_t>();
-    c.seed = h.at("seed").get<uint64_t>();
-    if (c.step < 0 || c.micro_batch < 0) return io_error("{}: negative step or data position", path);
-    c.fingerprint = h.at("fingerprint").get<std::map<std::string, std::string>>();
+    nlohmann::json h = nlohmann::json::parse(header_text);
+    r.step = h.at("step").get<int64_t>();
+    r.micro_batch = h.at("micro_batch").get<int64_t>();
+    r.seed = h.at("seed").get<uint64_t>();
+    if (r.step < 0 || r.micro_batch < 0) return io_error("{}: negative step or data position", path);
+    r.fingerprint = h.at("fingerprint").get<std::map<std::string, std::string>>();
     std::set<std::string> seen;
     for (const auto& e : h.at("tensors")) {
       std::string name = e.at("name").get<std::string>();
@@ -172,17 +232,43 @@ Result<Checkpoint> parse_checkpoint(const std::string& in, const std::string& pa
       uint64_t off = e.at("offset").get<uint64_t>(), bytes = e.at("bytes").get<uint64_t>();
       // The table is checked against the data before anything is allocated.
       auto expected = checked_nbytes(static_cast<DType>(dtype), dims);
-      if (!expected || *expected != bytes || off > data_len ||
-          bytes > data_len - off)
+      if (!expected || *expected != bytes || off > data_len || bytes > data_len - off)
         return io_error("{}: inconsistent tensor table at '{}'", path, name);
-      Tensor t = Tensor::host(static_cast<DType>(dtype), dims);
-      std::memcpy(t.raw(), in.data() + data_at + off, bytes);
-      c.tensors.emplace_back(std::move(name), t);
+      r.entries_.push_back(Entry{std::move(name), static_cast<DType>(dtype), std::move(dims), bytes});
+      r.at_.push_back(data_at + off);
     }
   } catch (const nlohmann::json::exception& e) {
     return io_error("{}: unreadable checkpoint header: {}", path, e.what());
   }
+  return r;
+}
+
+Result<CheckpointReader> open_checkpoint(const std::string& path) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const ReadableBytes> file, open_readable_file(path));
+  return CheckpointReader::open(std::move(file));
+}
+
+Result<Checkpoint> read_checkpoint(const std::string& path) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const ReadableBytes> file, open_readable_file(path));
+  return read_checkpoint(file);
+}
+
+Result<Checkpoint> read_checkpoint(const std::shared_ptr<const ReadableBytes>& file) {
+  ASSIGN_OR_RETURN(CheckpointReader r, CheckpointReader::open(file));
+  Checkpoint c;
+  c.step = r.step;
+  c.micro_batch = r.micro_batch;
+  c.seed = r.seed;
+  c.fingerprint = r.fingerprint;
+  for (size_t i = 0; i < r.entries().size(); ++i) {
+    ASSIGN_OR_RETURN(Tensor t, r.read_tensor(i));
+    c.tensors.emplace_back(r.entries()[i].name, std::move(t));
+  }
   return c;
+}
+
+Result<Checkpoint> parse_checkpoint(const std::string& bytes, const std::string& path) {
+  return read_checkpoint(readable_string(bytes, path));
 }
 
 }  // namespace ort_train

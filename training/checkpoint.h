@@ -13,6 +13,7 @@
 
 #include "graph/status.h"
 #include "graph/tensor.h"
+#include "training/readable_bytes.h"
 
 namespace ort_train {
 
@@ -26,9 +27,45 @@ struct Checkpoint {
   std::vector<std::pair<std::string, Tensor>> tensors;  // "param/<name>", "state/<name>", ...
 };
 
+// A checkpoint's counters and tensor table, its tensors read one at a time
+// into the caller's buffers: what a resume restores from, so that it needs no
+// second copy of the state. From a file (hash-checked when opened) or from a
+// Checkpoint in memory (which must outlive it).
+class CheckpointReader {
+ public:
+  struct Entry {
+    std::string name;
+    DType dtype;
+    Dims dims;
+    uint64_t bytes;
+  };
+  int64_t step = 0, micro_batch = 0;
+  uint64_t seed = 0;
+  std::map<std::string, std::string> fingerprint;
+  const std::vector<Entry>& entries() const { return entries_; }
+  // `n` bytes of entry i from byte `from` on, into `dst`.
+  Status read(size_t i, void* dst, uint64_t from, uint64_t n) const;
+  Status read(size_t i, void* dst) const { return read(i, dst, 0, entries_[i].bytes); }
+  Result<Tensor> read_tensor(size_t i) const;
+
+  static Result<CheckpointReader> open(std::shared_ptr<const ReadableBytes> file);
+  static CheckpointReader of(const Checkpoint& c);
+
+ private:
+  std::vector<Entry> entries_;
+  std::shared_ptr<const ReadableBytes> file_;
+  std::vector<uint64_t> at_;            // file: where each tensor's bytes start
+  const Checkpoint* memory_ = nullptr;  // in memory: the tensors themselves
+};
+
 Status write_checkpoint(const Checkpoint& c, const std::string& path);
-// Reads and verifies one file (magic, version, length, hash); errors name the problem.
+// Opens and verifies one file (magic, version, length, hash) for reading tensor by tensor.
+Result<CheckpointReader> open_checkpoint(const std::string& path);
+// Reads and verifies one file (magic, version, length, hash), every tensor
+// into memory; errors name the problem. Read by position, a piece at a time:
+// the hash is checked over the whole file before any tensor is read.
 Result<Checkpoint> read_checkpoint(const std::string& path);
+Result<Checkpoint> read_checkpoint(const std::shared_ptr<const ReadableBytes>& file);
 // The same from a file's bytes; `path` only names it in errors. Every length
 // and tensor-table entry is checked before use.
 Result<Checkpoint> parse_checkpoint(const std::string& bytes, const std::string& path);

@@ -150,6 +150,7 @@ Status Trainer::make_optimizer() {
 
 Result<StepReport> Trainer::step() {
   auto started = std::chrono::steady_clock::now();
+  data_ms_ = 0;
   StepReport r;
   StepTotals totals;
   RETURN_IF_ERROR(forward_backward(totals));
@@ -157,6 +158,7 @@ Result<StepReport> Trainer::step() {
     ASSIGN_OR_RETURN(r.allreduce_ms, reducer_->reduce(totals));
   }
   r.loss = totals.loss_sum / static_cast<double>(options_.grad_accum * world_);
+  r.data_ms = data_ms_;
   r.samples = totals.samples;
   r.tokens = totals.tokens;
   if (scaler_) RETURN_IF_ERROR(unscale(r));
@@ -167,20 +169,32 @@ Result<StepReport> Trainer::step() {
 }
 
 Result<std::map<std::string, Tensor>> Trainer::next_micro_batch() {
+  auto started = std::chrono::steady_clock::now();
+  const int64_t index = source_index(micro_);
+  // Loaded ahead for another position (a restore moved it): dropped, each
+  // waited for by its future's destructor.
+  if (!ahead_.empty() && ahead_.front().first != index) ahead_.clear();
   std::optional<Result<std::map<std::string, Tensor>>> loaded;
-  if (prefetch_.valid()) {
-    auto ready = prefetch_.get();  // always waited for: sources are not safe to call concurrently
-    if (prefetch_index_ == source_index(micro_)) loaded.emplace(std::move(ready));
+  if (!ahead_.empty()) {
+    loaded.emplace(ahead_.front().second.get());
+    ahead_.pop_front();
+  } else {
+    loaded.emplace(source_(index));  // the first step, or --prefetch 0
   }
-  if (!loaded) loaded.emplace(source_(source_index(micro_)));  // first step, or after a restore moved the position
-  // Load the next micro-batch while this one runs (batches are a function of their index).
-  prefetch_index_ = source_index(micro_ + 1);
-  // On a GPU its upload starts there too (pinned memory, a copy stream): it overlaps this step.
-  prefetch_ = std::async(std::launch::async,
-                         [src = source_, i = prefetch_index_, dev = device_]() -> Result<std::map<std::string, Tensor>> {
-                           ASSIGN_OR_RETURN(auto batch, src(i));
-                           return dev->stage(std::move(batch));
-                         });
+  data_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  // Keep `prefetch` micro-batches loading (batches are a function of their
+  // index); on a GPU their upload starts there too (pinned memory, a copy
+  // stream), overlapping this step.
+  for (int64_t m = micro_ + 1 + static_cast<int64_t>(ahead_.size()); m <= micro_ + options_.prefetch; ++m) {
+    const int64_t i = source_index(m);
+    ahead_.emplace_back(i, std::async(std::launch::async,
+                                      [src = source_, i, dev = device_, staging = staging_]()
+                                          -> Result<std::map<std::string, Tensor>> {
+                                        ASSIGN_OR_RETURN(auto batch, src(i));
+                                        std::lock_guard lock(*staging);
+                                        return dev->stage(std::move(batch));
+                                      }));
+  }
   return std::move(*loaded);
 }
 
@@ -363,16 +377,16 @@ std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg,
   return parts;
 }
 
-Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& fingerprint) const {
+Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& fingerprint, bool detached) const {
   Checkpoint c;
   c.step = steps_done_;
   c.micro_batch = base_ + micro_ * world_;  // micro-batches consumed by the whole job
   c.seed = options_.seed;
   c.fingerprint = fingerprint;
   auto add = [&](const std::string& key, const Tensor& t) -> Status {
-    // On the CPU the snapshot shares the live buffers: it is written before the next step.
+    // On the CPU the snapshot shares the live buffers unless detached.
     ASSIGN_OR_RETURN(Tensor h, to_host(*device_, t));
-    c.tensors.emplace_back(key, std::move(h));
+    c.tensors.emplace_back(key, detached && h.raw() == t.raw() ? h.clone() : std::move(h));
     return Status::Ok();
   };
   for (const std::string& w : tg_.gradients.trainable) {
@@ -439,7 +453,7 @@ Status Trainer::sync_to_host() {
   return device_->synchronize();
 }
 
-Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint) {
+Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, std::string>& fingerprint) {
   // Keys either side: a part one side lacks has its default ("precision" is
   // fp32 where it is not written), so checkpoints from before a key existed load.
   std::set<std::string> keys;
@@ -472,31 +486,43 @@ Status Trainer::restore(const Checkpoint& c, const std::map<std::string, std::st
   std::map<std::string, Tensor> counters;  // scaler/* and trainer/skipped_steps: one-element values
   if (scaler_)
     for (const char* key : {"scaler/scale", "scaler/growth_tracker", "scaler/skipped_steps"}) targets[key] = Tensor();
-  else if (std::any_of(c.tensors.begin(), c.tensors.end(), [](const auto& nt) { return nt.first == "trainer/skipped_steps"; }))
+  else if (std::any_of(c.entries().begin(), c.entries().end(),
+                       [](const auto& e) { return e.name == "trainer/skipped_steps"; }))
     targets["trainer/skipped_steps"] = Tensor();
-  if (targets.size() != c.tensors.size())
-    return invalid_argument("the checkpoint holds {} tensors, this run has {}", c.tensors.size(), targets.size());
-  for (const auto& [name, t] : c.tensors) {
+  if (targets.size() != c.entries().size())
+    return invalid_argument("the checkpoint holds {} tensors, this run has {}", c.entries().size(), targets.size());
+  // Tensor by tensor from the file into the buffers the run trains (through
+  // one tensor's host copy on a GPU): a resume holds no second copy of the state.
+  for (size_t i = 0; i < c.entries().size(); ++i) {
+    const CheckpointReader::Entry& e = c.entries()[i];
+    const std::string& name = e.name;
     auto it = targets.find(name);
     if (it == targets.end()) return invalid_argument("the checkpoint holds '{}', which this run does not have", name);
     const Tensor& dst = it->second;
     if (name.rfind("scaler/", 0) == 0 || name == "trainer/skipped_steps") {
       DType want = name == "scaler/scale" ? DType::kFloat : DType::kInt64;
-      if (t.dtype() != want || t.numel() != 1)
-        return invalid_argument("the checkpoint's '{}' is {} {}, not one {}", name, dtype_name(t.dtype()),
-                                dims_to_string(t.dims()), dtype_name(want));
-      counters[name] = t;
+      if (e.dtype != want || e.bytes != dtype_size(want))
+        return invalid_argument("the checkpoint's '{}' is {} {}, not one {}", name, dtype_name(e.dtype),
+                                dims_to_string(e.dims), dtype_name(want));
+      ASSIGN_OR_RETURN(counters[name], c.read_tensor(i));
       continue;
     }
-    if (zero_ && name.rfind("state/", 0) == 0 && dst.numel() > 0 && t.dtype() == DType::kFloat &&
-        t.numel() == zero_->state_total) {
+    if (zero_ && name.rfind("state/", 0) == 0 && dst.numel() > 0 && e.dtype == DType::kFloat &&
+        e.bytes == static_cast<uint64_t>(zero_->state_total) * sizeof(float)) {
       // ZeRO-1: this rank's part of the complete state.
-      std::memcpy(dst.raw(), t.data<float>() + zero_->state_offset, dst.nbytes());
+      RETURN_IF_ERROR(c.read(i, dst.raw(), static_cast<uint64_t>(zero_->state_offset) * sizeof(float), dst.nbytes()));
       continue;
     }
-    if (dst.dims() != t.dims() || dst.dtype() != t.dtype())
+    if (dst.dims() != e.dims || dst.dtype() != e.dtype)
       return invalid_argument("the checkpoint's '{}' has another shape or dtype", name);
-    RETURN_IF_ERROR(device_->copy(t, dst));  // in place: the executor and optimizer read these buffers
+    // In place: the executor and optimizer read these buffers.
+    if (dst.storage() && dst.storage()->device() == DeviceKind::kCpu) {
+      RETURN_IF_ERROR(c.read(i, dst.raw()));
+    } else {
+      ASSIGN_OR_RETURN(Tensor t, c.read_tensor(i));
+      RETURN_IF_ERROR(device_->copy(t, dst));
+      RETURN_IF_ERROR(device_->synchronize());  // before `t` is freed
+    }
   }
   RETURN_IF_ERROR(refresh_low_copies());  // from the restored weights
   RETURN_IF_ERROR(device_->synchronize());

@@ -3,7 +3,9 @@
 // scheduled learning rate. BatchNormalization running statistics computed by
 // the graph are written back into their initializers after every micro-batch.
 #pragma once
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <future>
 #include <map>
 #include <optional>
@@ -52,6 +54,9 @@ struct TrainerOptions {
   // ends the run with an error naming the first such gradient before the
   // update; true (skip) skips the update, as GradScaler does.
   bool skip_nonfinite = false;
+  // Micro-batches read (and, on a GPU, staged) ahead on background threads,
+  // one thread each, while the step runs (--prefetch); 0: read on the step's thread.
+  int prefetch = 1;
 };
 
 struct StepReport {
@@ -63,6 +68,7 @@ struct StepReport {
   std::optional<double> grad_norm;
   double step_ms = 0;
   int64_t samples = 0;    // leading dim of the first input, summed over micro-batches and ranks
+  double data_ms = 0;     // time the step waited for its micro-batches (read, assembled, staged)
   double allreduce_ms = 0;  // data parallelism: time the step waited for the gradient allreduce after the backward
   int64_t tokens = 0;     // elements of the first integer input with rank >= 2, summed
   // --precision fp16: the scale this step's backward started from, and
@@ -89,12 +95,14 @@ class Trainer {
   Result<StepReport> step();
   // Forward and loss only (no gradients, no updates) over `batches` micro-batches of `source`.
   Result<EvalReport> evaluate(const BatchSource& source, int64_t batches);
-  // Everything needed to continue exactly, with `fingerprint` to check on load;
-  // on the CPU it shares the live buffers, so write it before the next step.
-  Result<Checkpoint> snapshot(const std::map<std::string, std::string>& fingerprint) const;
+  // Everything needed to continue exactly, with `fingerprint` to check on load.
+  // `detached`: every tensor a copy, so it stays as it is while training goes
+  // on (a checkpoint written in the background); else the CPU's shares the live
+  // buffers and must be written before the next step.
+  Result<Checkpoint> snapshot(const std::map<std::string, std::string>& fingerprint, bool detached = false) const;
   // Loads a snapshot of this run; a different fingerprint or tensor set is an
   // error saying what differs.
-  Status restore(const Checkpoint& c, const std::map<std::string, std::string>& fingerprint);
+  Status restore(const CheckpointReader& c, const std::map<std::string, std::string>& fingerprint);
   // Copies the trained parameters and running statistics from the device
   // into graph().model's initializers (a no-op on the CPU, where they are the same).
   Status sync_to_host();
@@ -155,9 +163,10 @@ class Trainer {
   // The source index of this rank's m-th micro-batch: base + m * world + rank,
   // so a checkpoint written at one world size resumes at any other.
   int64_t source_index(int64_t m) const { return base_ + m * world_ + rank_; }
-  // The next micro-batch, loaded on another thread while the current step runs.
-  std::future<Result<std::map<std::string, Tensor>>> prefetch_;
-  int64_t prefetch_index_ = -1;
+  // Micro-batches being loaded on other threads, by source index, in order.
+  std::deque<std::pair<int64_t, std::future<Result<std::map<std::string, Tensor>>>>> ahead_;
+  std::shared_ptr<std::mutex> staging_ = std::make_shared<std::mutex>();  // one upload at a time, as before --prefetch
+  double data_ms_ = 0;  // waited for micro-batches during this step
 };
 
 }  // namespace ort_train

@@ -9,7 +9,10 @@ standard library only.
 Writes <out>/train.npz and <out>/eval.npz (the last tenth held out), int64
 input_ids, attention_mask and labels of shape [samples, seq]: windows of
 consecutive words with labels equal to input_ids, since Hugging Face's
-GPT2LMHeadModel shifts them itself to predict each next word.
+GPT2LMHeadModel shifts them itself to predict each next word; and
+<out>/vocab.txt, the vocabulary one word a line, from which
+tools/make_token_file.py writes the same words as an llm.c token file
+(gpt2_tokens.yaml trains on it).
 """
 import argparse
 import collections
@@ -32,6 +35,8 @@ def main():
     ids = [index.get(w, text.UNK) for w in corpus]
     split = len(ids) * 9 // 10
     os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "vocab.txt"), "w", encoding="utf-8") as f:
+        f.write("".join(w + "\n" for w in vocab))
     for name, part in (("train", ids[:split]), ("eval", ids[split:])):
         windows = [part[s:s + args.seq] for s in range(0, len(part) - args.seq + 1, args.seq)]
         flat = [t for w in windows for t in w]

@@ -75,7 +75,7 @@ TEST_CASE("cli.train_bad_input_one_message") {
            Case{"--model " + ws.model() + " --config " + ws.p("mse.yaml") + " --dump-gradients " + ws.p("g"),
                 "--dump-gradients needs data"},
            Case{"--model " + ws.model() + " --config " + ws.p("mse.yaml") + " --data " + ws.p("nowhere"),
-                "data folder not found"},
+                "--data " + ws.p("nowhere") + " does not exist"},
        }) {
     CliOutcome o = run_cli(c.args, ws.dir.string());
     INFO(c.args << "\n" << o.stderr_text);

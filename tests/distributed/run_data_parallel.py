@@ -35,6 +35,10 @@ epochs: --epochs 2 over 12 batch folders takes the steps of one process with
 --grad-accum N at N = 2 and 3 ranks; the linear schedule's learning rates,
 the --eval-every evaluations and the --save-every checkpoints agree.
 
+shards: NPZ shards on disk: 2 ranks equal one process bit for bit; a resume
+at 2 ranks is bit for bit, at 3 ranks within 1e-6 (the same rows, another
+summation order).
+
 tcp: Open MPI's TCP transport over loopback only (as between nodes) at 2
 and 3 ranks equals one process bit for bit with --deterministic.
 
@@ -81,12 +85,13 @@ def metrics(path):
         return [json.loads(line) for line in f]
 
 
-def train(args, folder, name, desc, ranks, accum, extra=(), steps=4, log_level="warn", launcher=MPIRUN):
+def train(args, folder, name, desc, ranks, accum, extra=(), steps=4, log_level="warn", launcher=MPIRUN,
+          data="synthetic"):
     out = os.path.join(folder, name)
     os.makedirs(out, exist_ok=True)
     cmd = ([] if ranks == 1 else launcher + ["-np", str(ranks)]) + [
         args.ort_train, "--log-level", log_level, "train", "--model", os.path.join(args.model_dir, "model.onnx"),
-        "--config", desc, "--data", "synthetic", "--batch-size", "4", "--steps", str(steps), "--threads", "1",
+        "--config", desc, "--data", data, "--batch-size", "4", "--steps", str(steps), "--threads", "1",
         "--grad-accum", str(accum), "--metrics", os.path.join(out, "m.jsonl"),
         "--export", os.path.join(out, "trained.onnx")] + list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -188,6 +193,60 @@ def check_resume(args, folder):
         if steps != [3, 4] or diff > 1e-6:
             failures.append(f"{label}: steps {steps}, differs from one process by {diff:.3g}")
         print(f"{label}: resumed steps {steps}, worst relative difference {diff:.3g}")
+    return failures
+
+
+def check_shards(args, folder):
+    # NPZ shards read by row (issue 31): ranks take disjoint rows of each
+    # epoch's order, so 2 ranks equal one process with --grad-accum 2 bit for
+    # bit (--deterministic); a 2-rank run stopped and resumed at 2 ranks is bit
+    # for bit; stopped at 2 ranks and resumed at 3 it reads the same rows
+    # (only the order gradients are summed in differs: within 1e-6).
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"))
+    import npz_files
+    data = os.path.join(folder, "shards")
+    npz_files.write_mlp_shards(data, [13, 0, 30, 29], compressed={3})  # 72 rows: 18 micro-batches of 4 an epoch
+    desc = os.path.join(folder, "adam.yaml")
+    with open(desc, "w") as f:
+        f.write(open(os.path.join(args.model_dir, "training.yaml")).read() + "\noptimizer: {name: Adam, lr: 0.01}\n")
+    failures = []
+
+    def rows(out):
+        return [(r["step"], r["loss"], r["grad_norm"]) for r in metrics(os.path.join(out, "m.jsonl"))]
+
+    det = ["--deterministic"]
+    # 6 steps x 6 micro-batches: two epochs.
+    one, one_dir = train(args, folder, "sh_one2", desc, 1, 2, det, steps=6, data=data)
+    two, two_dir = train(args, folder, "sh_two", desc, 2, 1, det, steps=6, data=data)
+    if one.returncode or two.returncode:
+        return [f"shards: exit {one.returncode}/{two.returncode}: {two.stderr[-500:]}"]
+    same = rows(two_dir) == rows(one_dir)
+    print(f"2 ranks on shards vs one process --grad-accum 2: bit for bit: {same}")
+    if not same:
+        failures.append("2 ranks on shards differ from one process with --grad-accum 2")
+    full, full_dir = train(args, folder, "sh_full", desc, 2, 3, det, steps=6, data=data)
+    ck = os.path.join(folder, "sh_ck")
+    first, _ = train(args, folder, "sh_first", desc, 2, 3, det + ["--checkpoint-dir", ck], steps=3, data=data)
+    ck3 = os.path.join(folder, "sh_ck3")
+    shutil.copytree(ck, ck3)
+    second, second_dir = train(args, folder, "sh_second", desc, 2, 3, det + ["--checkpoint-dir", ck, "--resume"],
+                               steps=6, data=data)
+    if full.returncode or first.returncode or second.returncode:
+        return failures + [f"shard resume: exit {full.returncode}/{first.returncode}/{second.returncode}"]
+    want = rows(full_dir)
+    got = rows(second_dir)
+    print(f"2 ranks stopped after step 3 and resumed at 2: steps {[g[0] for g in got]}, bit for bit: {got == want[3:]}")
+    if got != want[3:]:
+        failures.append(f"a resume on shards at 2 ranks is not bit for bit: {got} vs {want[3:]}")
+    third, third_dir = train(args, folder, "sh_third", desc, 3, 2, ["--checkpoint-dir", ck3, "--resume"], steps=6,
+                             data=data)
+    if third.returncode:
+        return failures + [f"resume at 3 ranks: exit {third.returncode}: {third.stderr[:1500]}"]
+    got3 = metrics(os.path.join(third_dir, "m.jsonl"))
+    diff = worst(got3, metrics(os.path.join(full_dir, "m.jsonl")))
+    print(f"2 ranks x 3 -> 3 ranks x 2 on shards: steps {[g['step'] for g in got3]}, worst relative difference {diff:.3g}")
+    if [g["step"] for g in got3] != [4, 5, 6] or diff > 1e-6:
+        failures.append(f"a resume on shards at 3 ranks differs by {diff:.3g}")
     return failures
 
 
@@ -520,7 +579,7 @@ def main():
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
     ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16", "epochs",
-                                        "mismatch", "tcp"],
+                                        "mismatch", "tcp", "shards"],
                     default="equal")
     args = ap.parse_args()
     missing = mpi_missing(args.ort_train)
@@ -531,7 +590,7 @@ def main():
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
                   "epochs": check_epochs,
                   "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16, "mismatch": check_mismatch,
-                  "tcp": check_tcp}
+                  "tcp": check_tcp, "shards": check_shards}
         failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)

@@ -134,7 +134,7 @@ TEST_CASE("float16 gradients accumulate over micro-batches in float32", "[traini
   for (const auto& [name, t] : snap->tensors) has_master = has_master || (name == "master/W" && t.dtype() == DType::kFloat);
   CHECK(has_master);
   auto fresh = make_trainer(true, 0.1, 2);
-  REQUIRE(fresh->restore(*snap, {}).ok());
+  REQUIRE(fresh->restore(CheckpointReader::of(*snap), {}).ok());
   CHECK(values(fresh->parameters().find("W")->master) == values(two->parameters().find("W")->master));
 }
 

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""A model whose weights live in ONNX external data, trained with checkpoints:
+peak RSS against the training state, and the pause a checkpoint costs the
+step, written in place and in the background (--async-checkpoint).
+
+    python3 bench/bench_checkpoint.py --ort-train build/ort_train [--params 100e6] [--work /tmp/ort_train_bench_ckpt]
+
+The model (made here with onnx and numpy, its weights in one external-data
+file): `layers` square MatMul + Relu layers of width `width` (sized to
+--params), an MSE loss against labels, batch 4. Each configuration runs as
+its own process, measured from a small wrapper process: 6 AdamW steps with
+checkpoints after steps 3 and 6, in place and in the background; then resumes
+from step 3 that must log steps 4-6 bit for bit, without and with --export. The state is parameters +
+gradients + AdamW's two moments: 16 bytes a parameter.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from peak_rss import measured  # noqa: E402
+
+
+def make_model(folder, params, width):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    layers = max(1, round(params / (width * width)))
+    rng = np.random.default_rng(0)
+    nodes, inits, x = [], [], "x"
+    for i in range(layers):
+        w = (rng.standard_normal((width, width), dtype=np.float32) / np.sqrt(width)).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"h{i}"], name=f"matmul{i}"))
+        nodes.append(helper.make_node("Relu", [f"h{i}"], [f"a{i}"], name=f"relu{i}"))
+        x = f"a{i}"
+    graph = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", width])],
+                              [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", width])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    os.makedirs(folder, exist_ok=True)
+    onnx.save_model(model, os.path.join(folder, "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="weights.bin", size_threshold=0)
+    with open(os.path.join(folder, "training.yaml"), "w") as f:
+        f.write(f"inputs:\n  - {{name: x, dtype: float32, shape: [batch, {width}]}}\n"
+                f"labels:\n  - {{name: labels, dtype: float32, shape: [batch, {width}]}}\n"
+                f"loss: {{type: mse, input: {x}, target: labels, reduction: mean}}\n"
+                "optimizer: {name: AdamW, lr: 1.0e-4}\nbatch_size: 4\n")
+    return layers * width * width
+
+
+def losses(path):
+    with open(path) as f:
+        return [json.loads(l)["loss"] for l in f if '"loss"' in l and "eval" not in l]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ort-train", required=True)
+    ap.add_argument("--params", type=float, default=100e6)
+    ap.add_argument("--width", type=int, default=2048)
+    ap.add_argument("--work", default="/tmp/ort_train_bench_ckpt")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    model_dir = os.path.join(args.work, "model")
+    n = make_model(model_dir, args.params, args.width)
+    state_mb = 16 * n / 2 ** 20
+    print(f"{n / 1e6:.0f}M parameters: state (parameters, gradients, AdamW's two moments) {state_mb:,.0f} MiB, "
+          f"weights file {os.path.getsize(os.path.join(model_dir, 'weights.bin')) / 2**20:,.0f} MiB\n")
+    print("| run | peak RSS MiB | / state | checkpoint pause s | checkpoint write s |")
+    print("|---|---|---|---|---|")
+    base = [args.ort_train, "train", "--model", os.path.join(model_dir, "model.onnx"), "--config",
+            os.path.join(model_dir, "training.yaml"), "--data", "synthetic", "--threads", "2", "--seed", "1",
+            "--steps", "6"]
+    want = None
+    for label, extra in (("checkpoints in place", []), ("--async-checkpoint", ["--async-checkpoint"])):
+        ck = os.path.join(args.work, "ck_" + str(len(extra)))
+        m = os.path.join(args.work, f"m{len(extra)}.jsonl")
+        rss, log = measured(base + ["--save-every", "3", "--keep", "3", "--checkpoint-dir", ck, "--metrics", m] + extra)
+        writes = [float(s) for s in re.findall(r"written \([\d.]+ MiB in ([\d.]+) s", log)]
+        # In place the step waits for the write; in the background for the snapshot's copy.
+        pauses = [float(s) for s in re.findall(r"the step paused ([\d.]+) s", log)] if extra else writes
+        print(f"| {label}: 6 steps, checkpoints after steps 3 and 6 | {rss:,.0f} | {rss / state_mb:.2f} | "
+              f"{' and '.join(f'{p:.2f}' for p in pauses)} | {' and '.join(f'{w:.2f}' for w in writes)} |")
+        if want is None:
+            want = losses(m)
+        else:
+            if losses(m) != want:
+                sys.exit("--async-checkpoint changed the losses")
+            shutil.rmtree(ck)  # only the first run's checkpoints are resumed: disk for a large model
+    ck = os.path.join(args.work, "ck_0")
+    os.remove(os.path.join(ck, "ckpt-00000006.ortc"))
+    for label, extra in (("resumed at step 3, steps 4-6", []),
+                         ("resumed at step 3, steps 4-6, --export", ["--export", os.path.join(args.work, "out.onnx")])):
+        r = os.path.join(args.work, "r.jsonl")
+        # --save-every 100: the run's last checkpoint only (step 6), removed again after.
+        rss, _ = measured(base + ["--checkpoint-dir", ck, "--resume", "--metrics", r, "--save-every", "100"] + extra)
+        os.remove(os.path.join(ck, "ckpt-00000006.ortc"))
+        got = losses(r)
+        print(f"| {label} | {rss:,.0f} | {rss / state_mb:.2f} | | |")
+        if got != want[3:]:
+            sys.exit(f"the resume is not bit for bit: {got} vs {want[3:]}")
+    print("\nresumes bit for bit: yes (steps 4-6 equal the uninterrupted run's)")
+    if not args.keep:
+        shutil.rmtree(args.work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
