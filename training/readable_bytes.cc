@@ -131,6 +131,12 @@ Result<std::shared_ptr<SpoolFile>> SpoolFile::create(const std::string& what) {
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = tmp && *tmp ? tmp : "/tmp";
   int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    // A file system without unnamed files: a named one, unlinked at once.
+    std::string name = dir + "/ort_train_spool_XXXXXX";
+    fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(name.c_str());
+  }
   if (fd < 0) return io_error("cannot create a temporary file in {} for {}: {}", dir, what, std::strerror(errno));
   return std::shared_ptr<SpoolFile>(new SpoolFile(fd, fmt::format("{} (inflated into {})", what, dir)));
 }

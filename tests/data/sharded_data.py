@@ -15,8 +15,8 @@ bit, and a token file's windows give the losses of the same windows as NPZ
 rows (--deterministic: the attention kernel is otherwise chosen by timing,
 and two choices round differently).
 
-memory: 24 shards of 10 MB against one: peak RSS within 20 MB (the data is
-read by row, never whole; loading it would add 230 MB).
+memory: 24 shards of 10 MB against one: peak RSS within 100 MB (the data is
+read by row, never whole: here under 1 MB more; loading it would add 230 MB).
 
 Standard library only.
 """
@@ -193,7 +193,9 @@ def check_memory(args, work):
     total = 24 * os.path.getsize(one[0]) / 2 ** 20
     print(f"peak RSS: one {os.path.getsize(one[0]) / 2**20:.0f} MB shard {small:.1f} MB, 24 shards ({total:.0f} MB) "
           f"{large:.1f} MB")
-    return [] if large - small < 20 else [f"24 shards took {large - small:.1f} MB more than one"]
+    # The issue's bound, 100 MB: loading the shards would add 230 MB; reading by
+    # row adds under 1 MB (more under the sanitizers' allocator, alike for both runs).
+    return [] if large - small < 100 else [f"24 shards took {large - small:.1f} MB more than one"]
 
 
 def main():
