@@ -25,25 +25,33 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from peak_rss import measured  # noqa: E402
 
 
-def make_model(folder, params, width):
+def make_model(folder, params, width):  # noqa: C901 (one straight recipe)
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
     layers = max(1, round(params / (width * width)))
     rng = np.random.default_rng(0)
+    os.makedirs(folder, exist_ok=True)
     nodes, inits, x = [], [], "x"
-    for i in range(layers):
-        w = (rng.standard_normal((width, width), dtype=np.float32) / np.sqrt(width)).astype(np.float32)
-        inits.append(numpy_helper.from_array(w, f"w{i}"))
-        nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"h{i}"], name=f"matmul{i}"))
-        nodes.append(helper.make_node("Relu", [f"h{i}"], [f"a{i}"], name=f"relu{i}"))
-        x = f"a{i}"
+    # The weights go to weights.bin a layer at a time (a 655M-parameter model
+    # would otherwise be held twice by numpy and onnx); the initializers point there.
+    with open(os.path.join(folder, "weights.bin"), "wb") as f:
+        for i in range(layers):
+            w = (rng.standard_normal((width, width), dtype=np.float32) / np.sqrt(width)).astype(np.float32)
+            t = TensorProto(name=f"w{i}", data_type=TensorProto.FLOAT, dims=[width, width],
+                            data_location=TensorProto.EXTERNAL)
+            for k, v in (("location", "weights.bin"), ("offset", str(f.tell())), ("length", str(w.nbytes))):
+                e = t.external_data.add()
+                e.key, e.value = k, v
+            f.write(w.tobytes())
+            inits.append(t)
+            nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"h{i}"], name=f"matmul{i}"))
+            nodes.append(helper.make_node("Relu", [f"h{i}"], [f"a{i}"], name=f"relu{i}"))
+            x = f"a{i}"
     graph = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", width])],
                               [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", width])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    os.makedirs(folder, exist_ok=True)
-    onnx.save_model(model, os.path.join(folder, "model.onnx"), save_as_external_data=True, all_tensors_to_one_file=True,
-                    location="weights.bin", size_threshold=0)
+    with open(os.path.join(folder, "model.onnx"), "wb") as f:
+        f.write(model.SerializeToString())
     with open(os.path.join(folder, "training.yaml"), "w") as f:
         f.write(f"inputs:\n  - {{name: x, dtype: float32, shape: [batch, {width}]}}\n"
                 f"labels:\n  - {{name: labels, dtype: float32, shape: [batch, {width}]}}\n"
@@ -64,10 +72,18 @@ def main():
     ap.add_argument("--width", type=int, default=2048)
     ap.add_argument("--work", default="/tmp/ort_train_bench_ckpt")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--no-async", action="store_true",
+                    help="leave out the --async-checkpoint run (it needs the state's size in memory again)")
+    ap.add_argument("--async-only", action="store_true", help="the --async-checkpoint run alone")
     args = ap.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    model_dir = os.path.join(args.work, "model")
-    n = make_model(model_dir, args.params, args.width)
+    model_dir = os.path.join(args.work, f"model_{args.params:.0f}_{args.width}")
+    for name in os.listdir(args.work) if os.path.isdir(args.work) else []:
+        if not name.startswith("model_"):  # earlier runs' checkpoints; a model of this size is kept (--keep)
+            shutil.rmtree(os.path.join(args.work, name), ignore_errors=True)
+    if os.path.exists(os.path.join(model_dir, "training.yaml")):
+        n = max(1, round(args.params / (args.width * args.width))) * args.width * args.width
+    else:
+        n = make_model(model_dir, args.params, args.width)
     state_mb = 16 * n / 2 ** 20
     print(f"{n / 1e6:.0f}M parameters: state (parameters, gradients, AdamW's two moments) {state_mb:,.0f} MiB, "
           f"weights file {os.path.getsize(os.path.join(model_dir, 'weights.bin')) / 2**20:,.0f} MiB\n")
@@ -77,7 +93,9 @@ def main():
             os.path.join(model_dir, "training.yaml"), "--data", "synthetic", "--threads", "2", "--seed", "1",
             "--steps", "6"]
     want = None
-    for label, extra in (("checkpoints in place", []), ("--async-checkpoint", ["--async-checkpoint"])):
+    runs = ([] if args.async_only else [("checkpoints in place", [])]) + \
+        ([] if args.no_async else [("--async-checkpoint", ["--async-checkpoint"])])
+    for label, extra in runs:
         ck = os.path.join(args.work, "ck_" + str(len(extra)))
         m = os.path.join(args.work, f"m{len(extra)}.jsonl")
         rss, log = measured(base + ["--save-every", "3", "--keep", "3", "--checkpoint-dir", ck, "--metrics", m] + extra)
@@ -92,6 +110,8 @@ def main():
             if losses(m) != want:
                 sys.exit("--async-checkpoint changed the losses")
             shutil.rmtree(ck)  # only the first run's checkpoints are resumed: disk for a large model
+    if args.async_only:
+        return
     ck = os.path.join(args.work, "ck_0")
     os.remove(os.path.join(ck, "ckpt-00000006.ortc"))
     for label, extra in (("resumed at step 3, steps 4-6", []),
