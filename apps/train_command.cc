@@ -24,6 +24,7 @@
 #include "runtime/kernel_choice.h"
 #include "training/checkpoint.h"
 #include "training/checkpoint_writer.h"
+#include "training/data_files.h"
 #include "training/recompute.h"
 #include "training/step_graph.h"
 #include "training/step_metrics.h"
@@ -250,8 +251,9 @@ Result<std::shared_ptr<Device>> choose_device(const TrainArgs& args, const Model
 // what it holds (shards, rows, bytes; a batch folder's files' sizes added up).
 std::string data_identity(const std::string& data, const BatchSource& source) {
   std::string what = fmt::format("{} micro-batches per epoch, {}", source.per_epoch, source.description);
+  auto files = resolve_data_files(data);
+  if (!files.ok() || files->kind != DataFiles::Kind::kBatchDirs) return what;
   std::error_code ec;
-  if (!fs::is_directory(data, ec) || source.description.find("batch folders") == std::string::npos) return what;
   uintmax_t bytes = 0;
   for (auto it = fs::recursive_directory_iterator(data, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec))

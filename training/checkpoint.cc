@@ -31,7 +31,7 @@ void put(std::string& out, T v) {
 }
 
 template <typename T>
-T get(const std::string& in, size_t at) {  // `in` holds at + sizeof(T) bytes: callers read them so
+T get(const std::string& in, size_t at) {  // callers have read at + sizeof(T) bytes into `in`
   T v;
   std::memcpy(&v, in.data() + at, sizeof(T));
   return v;

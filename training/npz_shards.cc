@@ -83,7 +83,7 @@ Result<std::unique_ptr<RowDataset>> open_npz_shards(const std::vector<std::strin
       if (c > 0 && n != shard.rows)
         return invalid_argument("{}: array '{}' has {} samples, others {}", path, names[c], n, shard.rows);
       shard.rows = n;
-      if (shard.first_row == 0 && ds->shards_.empty()) {  // the first shard sets each array's layout
+      if (ds->shards_.empty()) {  // the first shard sets each array's layout
         ds->dtypes_.push_back(it->dtype);
         ds->row_dims_.push_back(trailing);
         ds->row_bytes_.push_back(static_cast<size_t>(*checked_nbytes(it->dtype, trailing)));
