@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <fstream>
 
@@ -85,8 +86,8 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
       ->check(CLI::IsMember({"fp32", "bf16"}));
   train->add_option("--zero", args.zero,
                     "under mpirun: 1 keeps each rank's optimizer state for 1/N of the parameters (ZeRO stage 1; "
-                    "CPU so far); 0 (default) replicates it")
-      ->check(CLI::Range(0, 1));
+                    "CPU so far); 2 also its gradients (stage 2); 0 (default) replicates both")
+      ->check(CLI::Range(0, 2));
   train->add_option("--comm-timeout", args.comm_timeout,
                     "under mpirun: seconds a collective may wait for the other ranks before the job ends with a "
                     "message naming it (default 600; 0: forever)")
@@ -262,6 +263,25 @@ std::string data_identity(const std::string& data, const BatchSource& source) {
 }
 
 bool last_step(int64_t step, int64_t steps) { return step >= steps; }
+
+// Rank 0 logs for the job: every rank's value of a figure, in rank order
+// (a collective: every rank calls it at the same point).
+Result<std::string> every_rank(Communicator& comm, double mine, const char* unit, int decimals) {
+  if (comm.size() == 1) return std::string();
+  Tensor all = Tensor::host(DType::kDouble, {comm.size()});
+  std::fill(all.data<double>(), all.data<double>() + comm.size(), 0.0);
+  all.data<double>()[comm.rank()] = mine;
+  RETURN_IF_ERROR(comm.allgather(all, std::vector<int64_t>(static_cast<size_t>(comm.size()), 1)));
+  std::string list;
+  for (int r = 0; r < comm.size(); ++r) list += fmt::format("{}{:.{}f}", r ? ", " : "", all.data<double>()[r], decimals);
+  return fmt::format("; ranks 0-{}: {} {}", comm.size() - 1, list, unit);
+}
+
+double peak_rss_mib() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // KiB on Linux
+}
 
 std::string eta(double seconds) {
   int64_t s = static_cast<int64_t>(seconds + 0.5);
@@ -439,8 +459,17 @@ Status train_command(const TrainArgs& args) {
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
   size_t state_bytes = 0;
   for (const auto& [name, t] : trainer->optimizer().state()) state_bytes += t->nbytes();
+  const bool zero = args.zero > 0 && comm->size() > 1;
   spdlog::info("optimizer state: {:.2f} MiB ({} bytes) on this rank{}", state_bytes / 1048576.0, state_bytes,
-               args.zero == 1 && comm->size() > 1 ? fmt::format(" (ZeRO-1: 1/{} of it)", comm->size()) : "");
+               zero ? fmt::format(" (ZeRO-{}: 1/{} of it)", args.zero, comm->size()) : "");
+  ASSIGN_OR_RETURN(std::string gradients_per_rank,
+                   every_rank(*comm, static_cast<double>(trainer->gradient_bytes()), "bytes", 0));
+  spdlog::info("gradients: {:.2f} MiB ({} bytes) on this rank{}{}", trainer->gradient_bytes() / 1048576.0,
+               trainer->gradient_bytes(),
+               zero && args.zero == 2 ? fmt::format(" (ZeRO-2: a 1/{} share of {} bytes and one bucket)", comm->size(),
+                                                    trainer->gradient_share_bytes())
+                                      : "",
+               gradients_per_rank);
   if (args.resume) RETURN_IF_ERROR(resume(*trainer, args.checkpoint_dir, fingerprint));
   int64_t start = trainer->steps_done();
   if (start >= steps)
@@ -494,7 +523,7 @@ Status train_command(const TrainArgs& args) {
   CheckpointWriter writer(args.checkpoint_dir, args.keep, args.async_checkpoint);
   auto checkpoint = [&](int64_t step) -> Status {
     saved_at = step;
-    if (!lead && args.zero != 1) return Status::Ok();  // with ZeRO-1 every rank takes part in the gather
+    if (!lead && args.zero == 0) return Status::Ok();  // with ZeRO every rank takes part in the gather
     auto started = std::chrono::steady_clock::now();
     RETURN_IF_ERROR(writer.finish());  // one write at a time: the one before must have ended
     auto waited = std::chrono::steady_clock::now();
@@ -574,15 +603,18 @@ Status train_command(const TrainArgs& args) {
     }
     bool last = r.step == steps;
     if (held_out && args.eval_every > 0 && r.step % args.eval_every == 0 && !last) RETURN_IF_ERROR(evaluate_held_out());
-    // Rank 0 writes; with ZeRO-1 the other ranks take part in gathering the optimizer state.
+    // Rank 0 writes; with ZeRO the other ranks take part in gathering the optimizer state.
     bool due = !args.checkpoint_dir.empty() && (last || (args.save_every > 0 && r.step % args.save_every == 0));
     if (due) RETURN_IF_ERROR(checkpoint(r.step));
   }
   // On a GPU the allocator holds everything (parameters, optimizer state,
   // activations, gradients); on the CPU, the intermediates of a step.
-  spdlog::info("peak memory: {:.1f} MiB ({})", trainer->executor().allocator().peak_bytes() / 1048576.0,
+  ASSIGN_OR_RETURN(std::string rss_per_rank, every_rank(*comm, peak_rss_mib(), "MiB", 1));
+  spdlog::info("peak memory: {:.1f} MiB ({}); peak RSS {:.1f} MiB{}",
+               trainer->executor().allocator().peak_bytes() / 1048576.0,
                device->kind() == DeviceKind::kCpu ? "intermediate tensors of a step"
-                                                  : "GPU allocator: parameters, optimizer state, activations");
+                                                  : "GPU allocator: parameters, optimizer state, activations",
+               peak_rss_mib(), rss_per_rank);
   const Executor& ex = trainer->executor();
   spdlog::info("replayed plan: {} of {} nodes took their recorded shapes in the last step{}", ex.replayed_steps(),
                ex.plan().steps.size(),

@@ -22,6 +22,7 @@ struct PlanStep {
   std::vector<int> outputs;  // slot per output, -1 when omitted
   std::vector<int> release;  // slots to free after this step
   std::vector<int> ready;    // graph outputs this step makes final (RunOptions::on_output_ready)
+  std::vector<int> outputs_done;  // graph outputs read or made last here (RunOptions::release_outputs)
 };
 
 struct ExecutionPlan {

@@ -37,6 +37,10 @@ struct RunOptions {
   // except into float16/bfloat16 destinations, which are always written (the
   // caller sums those in float32).
   bool accumulate_bound_outputs = false;
+  // The caller takes each graph output at on_output_ready: outputs it did not
+  // fetch are freed after their last use instead of living until the run
+  // ends (ZeRO-2's gradients: only the one being sharded is alive at a time).
+  bool release_outputs = false;
 };
 
 class KernelContext {

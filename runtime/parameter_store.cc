@@ -16,7 +16,7 @@ size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
 Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
-    Device& device, const std::vector<std::pair<std::string, Tensor>>& params) {
+    Device& device, const std::vector<std::pair<std::string, Tensor>>& params, bool whole_gradients) {
   std::unique_ptr<ParameterStore> store(new ParameterStore());
   std::map<DType, size_t> sizes;  // bytes per dtype, in first-seen order of the groups below
   std::vector<DType> order;
@@ -34,32 +34,35 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
   for (DType t : order) {
     size_t bytes = std::max<size_t>(sizes[t], kAlign);
     int64_t n = static_cast<int64_t>(bytes / dtype_size(t));
-    auto p = alloc->allocate(bytes), g = alloc->allocate(bytes);
-    if (!p->data() || !g->data())
-      return make_error(ErrorCode::kInternal, "out of memory for the parameter store ({} bytes of {})", 2 * bytes,
-                        dtype_name(t));
-    Group grp{t, Tensor(t, {n}, p), Tensor(t, {n}, g), Tensor(), Tensor()};
+    auto p = alloc->allocate(bytes);
+    auto g = whole_gradients ? alloc->allocate(bytes) : nullptr;
+    if (!p->data() || (g && !g->data()))
+      return make_error(ErrorCode::kInternal, "out of memory for the parameter store ({} bytes of {})",
+                        (g ? 2 : 1) * bytes, dtype_name(t));
+    Group grp{t, Tensor(t, {n}, p), g ? Tensor(t, {n}, g) : Tensor(), Tensor(), Tensor()};
     grp.masters = grp.params;
     grp.master_grads = grp.grads;
     if (dtype_is_half(t)) {
-      auto mp = alloc->allocate(static_cast<size_t>(n) * 4), mg = alloc->allocate(static_cast<size_t>(n) * 4);
-      if (!mp->data() || !mg->data())
-        return make_error(ErrorCode::kInternal, "out of memory for the float32 master weights ({} bytes)", 8 * n);
+      auto mp = alloc->allocate(static_cast<size_t>(n) * 4);
+      auto mg = whole_gradients ? alloc->allocate(static_cast<size_t>(n) * 4) : nullptr;
+      if (!mp->data() || (mg && !mg->data()))
+        return make_error(ErrorCode::kInternal, "out of memory for the float32 master weights ({} bytes)",
+                          (mg ? 8 : 4) * n);
       grp.masters = Tensor(DType::kFloat, {n}, mp);
-      grp.master_grads = Tensor(DType::kFloat, {n}, mg);
+      if (mg) grp.master_grads = Tensor(DType::kFloat, {n}, mg);
     }
     group_of[t] = store->groups_.size();
     store->groups_.push_back(grp);
   }
   // Zero gradients and padding: a whole-buffer reduction must never see stale bytes.
   for (const Group& grp : store->groups_) {
-    Tensor zeros = Tensor::host(grp.dtype, grp.grads.dims());
-    RETURN_IF_ERROR(device.copy(zeros, grp.grads));
+    Tensor zeros = Tensor::host(grp.dtype, grp.params.dims());
+    if (grp.grads.defined()) RETURN_IF_ERROR(device.copy(zeros, grp.grads));
     RETURN_IF_ERROR(device.copy(zeros, grp.params));
     if (grp.has_masters()) {
       Tensor zeros32 = Tensor::host(DType::kFloat, grp.masters.dims());
       RETURN_IF_ERROR(device.copy(zeros32, grp.masters));
-      RETURN_IF_ERROR(device.copy(zeros32, grp.master_grads));
+      if (grp.master_grads.defined()) RETURN_IF_ERROR(device.copy(zeros32, grp.master_grads));
     }
   }
   std::set<const Storage*> moved;
@@ -69,7 +72,8 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
     Entry e;
     e.name = name;
     e.offset = offsets[i];
-    e.grad = Tensor(value.dtype(), value.dims(), Storage::view(grp.grads.storage(), e.offset, value.nbytes()));
+    if (grp.grads.defined())
+      e.grad = Tensor(value.dtype(), value.dims(), Storage::view(grp.grads.storage(), e.offset, value.nbytes()));
     if (device.kind() == DeviceKind::kCpu && value.device() == DeviceKind::kCpu && value.storage() &&
         value.storage()->bytes() >= value.nbytes() && moved.insert(value.storage().get()).second) {
       // The store takes the parameter's storage over: whoever shares the
@@ -85,7 +89,9 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
     if (grp.has_masters()) {  // same element offset in the float32 buffers
       size_t offset32 = e.offset / dtype_size(value.dtype()) * 4, bytes32 = static_cast<size_t>(value.numel()) * 4;
       e.master = Tensor(DType::kFloat, value.dims(), Storage::view(grp.masters.storage(), offset32, bytes32));
-      e.master_grad = Tensor(DType::kFloat, value.dims(), Storage::view(grp.master_grads.storage(), offset32, bytes32));
+      if (grp.master_grads.defined())
+        e.master_grad =
+            Tensor(DType::kFloat, value.dims(), Storage::view(grp.master_grads.storage(), offset32, bytes32));
     }
     store->entries_.push_back(std::move(e));
   }
@@ -104,16 +110,36 @@ const ParameterStore::Entry* ParameterStore::find(const std::string& name) const
   return it == index_.end() ? nullptr : &entries_[it->second];
 }
 
-Result<ParameterStore::Shard> ParameterStore::shard(int rank, int world) const {
+Result<ParameterStore::Shard> ParameterStore::shard(int rank, int world, int64_t align) const {
   if (groups_.size() != 1)
-    return unsupported("--zero 1 needs every trainable tensor in one dtype (here {} dtypes)", groups_.size());
+    return unsupported("--zero needs every trainable tensor in one dtype (here {} dtypes)", groups_.size());
   const Group& grp = groups_[0];
   const int64_t n = grp.masters.numel();
-  auto bound = [&](int64_t r) { return n * r / world; };
+  // Rank r's range starts near n r / world, moved to the nearest multiple of
+  // `align` from the start of the tensor it falls in, or its end (a tensor's
+  // start or end, or padding, is always a boundary).
+  std::vector<int64_t> bounds;
+  for (int64_t r = 0; r <= world; ++r) {
+    int64_t t = n * r / world;
+    for (const Entry& e : entries_) {
+      int64_t first = static_cast<int64_t>(e.offset / dtype_size(e.param.dtype()));
+      if (t > first && t < first + e.param.numel())
+        t = std::min(first + (t - first + align / 2) / align * align, first + e.param.numel());
+    }
+    bounds.push_back(t);
+  }
+  auto bound = [&](int64_t r) { return bounds[static_cast<size_t>(r)]; };
   Shard s;
   s.counts.assign(static_cast<size_t>(world), 0);
   s.state_counts.assign(static_cast<size_t>(world), 0);
   for (int64_t r = 0; r < world; ++r) s.counts[static_cast<size_t>(r)] = bound(r + 1) - bound(r);
+  s.first = bound(rank);
+  // ZeRO-2: no whole gradient buffer; this rank's range has its own.
+  Tensor grads = grp.master_grads;
+  if (!grads.defined()) {
+    s.grads = Tensor::host(DType::kFloat, {s.counts[static_cast<size_t>(rank)]});
+    std::memset(s.grads.raw(), 0, s.grads.nbytes());
+  }
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
     int64_t first = static_cast<int64_t>(e.offset / dtype_size(e.param.dtype())), count = e.param.numel();
@@ -122,11 +148,12 @@ Result<ParameterStore::Shard> ParameterStore::shard(int rank, int world) const {
       if (a >= b) continue;
       s.state_counts[static_cast<size_t>(r)] += b - a;
       if (r != rank) continue;
-      auto view = [&](const Tensor& buffer) {
+      auto view = [&](const Tensor& buffer, int64_t at) {
         return Tensor(DType::kFloat, {b - a},
-                      Storage::view(buffer.storage(), static_cast<size_t>(a) * 4, static_cast<size_t>(b - a) * 4));
+                      Storage::view(buffer.storage(), static_cast<size_t>(at) * 4, static_cast<size_t>(b - a) * 4));
       };
-      s.parts.push_back(Shard::Part{i, view(grp.masters), view(grp.master_grads)});
+      s.parts.push_back(Shard::Part{i, a - first, view(grp.masters, a),
+                                    grads.defined() ? view(grads, a) : view(s.grads, a - s.first)});
     }
   }
   for (int64_t r = 0; r < world; ++r) {

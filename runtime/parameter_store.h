@@ -45,27 +45,36 @@ class ParameterStore {
   // order, copies the values in, and leaves the gradients zero. On the CPU
   // the given tensors' storage moves into the store (Storage::move_into):
   // every holder of them then sees the trained values, with no second copy.
+  // Without `whole_gradients` (ZeRO-2) there are no gradient buffers: the
+  // groups' grads and master_grads and the entries' grad and master_grad are
+  // undefined, and each rank's Shard has its own.
   static Result<std::unique_ptr<ParameterStore>> create(Device& device,
-                                                        const std::vector<std::pair<std::string, Tensor>>& params);
+                                                        const std::vector<std::pair<std::string, Tensor>>& params,
+                                                        bool whole_gradients = true);
 
-  // ZeRO-1's layout: the store's one group split into consecutive element
+  // ZeRO's layout: the store's one group split into consecutive element
   // ranges, one per rank. Each rank's optimizer keeps state for its range
   // only: a part for each tensor overlapping it (weight decay and LAMB's
-  // norms follow the tensor).
+  // norms follow the tensor). A range boundary inside a tensor lies a
+  // multiple of `align` elements from its start (ZeRO-2 aligns them to the
+  // norm's chunks, so each chunk's partial sum is made whole on one rank).
   struct Shard {
     std::vector<int64_t> counts;  // buffer elements per rank
+    int64_t first = 0;            // this rank's first element
     struct Part {
       size_t entry = 0;    // index into entries()
+      int64_t begin = 0;   // its first element within the entry
       Tensor master;       // float32 view of this rank's part of the entry's master
       Tensor master_grad;  // and of its master gradient
     };
     std::vector<Part> parts;            // this rank's, in buffer order
+    Tensor grads;  // ZeRO-2 (a store without whole gradients): this range's float32 gradients, counts[rank] long
     std::vector<int64_t> state_counts;  // optimizer-state elements per rank (the parts' sizes)
     int64_t state_offset = 0;           // this rank's first state element in the whole
     int64_t state_total = 0;            // every rank's
   };
   // The shard of `rank` among `world`; every trainable tensor must share one dtype.
-  Result<Shard> shard(int rank, int world) const;
+  Result<Shard> shard(int rank, int world, int64_t align = 1) const;
 
   const std::vector<Entry>& entries() const { return entries_; }
   const std::vector<Group>& groups() const { return groups_; }

@@ -33,4 +33,8 @@ Result<VectorOps*> vector_ops(DeviceKind kind) {
   return get();
 }
 
+Result<std::vector<double>> VectorOps::norm_partials(const std::vector<Tensor>&) {
+  return unsupported("the norm's partial sums are computed on the CPU only");
+}
+
 }  // namespace ort_train

@@ -15,6 +15,11 @@
 
 namespace ort_train {
 
+// Elements per partial sum of the CPU's global norm: small, because ZeRO-2's
+// share boundaries fall on them (ParameterStore::shard) and should stay near
+// an even split.
+inline constexpr int64_t kNormChunk = 4096;
+
 class VectorOps {
  public:
   virtual ~VectorOps() = default;
@@ -31,6 +36,11 @@ class VectorOps {
   virtual Result<bool> unscale(const std::vector<Tensor>& ts, float inv_scale) = 0;
   // sqrt(sum of squares) over all tensors, accumulated in double, the same for any thread count.
   virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;
+  // global_norm in parts (the CPU's): the sum of squares of each kNormChunk
+  // elements of each tensor from its start, in order; global_norm's square
+  // is their sum in that order. ZeRO-2 adds up the ranks' chunks with them,
+  // so its norm is zero 0's to the bit.
+  virtual Result<std::vector<double>> norm_partials(const std::vector<Tensor>& ts);
 };
 
 // The vector ops of a device kind (its plugin must be loaded: get_device first).

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "runtime/host_staged_communicator.h"
@@ -9,6 +10,7 @@
 namespace ort_train {
 
 Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const ParameterStore& store, const GradientGraph& gg,
+                                                                 const Executor& executor,
                                                                  std::shared_ptr<Communicator> job,
                                                                  std::shared_ptr<Device> device,
                                                                  const ReducerOptions& options) {
@@ -19,7 +21,12 @@ Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const Parameter
   r->zero_ = options.zero;
   if (options.zero) {
     if (options.wire != DType::kFloat)
-      return unsupported("--allreduce-dtype bf16 with --zero 1: ZeRO reduce-scatters float32 gradients so far");
+      return unsupported("--allreduce-dtype bf16 with --zero {}: ZeRO reduce-scatters float32 gradients so far",
+                         options.zero_stage);
+    if (options.zero_stage == 2) {
+      ASSIGN_OR_RETURN(r->sharded_, ShardedGradients::create(store, *options.zero, job->rank(), gg, executor,
+                                                             std::max<size_t>(options.bucket_bytes, 1), job));
+    }
     return r;
   }
   size_t bucket_bytes = options.bucket_bytes;
@@ -41,16 +48,30 @@ Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const Parameter
   return r;
 }
 
-std::function<Status(const std::string&, const Tensor&)> GradientReducer::overlap_backward() {
-  if (!buckets_ || buckets_->buckets() == 0) return {};
+void GradientReducer::prepare(RunOptions& run, int64_t index, int64_t count) {
+  if (sharded_) {
+    sharded_->begin(index == 0);
+    run.on_output_ready = [this](const std::string& name, const Tensor& t) {
+      return sharded_->gradient_ready(name, t);
+    };
+    run.release_outputs = true;
+    return;
+  }
+  if (!buckets_ || buckets_->buckets() == 0 || index + 1 != count) return;
   buckets_->begin();
-  return [this](const std::string& name, const Tensor&) { return buckets_->gradient_ready(name, *sums_); };
+  run.on_output_ready = [this](const std::string& name, const Tensor&) { return buckets_->gradient_ready(name, *sums_); };
+}
+
+Status GradientReducer::after_run(const Executor& executor) {
+  return sharded_ ? sharded_->finish(executor) : Status::Ok();
 }
 
 Result<double> GradientReducer::reduce(StepTotals& totals) {
   auto started = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(device_->synchronize());
-  if (zero_) {
+  if (sharded_) {
+    // ZeRO-2: summed micro-batch by micro-batch, during the backward.
+  } else if (zero_) {
     // This rank's share of the sums (in deterministic mode the rank-ordered sum of everything).
     RETURN_IF_ERROR(job_->reduce_scatter_sum(store_->groups()[0].master_grads, zero_->counts));
   } else {

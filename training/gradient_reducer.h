@@ -1,6 +1,9 @@
 // Data parallelism: the sum over the ranks of a step's gradients, and with
-// them of its loss and sample and token counts. One of three ways, chosen
+// them of its loss and sample and token counts. One of four ways, chosen
 // once when the trainer is made:
+//   - ZeRO-2: each micro-batch's gradients are reduce-scattered bucket by
+//     bucket as the backward makes them final, into the rank's share; no
+//     rank keeps them whole (ShardedGradients);
 //   - ZeRO-1: the one float32 gradient buffer is reduce-scattered; each rank
 //     keeps the sum of its share (ParameterStore::Shard);
 //   - buckets (GradientBuckets): each bucket's allreduce starts as its last
@@ -19,14 +22,17 @@
 #include "runtime/communicator.h"
 #include "runtime/device.h"
 #include "runtime/parameter_store.h"
+#include "runtime/executor.h"
 #include "training/gradient_buckets.h"
+#include "training/sharded_gradients.h"
 
 namespace ort_train {
 
 struct ReducerOptions {
   size_t bucket_bytes = size_t{25} << 20;
   DType wire = DType::kFloat;                  // float32, or bfloat16
-  const ParameterStore::Shard* zero = nullptr;  // ZeRO-1's layout, when on
+  const ParameterStore::Shard* zero = nullptr;  // ZeRO's layout, when on
+  int zero_stage = 0;                           // 1 or 2 with `zero`
 };
 
 // What the micro-batches of a step add up to, on this rank or, after
@@ -39,16 +45,21 @@ struct StepTotals {
 
 class GradientReducer {
  public:
+  // `executor` runs the step graph (ZeRO-2 buckets gradients in its order).
   static Result<std::unique_ptr<GradientReducer>> create(const ParameterStore& store, const GradientGraph& gg,
-                                                         std::shared_ptr<Communicator> job,
+                                                         const Executor& executor, std::shared_ptr<Communicator> job,
                                                          std::shared_ptr<Device> device, const ReducerOptions& options);
-  // For the step's last micro-batch: RunOptions::on_output_ready, which starts
-  // each bucket's reduction as its gradients become final; empty when nothing
-  // overlaps the backward.
-  std::function<Status(const std::string&, const Tensor&)> overlap_backward();
+  // Sets micro-batch `index` (of `count` in the step)'s run options: ZeRO-2
+  // takes every micro-batch's gradients as they become final (and has the
+  // executor free them); the buckets start reducing the last one's.
+  void prepare(RunOptions& run, int64_t index, int64_t count);
+  // After each micro-batch's run.
+  Status after_run(const Executor& executor);
   // After the backward: sums the gradients and `totals` over the ranks;
   // returns the milliseconds it waited.
   Result<double> reduce(StepTotals& totals);
+  // Bytes of gradient memory the reducer holds beside the store's (ZeRO-2's bucket).
+  size_t buffer_bytes() const { return sharded_ ? sharded_->buffer_bytes() : 0; }
 
  private:
   GradientReducer() = default;
@@ -56,6 +67,7 @@ class GradientReducer {
   std::shared_ptr<Communicator> sums_;     // who sums gradient buffers: NCCL, host-staged MPI, or MPI
   std::shared_ptr<Device> device_;
   std::unique_ptr<GradientBuckets> buckets_;  // null under ZeRO
+  std::unique_ptr<ShardedGradients> sharded_;  // ZeRO-2
   const ParameterStore* store_ = nullptr;
   const ParameterStore::Shard* zero_ = nullptr;
 };

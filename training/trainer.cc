@@ -24,8 +24,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
   t->options_ = std::move(options);
   t->source_ = std::move(source);
   if (t->options_.grad_accum < 1) return invalid_argument("grad_accum must be at least 1");
-  if (t->options_.zero_stage != 0 && t->options_.zero_stage != 1)
-    return invalid_argument("--zero {}: stages 0 and 1 exist", t->options_.zero_stage);
+  if (t->options_.zero_stage < 0 || t->options_.zero_stage > 2)
+    return invalid_argument("--zero {}: stages 0, 1 and 2 exist", t->options_.zero_stage);
   t->device_ = t->options_.device;
   if (!t->device_) {
     ASSIGN_OR_RETURN(t->device_, get_device(DeviceKind::kCpu));
@@ -43,8 +43,9 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     reducer.bucket_bytes = t->options_.bucket_bytes;
     reducer.wire = t->options_.allreduce_dtype;
     reducer.zero = t->zero_ ? &*t->zero_ : nullptr;
-    ASSIGN_OR_RETURN(t->reducer_, GradientReducer::create(*t->store_, t->tg_.gradients, t->options_.communicator,
-                                                          t->device_, reducer));
+    reducer.zero_stage = t->zero_ ? t->options_.zero_stage : 0;
+    ASSIGN_OR_RETURN(t->reducer_, GradientReducer::create(*t->store_, t->tg_.gradients, *t->executor_,
+                                                          t->options_.communicator, t->device_, reducer));
   }
   if (!t->tg_.loss_scale_input.empty()) t->scaler_.emplace(t->options_.loss_scale);
   return t;
@@ -65,7 +66,8 @@ Status Trainer::make_store() {
     values.emplace_back(w, v);
     originals_[w] = v;
   }
-  ASSIGN_OR_RETURN(store_, ParameterStore::create(*device_, values));
+  // ZeRO-2 keeps no whole gradient: each rank's share has its own buffer (make_optimizer).
+  ASSIGN_OR_RETURN(store_, ParameterStore::create(*device_, values, !zero_sharded_gradients()));
   if (world_ > 1) {
     // Every rank starts from rank 0's parameters (they loaded the same file;
     // this makes sure), 16-bit groups through their float32 masters.
@@ -88,6 +90,7 @@ Status Trainer::make_executor() {
   stat_writebacks_ = std::move(step.state_writebacks);
   ASSIGN_OR_RETURN(executor_, Executor::create(step.model, device_));
   for (const ParameterStore::Entry& e : store_->entries()) {
+    if (!e.grad.defined()) continue;  // ZeRO-2: taken from the run as they become final (ShardedGradients)
     // Each gradient is written (or, after the first micro-batch, added) straight into its slot.
     // 16-bit gradients are written every micro-batch and summed into their float32 master gradient.
     RETURN_IF_ERROR(executor_->bind_output(tg_.gradients.gradient.at(e.name), e.grad));
@@ -105,14 +108,16 @@ Status Trainer::make_executor() {
 }
 
 // The optimizer over the float32 masters (the parameters themselves unless
-// they are 16-bit), or under ZeRO-1 over this rank's share of them.
+// they are 16-bit), or under ZeRO over this rank's share of them.
 Status Trainer::make_optimizer() {
   std::vector<ParamSlot> params;
-  if (options_.zero_stage == 1 && world_ > 1) {
+  if (options_.zero_stage >= 1 && world_ > 1) {
     if (device_->kind() != DeviceKind::kCpu)
-      return unsupported("--zero 1 runs on the CPU so far (the GPU optimizers take no shard-wide LAMB norms and "
-                         "checkpoints do not gather device shards yet); use --zero 0 on GPUs");
-    ASSIGN_OR_RETURN(zero_, store_->shard(rank_, world_));
+      return unsupported("--zero {} runs on the CPU so far (the GPU optimizers take no shard-wide LAMB norms and "
+                         "checkpoints do not gather device shards yet); use --zero 0 on GPUs",
+                         options_.zero_stage);
+    // ZeRO-2's share boundaries fall on the norm's chunks (exact_shard_norm).
+    ASSIGN_OR_RETURN(zero_, store_->shard(rank_, world_, zero_sharded_gradients() ? kNormChunk : 1));
     for (const ParameterStore::Shard::Part& part : zero_->parts) {
       params.push_back(ParamSlot{store_->entries()[part.entry].name, part.master, true, {}});
       shard_grads_.push_back(part.master_grad);
@@ -220,14 +225,21 @@ Status Trainer::forward_backward(StepTotals& totals) {
           break;
         }
     }
-    // The last micro-batch's gradients start their reduction as they become final.
-    if (reducer_ && a + 1 == options_.grad_accum) run.on_output_ready = reducer_->overlap_backward();
-    ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run));
+    // The last micro-batch's gradients start their reduction as they become
+    // final; under ZeRO-2 every micro-batch's, and the run keeps only what is fetched.
+    if (reducer_) reducer_->prepare(run, a, options_.grad_accum);
+    std::vector<std::string> fetch;
+    if (run.release_outputs) {
+      fetch.push_back(tg_.gradients.loss);
+      for (const auto& [out_name, init] : stat_writebacks_) fetch.push_back(out_name);
+    }
+    ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run, fetch));
+    if (reducer_) RETURN_IF_ERROR(reducer_->after_run(*executor_));
     ASSIGN_OR_RETURN(double loss, loss_value(*device_, out.at(tg_.gradients.loss)));
     totals.loss_sum += loss;
     // 16-bit gradients into their float32 master gradients, one whole group at a time.
     for (const ParameterStore::Group& grp : store_->groups())
-      if (grp.has_masters()) RETURN_IF_ERROR(a == 0 ? math_->convert(grp.grads, grp.master_grads)
+      if (grp.has_masters() && grp.grads.defined()) RETURN_IF_ERROR(a == 0 ? math_->convert(grp.grads, grp.master_grads)
                                                     : math_->add_into(grp.master_grads, grp.grads));
     for (const auto& [out_name, init] : stat_writebacks_) {
       ASSIGN_OR_RETURN(Tensor dst, executor_->constant(init));
@@ -237,11 +249,51 @@ Status Trainer::forward_backward(StepTotals& totals) {
   return Status::Ok();
 }
 
-// Without ZeRO, or with ZeRO in deterministic mode (where every rank holds
+// Without ZeRO, or with ZeRO-1 in deterministic mode (where every rank holds
 // every summed gradient), unscaling, the average and the norm are taken over
-// every gradient, so ZeRO matches zero 0 bit for bit; otherwise over this
-// rank's share, the norm added over the ranks.
-bool Trainer::all_gradients_here() const { return !zero_ || options_.communicator->ordered_sums(); }
+// every gradient, so ZeRO-1 matches zero 0 bit for bit; otherwise over this
+// rank's share, the norm added over the ranks (ZeRO-2's exactly: exact_shard_norm).
+bool Trainer::all_gradients_here() const {
+  return !zero_ || (options_.zero_stage == 1 && options_.communicator->ordered_sums());
+}
+
+size_t Trainer::gradient_bytes() const {
+  size_t bytes = zero_ && zero_->grads.defined() ? zero_->grads.nbytes() : 0;
+  for (const ParameterStore::Group& grp : store_->groups()) {
+    if (grp.grads.defined()) bytes += grp.grads.nbytes();
+    if (grp.has_masters() && grp.master_grads.defined()) bytes += grp.master_grads.nbytes();
+  }
+  return bytes + (reducer_ ? reducer_->buffer_bytes() : 0);
+}
+
+bool Trainer::zero_sharded_gradients() const { return options_.zero_stage == 2 && world_ > 1; }
+
+// ZeRO-2's global norm, zero 0's to the bit: global_norm adds partial sums of
+// fixed chunks of each tensor in order; the share boundaries fall on chunk
+// boundaries (make_optimizer), so each chunk is whole on one rank. Each rank
+// puts its chunks' sums in their places among every chunk's, zeros elsewhere,
+// the ranks sum that (adding zeros is exact), and the sums are added in order.
+Result<double> Trainer::exact_shard_norm() {
+  std::vector<int64_t> chunk_base;  // each tensor's first chunk among all
+  int64_t chunks = 0;
+  for (const ParameterStore::Entry& e : store_->entries()) {
+    chunk_base.push_back(chunks);
+    chunks += (e.param.numel() + kNormChunk - 1) / kNormChunk;
+  }
+  ASSIGN_OR_RETURN(std::vector<double> mine, math_->norm_partials(shard_grads_));
+  Tensor all = Tensor::host(DType::kDouble, {std::max<int64_t>(chunks, 1)});
+  double* a = all.data<double>();
+  std::fill(a, a + all.numel(), 0.0);
+  size_t k = 0;
+  for (const ParameterStore::Shard::Part& part : zero_->parts) {
+    int64_t first = chunk_base[part.entry] + part.begin / kNormChunk;
+    for (int64_t c = 0; c < (part.master_grad.numel() + kNormChunk - 1) / kNormChunk; ++c) a[first + c] = mine[k++];
+  }
+  RETURN_IF_ERROR(options_.communicator->allreduce_sum(all));
+  double sq = 0;
+  for (int64_t c = 0; c < chunks; ++c) sq += a[c];
+  return std::sqrt(sq);
+}
 
 // GradScaler: unscale, and skip the update when any gradient overflowed.
 Status Trainer::unscale(StepReport& r) {
@@ -284,6 +336,8 @@ Status Trainer::average_and_clip(StepReport& r) {
   // (Every rank takes the same branch: the norm is summed over the ranks.)
   if (all_here) {
     ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
+  } else if (zero_sharded_gradients()) {
+    ASSIGN_OR_RETURN(r.grad_norm, exact_shard_norm());
   } else {
     ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
     Tensor sq = Tensor::from_vector<double>({1}, {share * share});

@@ -42,7 +42,8 @@ struct TrainerOptions {
   size_t bucket_bytes = size_t{25} << 20;
   // ZeRO stage 1 (--zero 1): each rank keeps the optimizer state of 1/N of
   // the flat parameter buffer; gradients are reduce-scattered, each rank
-  // updates its share, and the parameters are all-gathered.
+  // updates its share, and the parameters are all-gathered. Stage 2 also
+  // keeps only the share's gradients (training/sharded_gradients.h).
   int zero_stage = 0;
   // The dtype gradients are summed over the ranks in: float32, or bfloat16
   // (--allreduce-dtype bf16: rounded, summed, widened back; half the bytes).
@@ -113,6 +114,10 @@ class Trainer {
   Optimizer& optimizer() { return *optimizer_; }
   Executor& executor() { return *executor_; }
   const ParameterStore& parameters() const { return *store_; }
+  // Gradient memory this rank keeps between runs: the store's gradient
+  // buffers, or under ZeRO-2 its share's and the reduce-scatter's bucket.
+  size_t gradient_bytes() const;
+  size_t gradient_share_bytes() const { return zero_ && zero_->grads.defined() ? zero_->grads.nbytes() : 0; }
 
  private:
   Trainer() = default;
@@ -129,6 +134,8 @@ class Trainer {
   void skip_update(StepReport& r);  // counts the step, takes no update
   Status update(StepReport& r);
   bool all_gradients_here() const;
+  bool zero_sharded_gradients() const;  // ZeRO-2 with more than one rank
+  Result<double> exact_shard_norm();
   // The initializers each step changes: trainable parameters, BatchNorm
   // running statistics and the hoisted 16-bit weight copies.
   std::vector<std::string> updated_initializers() const;
@@ -156,7 +163,7 @@ class Trainer {
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;
   std::unique_ptr<GradientReducer> reducer_;  // data parallelism: the sums over the ranks
-  // ZeRO-1: this rank's share of the store; the optimizer's slots and
+  // ZeRO: this rank's share of the store; the optimizer's slots and
   // shard_grads_ cover it.
   std::optional<ParameterStore::Shard> zero_;
   std::vector<Tensor> shard_grads_;

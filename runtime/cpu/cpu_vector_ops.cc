@@ -14,8 +14,6 @@
 namespace ort_train {
 namespace {
 
-constexpr int64_t kNormChunk = 65536;  // elements per partial sum of the norm
-
 // Sum of squares in double over eight interleaved accumulators added in a
 // fixed order at the end: independent chains the compiler vectorizes (one
 // serial sum was a dependent add per element), and the same result wherever
@@ -112,7 +110,13 @@ class CpuVectorOps : public VectorOps {
     return found.load();
   }
   Result<double> global_norm(const std::vector<Tensor>& ts) override {
-    // Partial sums per fixed chunk, added in chunk order: the same result for any thread count.
+    ASSIGN_OR_RETURN(std::vector<double> partial, norm_partials(ts));
+    double sq = 0;
+    for (double v : partial) sq += v;
+    return std::sqrt(sq);
+  }
+  // Partial sums per fixed chunk: the same result for any thread count.
+  Result<std::vector<double>> norm_partials(const std::vector<Tensor>& ts) override {
     std::vector<std::array<int64_t, 2>> chunks;  // (tensor, begin)
     for (size_t i = 0; i < ts.size(); ++i) {
       RETURN_IF_ERROR(check_float_pair(ts[i], ts[i], "global_norm"));
@@ -127,9 +131,7 @@ class CpuVectorOps : public VectorOps {
             sum_of_squares(p + chunks[c][1], std::min(g.numel(), chunks[c][1] + kNormChunk) - chunks[c][1]);
       }
     });
-    double sq = 0;
-    for (double v : partial) sq += v;
-    return std::sqrt(sq);
+    return partial;
   }
 };
 

@@ -21,6 +21,13 @@ zero: --zero 1 equals --zero 0 for every optimizer (bit for bit with
 --deterministic, except Lamb: its whole-tensor norms are summed from
 per-share parts), and its checkpoints resume without ZeRO.
 
+zero2: --zero 2 (gradients too kept as 1/N shares) equals --zero 0 at 2
+and 3 ranks: within 1e-6, and bit for bit with --deterministic (except
+Lamb, as above), with tiny buckets too (many reduce-scatters); with
+--grad-accum 2 within 1e-6 (micro-batches are summed over the ranks one at a
+time, then added); its checkpoints resume without ZeRO; the gradient bytes
+per rank are logged at 1, 2 and 4 ranks and shrink with N.
+
 kill: SIGKILL of one rank ends the job (non-zero, under 30 s) and its last
 checkpoint resumes. timeout: a stopped rank makes --comm-timeout end the job
 with a message naming the collective.
@@ -250,54 +257,119 @@ def check_shards(args, folder):
     return failures
 
 
-def check_zero(args, folder):
-    # --zero 1 (each rank keeps 1/N of the optimizer state) equals --zero 0:
-    # within 1e-6, and bit for bit with --deterministic; its checkpoints are
-    # complete (they resume without ZeRO); Lamb is refused by name.
+def zero_matches_zero0(args, folder, stage, optimizers, flag_sets):
+    """--zero `stage` against --zero 0 for each optimizer, with and without
+    clipping, at 2 and 3 ranks, under each (flags, exact) of `flag_sets`:
+    exact means bit for bit (Lamb sums each tensor's norms from per-share
+    parts: within 1e-6, never required bit for bit)."""
     base = open(os.path.join(args.model_dir, "training.yaml")).read()
     failures = []
-    for opt in ("sgd_momentum", "adam", "adamw", "adamw_hf", "lamb"):
+    for opt in optimizers:
         for clip in (False, True):
-            desc = os.path.join(folder, f"z_{opt}_{clip}.yaml")
+            desc = os.path.join(folder, f"z{stage}_{opt}_{clip}.yaml")
             with open(desc, "w") as f:
                 spec = OPTIMIZERS[opt]
                 f.write(base + f"\noptimizer: {spec[:-1]}{', max_grad_norm: 0.05' if clip else ''}}}\n")
             for n in (2, 3):
-                # Lamb sums each tensor's norms from per-share parts: within 1e-6, not bit for bit.
-                for flags, exact in (([], False), (["--deterministic"], opt != "lamb")):
-                    label = f"{opt}{' clipped' if clip else ''}, {n} ranks{' deterministic' if flags else ''}"
-                    zero0, d0 = train(args, folder, f"z0_{opt}_{clip}_{n}_{exact}", desc, n, 1, flags)
-                    zero1, d1 = train(args, folder, f"z1_{opt}_{clip}_{n}_{exact}", desc, n, 1, flags + ["--zero", "1"])
-                    if zero0.returncode != 0 or zero1.returncode != 0:
-                        failures.append(f"{label}: exit {zero0.returncode}/{zero1.returncode}: {zero1.stderr[-400:]}")
+                for flags, exact in flag_sets:
+                    exact = exact and opt != "lamb"
+                    label = f"{opt}{' clipped' if clip else ''}, {n} ranks {' '.join(flags)}"
+                    name = f"{opt}_{clip}_{n}_{len(flags)}"
+                    zero0, d0 = train(args, folder, f"z{stage}_0_{name}", desc, n, 1, flags)
+                    zero, d = train(args, folder, f"z{stage}_{name}", desc, n, 1, flags + ["--zero", str(stage)])
+                    if zero0.returncode != 0 or zero.returncode != 0:
+                        failures.append(f"{label}: exit {zero0.returncode}/{zero.returncode}: {zero.stderr[-400:]}")
                         continue
-                    a, b = metrics(os.path.join(d0, "m.jsonl")), metrics(os.path.join(d1, "m.jsonl"))
+                    a, b = metrics(os.path.join(d0, "m.jsonl")), metrics(os.path.join(d, "m.jsonl"))
                     diff = worst(b, a)
                     if len(a) != len(b) or diff > (0 if exact else 1e-6):
-                        failures.append(f"{label}: --zero 1 differs from --zero 0 by {diff:.3g}")
-                    print(f"{label}: --zero 1 vs 0, worst relative difference {diff:.3g}")
-    # A ZeRO-1 checkpoint at 3 ranks resumes at 2 ranks without ZeRO and continues the trajectory.
-    desc = os.path.join(folder, "z_adam_False.yaml")
-    ref, ref_dir = train(args, folder, "z_ref", desc, 1, 6)
-    ck = os.path.join(folder, "z_ck")
-    first, _ = train(args, folder, "z_first", desc, 3, 2, ["--zero", "1", "--checkpoint-dir", ck], steps=2)
-    second, second_dir = train(args, folder, "z_second", desc, 2, 3, ["--checkpoint-dir", ck, "--resume"])
+                        failures.append(f"{label}: --zero {stage} differs from --zero 0 by {diff:.3g}")
+                    print(f"{label}: --zero {stage} vs 0, worst relative difference {diff:.3g}"
+                          f"{' (must be 0)' if exact else ''}")
+    return failures
+
+
+def zero_checkpoint_resumes(args, folder, stage, desc):
+    """A --zero `stage` checkpoint at 3 ranks resumes at 2 ranks without ZeRO
+    and continues one process's trajectory."""
+    ref, ref_dir = train(args, folder, f"z{stage}_ref", desc, 1, 6)
+    ck = os.path.join(folder, f"z{stage}_ck")
+    first, _ = train(args, folder, f"z{stage}_first", desc, 3, 2, ["--zero", str(stage), "--checkpoint-dir", ck],
+                     steps=2)
+    second, second_dir = train(args, folder, f"z{stage}_second", desc, 2, 3, ["--checkpoint-dir", ck, "--resume"])
     if ref.returncode or first.returncode or second.returncode:
-        failures.append(f"ZeRO resume: exit {ref.returncode}/{first.returncode}/{second.returncode}: {second.stderr[-400:]}")
-    else:
-        want, got = metrics(os.path.join(ref_dir, "m.jsonl")), metrics(os.path.join(second_dir, "m.jsonl"))
-        diff = worst(got, want)
-        print(f"ZeRO-1 checkpoint at 3 ranks resumed at 2 without ZeRO: steps {[g['step'] for g in got]}, "
-              f"worst relative difference {diff:.3g}")
-        if [g["step"] for g in got] != [3, 4] or diff > 1e-6:
-            failures.append(f"ZeRO resume differs by {diff:.3g}")
+        return [f"ZeRO-{stage} resume: exit {ref.returncode}/{first.returncode}/{second.returncode}: "
+                f"{first.stderr[-300:]} {second.stderr[-300:]}"]
+    want, got = metrics(os.path.join(ref_dir, "m.jsonl")), metrics(os.path.join(second_dir, "m.jsonl"))
+    diff = worst(got, want)
+    print(f"ZeRO-{stage} checkpoint at 3 ranks resumed at 2 without ZeRO: steps {[g['step'] for g in got]}, "
+          f"worst relative difference {diff:.3g}")
+    return [f"ZeRO-{stage} resume differs by {diff:.3g}"] if [g["step"] for g in got] != [3, 4] or diff > 1e-6 else []
+
+
+def check_zero(args, folder):
+    # --zero 1 (each rank keeps 1/N of the optimizer state) equals --zero 0:
+    # within 1e-6, and bit for bit with --deterministic; its checkpoints are
+    # complete (they resume without ZeRO).
+    failures = zero_matches_zero0(args, folder, 1, ("sgd_momentum", "adam", "adamw", "adamw_hf", "lamb"),
+                                  (([], False), (["--deterministic"], True)))
+    failures += zero_checkpoint_resumes(args, folder, 1, os.path.join(folder, "z1_adam_False.yaml"))
     # Optimizer-state bytes per rank at 1, 2 and 4 ranks (Adam: two float32 buffers).
+    desc = os.path.join(folder, "z1_adam_False.yaml")
     for n in (1, 2, 4):
         r, _ = train(args, folder, f"z_bytes_{n}", desc, n, 1, ["--zero", "1"], log_level="info")
         line = [l for l in (r.stdout + r.stderr).splitlines() if "optimizer state" in l]
         print(f"{n} rank(s): {line[0].split('] ')[-1] if line else 'no report'}")
         if r.returncode != 0 or not line:
             failures.append(f"{n} ranks: no optimizer-state report")
+    return failures
+
+
+def check_zero2(args, folder):
+    failures = zero_matches_zero0(args, folder, 2, ("sgd_momentum", "adamw", "lamb"),
+                                  (([], False), (["--deterministic"], True),
+                                   (["--deterministic", "--bucket-mb", "0.001"], True)))
+    # Two micro-batches per rank: each is summed over the ranks before they are added.
+    desc = os.path.join(folder, "z2_adamw_True.yaml")
+    for n in (2, 3):
+        zero0, d0 = train(args, folder, f"z2acc0_{n}", desc, n, 2, ["--deterministic"])
+        zero2, d2 = train(args, folder, f"z2acc2_{n}", desc, n, 2, ["--deterministic", "--zero", "2"])
+        if zero0.returncode or zero2.returncode:
+            failures.append(f"grad-accum 2: exit {zero0.returncode}/{zero2.returncode}: {zero2.stderr[-400:]}")
+            continue
+        diff = worst(metrics(os.path.join(d2, "m.jsonl")), metrics(os.path.join(d0, "m.jsonl")))
+        print(f"adamw clipped, {n} ranks, --grad-accum 2: --zero 2 vs 0, worst relative difference {diff:.3g}")
+        if diff > 1e-6:
+            failures.append(f"grad-accum 2 at {n} ranks: --zero 2 differs from --zero 0 by {diff:.3g}")
+    desc = os.path.join(folder, "z2_adamw_False.yaml")
+    failures += zero_checkpoint_resumes(args, folder, 2, desc)
+    # Gradient bytes per rank at 1, 2 and 4 ranks, with buckets small beside the model.
+    whole = None
+    for n in (1, 2, 4):
+        for zero in ("0", "2"):
+            r, _ = train(args, folder, f"z2_bytes_{n}_{zero}", desc, n, 1,
+                         ["--zero", zero, "--bucket-mb", "0.01"], log_level="info")
+            lines = [l.split("] ")[-1] for l in (r.stdout + r.stderr).splitlines() if "] gradients:" in l]
+            for l in lines:
+                print(f"{n} rank(s), --zero {zero}: {l}")
+            if r.returncode != 0 or not lines:
+                failures.append(f"{n} ranks --zero {zero}: no gradient report: {r.stderr[-300:]}")
+                continue
+            # "... on this rank ...; ranks 0-3: a, b, c, d bytes" (one process: no list)
+            line = lines[0]
+            total = ([int(float(v)) for v in line.split("ranks 0-")[1].split(": ", 1)[1].split(" bytes")[0].split(", ")]
+                     if n > 1 else [int(line.split("(")[1].split(" bytes")[0])])
+            if zero == "0":
+                whole = whole or total[0]
+                if len(total) != n or set(total) != {whole}:
+                    failures.append(f"--zero 0 at {n} ranks keeps {total} gradient bytes, not {whole}")
+            elif n > 1 and whole:
+                # Each rank keeps its share (near 1/N: the boundaries fall on the norm's 4096-element chunks)
+                # and one bucket, which holds at least the largest gradient.
+                share = int(line.split("share of ")[1].split(" bytes")[0])
+                if len(total) != n or share > whole / n + 2 * 4096 * 4 or total[0] <= share:
+                    failures.append(f"--zero 2 at {n} ranks: {total} gradient bytes, rank 0's share {share}, "
+                                    f"of {whole}")
     return failures
 
 
@@ -578,7 +650,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
-    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "bf16", "epochs",
+    ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "zero2", "bf16", "epochs",
                                         "mismatch", "tcp", "shards"],
                     default="equal")
     args = ap.parse_args()
@@ -589,7 +661,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
                   "epochs": check_epochs,
-                  "timeout": check_timeout, "zero": check_zero, "bf16": check_bf16, "mismatch": check_mismatch,
+                  "timeout": check_timeout, "zero": check_zero, "zero2": check_zero2, "bf16": check_bf16, "mismatch": check_mismatch,
                   "tcp": check_tcp, "shards": check_shards}
         failures = checks[args.check](args, folder)
     for f in failures:

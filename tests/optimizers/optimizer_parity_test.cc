@@ -122,12 +122,16 @@ TEST_CASE("precision.bf16_follows_pytorch_autocast") {
   // brackets PyTorch's own bf16 vs fp32): MLP 1.5e-7 [2.6e-2], LeNet 6.8e-3
   // [4.0e-3], BERT 2.6e-3 [1.3e-3], GPT 1.1e-3 [1.5e-3], the Hugging Face
   // BERT export (its attention float32 here) 8.6e-4 [2.3e-4]. The bounds leave
-  // about 1.5x for other CPUs' oneDNN kernels. That the bf16 path runs at all
+  // about 1.5x for other CPUs' oneDNN kernels. On 2026-11-27's machine (a
+  // Xeon with AVX-512 and AMX) BERT measured 2.0e-3, GPT 2.15e-3 and the
+  // export 7.1e-4, GPT's the same with the norm's old chunk size: a 50-step
+  // bf16 trajectory moves with the machine, so GPT's bound is 3e-3, twice
+  // PyTorch's own bf16-vs-fp32 gap. That the bf16 path runs at all
   // is train.precision_bf16's check (losses differ from fp32).
   check_bf16_trajectories("mlp", 1e-4);
   check_bf16_trajectories("lenet", 1e-2);
   check_bf16_trajectories("bert", 4e-3);
-  check_bf16_trajectories("gpt", 2e-3);
+  check_bf16_trajectories("gpt", 3e-3);
   check_bf16_trajectories("hf/bert_opset14", 1.5e-3);
 }
 

@@ -152,6 +152,39 @@ TEST_CASE("an input still needed later, or fetched, is never overwritten in plac
   require_close(out->at("y"), make<float>({3}, {-2, 2, 6}));
 }
 
+TEST_CASE("release_outputs frees each output the caller took after its last reader, and keeps the fetched",
+          "[executor]") {
+  // s is an output Relu and the last Add still read after it is final; r is an output nothing reads.
+  Model m;
+  m.opset_imports = {{"", 17}};
+  m.graph.inputs.push_back({"x", DType::kFloat, Shape{Dim(3)}, ""});
+  m.graph.initializers["one"] = make<float>({1}, {1});
+  m.graph.nodes.push_back({"a", "Add", "", {"x", "one"}, {"s"}, {}, ""});
+  m.graph.nodes.push_back({"b", "Relu", "", {"s"}, {"r"}, {}, ""});
+  m.graph.nodes.push_back({"c", "Add", "", {"s", "s"}, {"y"}, {}, ""});
+  for (const char* o : {"s", "r", "y"}) m.graph.outputs.push_back({o, DType::kFloat, std::nullopt, ""});
+  REQUIRE(infer_shapes(m).ok());
+  auto ex = Executor::create(m);
+  REQUIRE(ex.ok());
+  const ExecutionPlan& plan = (*ex)->plan();
+  REQUIRE(plan.steps.size() == 3);
+  CHECK(plan.steps[2].outputs_done.size() == 2);  // s (read last by c) and y
+  CHECK(plan.steps[1].outputs_done.size() == 1);  // r
+  RunOptions run;
+  std::map<std::string, std::vector<float>> taken;
+  run.on_output_ready = [&](const std::string& name, const Tensor& t) {
+    taken[name].assign(t.data<float>(), t.data<float>() + t.numel());
+    return Status::Ok();
+  };
+  run.release_outputs = true;
+  auto out = (*ex)->run({{"x", make<float>({3}, {-3, 0, 2})}}, run, {"y"});
+  REQUIRE(out.ok());
+  CHECK(out->size() == 1);
+  require_close(out->at("y"), make<float>({3}, {-4, 2, 6}));
+  CHECK(taken.at("s") == std::vector<float>{-2, 1, 3});
+  CHECK(taken.at("r") == std::vector<float>{0, 1, 3});
+}
+
 // A variadic op whose output takes over a dying input other than the first must
 // still read that input before overwriting it (the fold starts with it).
 TEST_CASE("executor.variadic_sum_reusing_a_later_input") {
