@@ -42,8 +42,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from launch import mpi_missing  # noqa: E402
 
 STEPS = 200
-# About 100 s on 2 ranks on this 2-core machine when it is idle (more under
-# load): longer than Slurm's latest signal, 75 s after the start.
+# The fewest steps of the requeue job; requeue_steps() raises it on a fast
+# machine (6000 steps took 100 s here on 2026-11-25, and 51 s on 2026-11-27's
+# faster one, which finished before Slurm signalled it).
 REQUEUE_STEPS = 6000
 
 
@@ -177,12 +178,32 @@ def check_example(args, slurm, folder):
     return failures
 
 
+def requeue_steps(args):
+    """Steps that keep the requeue job training about 110 s on this machine, so
+    Slurm's signal (at most 75 s after the start) always comes mid-run. Timed
+    on one process with --grad-accum 2 (the job's two micro-batches a step on
+    one core): the difference of a 100- and a 400-step run, without startup.
+    The job's 2 ranks take about 0.7 of that per step."""
+    def seconds(steps):
+        started = time.time()
+        subprocess.run([args.ort_train, "--log-level", "warn", "--config",
+                        os.path.join(args.source, "examples", "char_lm", "char_lm.yaml"), "--data", "synthetic",
+                        "--batch-size", "16", "--grad-accum", "2", "--threads", "1", "--steps", str(steps),
+                        "--deterministic"], capture_output=True, timeout=600)
+        return time.time() - started
+    per_step = max((seconds(400) - seconds(100)) / 300, 1e-4)
+    steps = max(REQUEUE_STEPS, int(110 / (0.7 * per_step)) // 100 * 100)
+    print(f"one process: {per_step * 1000:.1f} ms a step: the requeue job trains {steps} steps")
+    return steps
+
+
 def check_requeue(args, slurm, folder):
     # A time limit of 2 minutes and the signal 45 s before it: Slurm sends it at
     # its first periodic check (every 30 s) within 75 s of the limit, so a job
     # that trains longer than 75 s is always signalled mid-run.
     out = os.path.join(folder, "requeue")
-    r, job = submit(slurm, args, out, wait=False, steps=REQUEUE_STEPS,
+    total = requeue_steps(args)
+    r, job = submit(slurm, args, out, wait=False, steps=total,
                     sbatch_options=["--time=2", "--signal=USR1@45"])
     if r.returncode != 0:
         return [f"sbatch: exit {r.returncode}: {r.stderr[-800:]}"]
@@ -217,20 +238,20 @@ def check_requeue(args, slurm, folder):
     failures = []
     if state != "COMPLETED" or not restarts or int(restarts) < 1:
         failures.append(f"the job ended {state} after {restarts} restarts, not COMPLETED after at least 1 "
-                        "(a job faster than 75 s is never signalled: raise REQUEUE_STEPS)")
+                        "(a job faster than 75 s is never signalled: see requeue_steps)")
     for want in ("stopped by SIGUSR1", "Exited with exit code 75", "requeueing job", "resumed from"):
         if want not in log:
             failures.append(f"the job's log does not say '{want}'")
     got = trajectory(os.path.join(out, "metrics.jsonl")) if state == "COMPLETED" else []
-    if [s for s, _, _ in got] != list(range(1, REQUEUE_STEPS + 1)):
-        failures.append(f"the metrics do not hold steps 1..{REQUEUE_STEPS} once each")
+    if [s for s, _, _ in got] != list(range(1, total + 1)):
+        failures.append(f"the metrics do not hold steps 1..{total} once each")
         return failures
     # One process never stopped, as far as 50 steps past the first stop: the
     # steps before it, the resume and the steps after it, bit for bit.
     stops = [int(m) for m in re.findall(r"stopped by SIGUSR1 after step (\d+)", log)]
     if not stops:
         return failures
-    want = one_process(args, folder, out, REQUEUE_STEPS, until=stops[0] + 50)
+    want = one_process(args, folder, out, total, until=stops[0] + 50)
     same = len(want) > stops[0] and got[:len(want)] == want
     print(f"the requeued job against one process never stopped, steps 1..{len(want)} (first stop after step "
           f"{stops[0]}): equal {same}")
