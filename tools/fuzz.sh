@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(model_to_plan tensor_file npz description checkpoint)
+((${#targets[@]})) || targets=(model_to_plan model_execution tensor_file npz description checkpoint)
 fuzz_targets=()
 for t in "${targets[@]}"; do fuzz_targets+=("fuzz_$t"); done
 bash tools/build_sanitized.sh --target "${fuzz_targets[@]}" ort_train >/dev/null
@@ -27,6 +27,7 @@ seed() {  # seed TARGET FILE...
 }
 seed model_to_plan tests/models/*/model.onnx tests/models/hf/*/model.onnx examples/*/*.onnx \
   $(find "$shared" -name model.onnx -size -64k 2>/dev/null | head -400)
+seed model_execution "$root"/model_to_plan/seeds/* tests/fuzz/regressions/model_execution/*
 seed tensor_file $(find tests/models -name '*.pb' -size -64k | head -200) \
   $(find "$shared" -name '*.pb' -size -16k 2>/dev/null | head -400)
 seed npz tests/training/data/*.npz $(find examples tests -name '*.npz' -size -256k | head -20)
@@ -39,6 +40,15 @@ for opt in sgd adam lamb; do
   build-sanitize/ort_train --log-level error --model tests/models/mlp/model.onnx --config tests/models/mlp/training.yaml \
     --optimizer "$opt" --steps 1 --batch-size 1 --checkpoint-dir "$ck" --device cpu >/dev/null 2>&1 || true
   seed checkpoint "$ck"/*.ortc
+done
+
+# Training graphs (forward, loss and backward: the com.ort_train gradient ops)
+# of the small test models, so model_execution's mutations reach the gradient
+# kernels' operand checks.
+for m in mlp cnn_bn lenet gru_lm lstm_lm bilstm_tagger transformer_lm bert gpt; do
+  build-sanitize/ort_train --log-level error --model tests/models/$m/model.onnx --config tests/models/$m/training.yaml \
+    --steps 1 --batch-size 2 --data synthetic --device cpu \
+    --save-training-graph "$root/model_execution/seeds/training_$m.onnx" >/dev/null 2>&1 || true
 done
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1

@@ -19,7 +19,12 @@
 
 namespace ort_train {
 
-inline float fast_exp(float x) {
+inline float fast_exp(float in) {
+  // NaN fails both clamps and would reach the float-to-int conversion, which
+  // is undefined for it (the kernel-executing fuzz target found a logit of
+  // NaN there): it is computed as 0 and given back as NaN, as exp does.
+  const bool nan = in != in;
+  float x = nan ? 0.f : in;
   x = x < -87.33654f ? -87.33654f : x;
   x = x > 88.0f ? 88.0f : x;
   const float n = (x * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round to nearest (1.5·2^23 trick)
@@ -33,7 +38,7 @@ inline float fast_exp(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   const float scale = std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);
-  return p * scale;
+  return nan ? in : p * scale;
 }
 
 }  // namespace ort_train

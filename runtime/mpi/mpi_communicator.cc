@@ -228,8 +228,9 @@ class MpiCommunicator : public Communicator {
     Watchdog::Scope watch(watchdog_, "reduce-scatter");
     int rc = MPI_Reduce_scatter(t.raw(), mine.data(), layout.first.data(), type, sum_op(t.dtype()), MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI reduce-scatter: {}", mpi_error(rc));
-    std::memcpy(static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem,
-                mine.data(), mine.size());
+    if (!mine.empty())  // a rank may own none of it (a ZeRO-2 bucket): memcpy from no buffer is undefined
+      std::memcpy(static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem,
+                  mine.data(), mine.size());
     return Status::Ok();
   }
   Result<std::unique_ptr<CommRequest>> ireduce_scatter_sum(const Tensor& t,
@@ -246,7 +247,9 @@ class MpiCommunicator : public Communicator {
     if (rc != MPI_SUCCESS) return make_error(ErrorCode::kInternal, "MPI reduce-scatter: {}", mpi_error(rc));
     char* dest = static_cast<char*>(t.raw()) + static_cast<size_t>(layout.second[static_cast<size_t>(rank_)]) * elem;
     return std::unique_ptr<CommRequest>(
-        new MpiRequest(request, watchdog_, [mine, dest] { std::memcpy(dest, mine->data(), mine->size()); }));
+        new MpiRequest(request, watchdog_, [mine, dest] {
+          if (!mine->empty()) std::memcpy(dest, mine->data(), mine->size());
+        }));
   }
   Result<std::unique_ptr<CommRequest>> iallgather(const Tensor& t, const std::vector<int64_t>& counts) override {
     RETURN_IF_ERROR(check_host(t, "all-gather"));

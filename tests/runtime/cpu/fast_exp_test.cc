@@ -25,4 +25,5 @@ TEST_CASE("fast_exp is within 2 ulp of exp over [-87, 88]") {
   CHECK(fast_exp(-1000.f) > 0.f);
   CHECK(fast_exp(-1000.f) < 1e-37f);
   CHECK(std::isfinite(fast_exp(1000.f)));
+  CHECK(std::isnan(fast_exp(std::numeric_limits<float>::quiet_NaN())));
 }
