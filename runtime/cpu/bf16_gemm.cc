@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -26,7 +27,7 @@ using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, 
 
 struct Made {
   dnnl::matmul matmul;
-  dnnl::memory::desc a, b, c, bias;
+  dnnl::memory::desc a, b, c, bias, scratchpad;
 };
 
 Result<Made> primitive(const Key& key) {
@@ -43,10 +44,15 @@ Result<Made> primitive(const Key& key) {
   dnnl::memory::desc bias({1, n}, dt::bf16, dnnl::memory::dims{n, 1});
   dnnl::primitive_attr attr;
   if (alpha != 1.f) attr.set_output_scales(0, {alpha});
+  // Batched products run one primitive on several threads at once; with the
+  // library's scratchpad they shared its memory and a batch entry came out
+  // wrong now and then (the sanitizer suite under load). Each call brings
+  // its own (run's thread_local buffer).
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
     dnnl::matmul::desc d = has_bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c);
     dnnl::matmul::primitive_desc pd(d, attr, cpu_engine());
-    return made.emplace(key, Made{dnnl::matmul(pd), a, b, c, bias}).first->second;
+    return made.emplace(key, Made{dnnl::matmul(pd), a, b, c, bias, pd.scratchpad_desc()}).first->second;
   } catch (const dnnl::error& e) {
     return make_error(ErrorCode::kInternal, "oneDNN made no bfloat16 matmul for [{}x{}] @ [{}x{}]: {}", m, k, k, n,
                       e.what());
@@ -83,7 +89,11 @@ Status run(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
     dnnl::memory ma(mm.a, engine, const_cast<BFloat16*>(a));
     dnnl::memory mb(mm.b, engine, const_cast<BFloat16*>(b));
     dnnl::memory mc(mm.c, engine, c);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+    thread_local std::vector<uint8_t> scratch;
+    scratch.resize(std::max<size_t>(mm.scratchpad.get_size(), 1));
+    dnnl::memory ms(mm.scratchpad, engine, scratch.data());
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, ms}};
     if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(mm.bias, engine, const_cast<BFloat16*>(bias)));
     mm.matmul.execute(stream, args);
     stream.wait();
