@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "graph/op_schema.h"
 #include "graph/shape_inference.h"
 #include "runtime/device.h"
@@ -56,14 +54,16 @@ void plan_lifetimes(ExecutionPlan& plan) {
     if (!pinned[s] && last_use[s] >= 0) plan.steps[last_use[s]].release.push_back(static_cast<int>(s));
   std::vector<bool> is_output(plan.slot_names.size(), false);
   for (int s : plan.output_slots) is_output[s] = true;
-  std::vector<bool> is_fixed(plan.slot_names.size(), false);  // constants and feeds that are also outputs
+  // Made outputs are done at their last use (constants and feeds that are
+  // also outputs are not the run's to free); each listed once.
+  std::vector<bool> listed(plan.slot_names.size(), false);
   for (const auto* list : {&plan.constant_slots, &plan.feed_slots})
-    for (int s : *list) is_fixed[s] = true;
+    for (int s : *list) listed[s] = true;
   for (int s : plan.output_slots)
-    if (!is_fixed[s] && last_use[s] >= 0 &&
-        std::find(plan.steps[last_use[s]].outputs_done.begin(), plan.steps[last_use[s]].outputs_done.end(), s) ==
-            plan.steps[last_use[s]].outputs_done.end())
+    if (!listed[s] && last_use[s] >= 0) {
       plan.steps[last_use[s]].outputs_done.push_back(s);
+      listed[s] = true;
+    }
   for (PlanStep& step : plan.steps)
     for (int s : step.outputs)
       if (s >= 0 && is_output[s]) {

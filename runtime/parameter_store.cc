@@ -133,7 +133,6 @@ Result<ParameterStore::Shard> ParameterStore::shard(int rank, int world, int64_t
   s.counts.assign(static_cast<size_t>(world), 0);
   s.state_counts.assign(static_cast<size_t>(world), 0);
   for (int64_t r = 0; r < world; ++r) s.counts[static_cast<size_t>(r)] = bound(r + 1) - bound(r);
-  s.first = bound(rank);
   // ZeRO-2: no whole gradient buffer; this rank's range has its own.
   Tensor grads = grp.master_grads;
   if (!grads.defined()) {
@@ -153,7 +152,7 @@ Result<ParameterStore::Shard> ParameterStore::shard(int rank, int world, int64_t
                       Storage::view(buffer.storage(), static_cast<size_t>(at) * 4, static_cast<size_t>(b - a) * 4));
       };
       s.parts.push_back(Shard::Part{i, a - first, view(grp.masters, a),
-                                    grads.defined() ? view(grads, a) : view(s.grads, a - s.first)});
+                                    grads.defined() ? view(grads, a) : view(s.grads, a - bound(rank))});
     }
   }
   for (int64_t r = 0; r < world; ++r) {

@@ -60,7 +60,12 @@ class ParameterStore {
   // norm's chunks, so each chunk's partial sum is made whole on one rank).
   struct Shard {
     std::vector<int64_t> counts;  // buffer elements per rank
-    int64_t first = 0;            // this rank's first element
+    // Rank r's first element (r == counts.size(): the end).
+    int64_t begin(size_t r) const {
+      int64_t at = 0;
+      for (size_t q = 0; q < r; ++q) at += counts[q];
+      return at;
+    }
     struct Part {
       size_t entry = 0;    // index into entries()
       int64_t begin = 0;   // its first element within the entry

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <set>
 
 #include "runtime/vector_ops.h"
 
@@ -19,20 +20,23 @@ Result<std::unique_ptr<ShardedGradients>> ShardedGradients::create(const Paramet
   ShardedGradients& self = *made;
   self.comm_ = std::move(comm);
   self.share_ = shard.grads;
+  ASSIGN_OR_RETURN(self.math_, vector_ops(DeviceKind::kCpu));
   const int world = static_cast<int>(shard.counts.size());
-  std::vector<int64_t> bound(1, 0);  // rank r's share: [bound[r], bound[r + 1])
-  for (int64_t c : shard.counts) bound.push_back(bound.back() + c);
 
   // The gradients in the order the plan makes them final; those no node makes last.
   std::map<std::string, size_t> entry_of;
   for (size_t i = 0; i < store.entries().size(); ++i) entry_of[gg.gradient.at(store.entries()[i].name)] = i;
   std::vector<std::string> order;
+  std::set<std::string> made_by_a_step;
   const ExecutionPlan& plan = executor.plan();
   for (const PlanStep& step : plan.steps)
     for (int s : step.ready)
-      if (entry_of.count(plan.slot_names[s])) order.push_back(plan.slot_names[s]);
+      if (entry_of.count(plan.slot_names[s])) {
+        order.push_back(plan.slot_names[s]);
+        made_by_a_step.insert(plan.slot_names[s]);
+      }
   for (const auto& [name, entry] : entry_of)
-    if (std::find(order.begin(), order.end(), name) == order.end()) self.unmade_.push_back(name);
+    if (!made_by_a_step.count(name)) self.unmade_.push_back(name);
 
   // Buckets of about bucket_bytes, cut in that order; the unmade ones last, together.
   std::vector<std::vector<std::string>> groups;
@@ -55,8 +59,8 @@ Result<std::unique_ptr<ShardedGradients>> ShardedGradients::create(const Paramet
     // Each member's overlap with each rank's share: its pieces.
     auto overlap = [&](const ParameterStore::Entry& e, int r) {
       int64_t first = static_cast<int64_t>(e.offset / dtype_size(e.param.dtype()));
-      int64_t a = std::max(first, bound[static_cast<size_t>(r)]);
-      int64_t z = std::min(first + e.param.numel(), bound[static_cast<size_t>(r) + 1]);
+      int64_t a = std::max(first, shard.begin(static_cast<size_t>(r)));
+      int64_t z = std::min(first + e.param.numel(), shard.begin(static_cast<size_t>(r) + 1));
       return std::array<int64_t, 3>{first, a, std::max<int64_t>(z - a, 0)};
     };
     for (const std::string& name : names)
@@ -74,7 +78,7 @@ Result<std::unique_ptr<ShardedGradients>> ShardedGradients::create(const Paramet
         if (count == 0) continue;
         int64_t& at = cursor[static_cast<size_t>(r)];
         m.pack.push_back(Piece{a - first, at, count});
-        if (r == rank) b.unpack.push_back(Piece{at, a - shard.first, count});
+        if (r == rank) b.unpack.push_back(Piece{at, a - shard.begin(static_cast<size_t>(rank)), count});
         at += count;
       }
       self.members_[name] = std::move(m);
@@ -97,7 +101,6 @@ Status ShardedGradients::gradient_ready(const std::string& name, const Tensor& v
   if (value.numel() != m.numel || !dtype_is_float(value.dtype()) || value.dtype() == DType::kDouble)
     return make_error(ErrorCode::kInternal, "gradient '{}' has {} {} elements; its parameter has {}", name,
                       value.numel(), dtype_name(value.dtype()), m.numel);
-  ASSIGN_OR_RETURN(VectorOps * math, vector_ops(DeviceKind::kCpu));
   const size_t elem = dtype_size(value.dtype());
   for (const Piece& p : m.pack) {
     if (value.dtype() == DType::kFloat) {
@@ -107,7 +110,7 @@ Status ShardedGradients::gradient_ready(const std::string& name, const Tensor& v
                   Storage::view(value.storage(), static_cast<size_t>(p.from) * elem, static_cast<size_t>(p.count) * elem));
       Tensor to(DType::kFloat, {p.count},
                 Storage::view(buffer_.storage(), static_cast<size_t>(p.to) * 4, static_cast<size_t>(p.count) * 4));
-      RETURN_IF_ERROR(math->convert(from, to));
+      RETURN_IF_ERROR(math_->convert(from, to));
     }
   }
   Bucket& b = buckets_[m.bucket];
@@ -120,13 +123,16 @@ Status ShardedGradients::reduce(Bucket& b) {
   for (int64_t c : b.counts) total += c;
   Tensor packed(DType::kFloat, {total}, Storage::view(buffer_.storage(), 0, static_cast<size_t>(total) * 4));
   RETURN_IF_ERROR(comm_->reduce_scatter_sum(packed, b.counts));
-  const float* from = buffer_.data<float>();
-  float* to = share_.data<float>();
+  auto view = [](const Tensor& t, int64_t at, int64_t count) {
+    return Tensor(DType::kFloat, {count},
+                  Storage::view(t.storage(), static_cast<size_t>(at) * 4, static_cast<size_t>(count) * 4));
+  };
   for (const Piece& p : b.unpack) {
+    Tensor from = view(buffer_, p.from, p.count), to = view(share_, p.to, p.count);
     if (first_) {
-      std::memcpy(to + p.to, from + p.from, static_cast<size_t>(p.count) * 4);
+      std::memcpy(to.raw(), from.raw(), from.nbytes());
     } else {
-      for (int64_t k = 0; k < p.count; ++k) to[p.to + k] += from[p.from + k];
+      RETURN_IF_ERROR(math_->add_into(to, from));
     }
   }
   return Status::Ok();

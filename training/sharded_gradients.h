@@ -26,6 +26,7 @@
 #include "runtime/communicator.h"
 #include "runtime/executor.h"
 #include "runtime/parameter_store.h"
+#include "runtime/vector_ops.h"
 
 namespace ort_train {
 
@@ -70,6 +71,7 @@ class ShardedGradients {
   Tensor buffer_;                           // float32, the largest bucket
   Tensor share_;                            // Shard::grads
   std::shared_ptr<Communicator> comm_;
+  VectorOps* math_ = nullptr;               // the CPU's: widening 16-bit gradients, adding micro-batches
   bool first_ = true;
 };
 
