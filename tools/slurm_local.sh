@@ -73,14 +73,27 @@ munged --force --socket="$dir/munge/munge.socket" --pid-file="$dir/munged.pid" \
 export SLURM_CONF=$dir/slurm.conf
 slurmctld -f "$SLURM_CONF"
 slurmd -f "$SLURM_CONF"
-for _ in $(seq 100); do
-  if sinfo -h -o %t 2>/dev/null | grep -q -E '^(idle|mix|alloc)'; then
+# Up to 40 s for the node to come up. Each query is bounded: a client whose
+# controller is not answering retries for its MessageTimeout (10 s) before it
+# gives up, and a loop of those ran past the caller's limit under a loaded CI.
+# A daemon that has exited ends the wait at once.
+deadline=$((SECONDS + 40))
+while (( SECONDS < deadline )); do
+  if timeout 3 sinfo -h -o %t 2>/dev/null | grep -q -E '^(idle|mix|alloc)'; then
     echo "export SLURM_CONF=$SLURM_CONF"
     exit 0
   fi
+  for daemon in slurmctld slurmd; do
+    if [[ -s "$dir/$daemon.pid" ]] && ! kill -0 "$(cat "$dir/$daemon.pid")" 2>/dev/null; then
+      echo "$daemon exited while starting; logs in $dir/log:" >&2
+      tail -n 20 "$dir"/log/*.log >&2 || true
+      stop
+      exit 1
+    fi
+  done
   sleep 0.2
 done
-echo "Slurm did not bring its node up within 20 s; logs in $dir/log:" >&2
+echo "Slurm did not bring its node up within 40 s; logs in $dir/log:" >&2
 tail -n 20 "$dir"/log/*.log >&2 || true
 stop
 exit 1

@@ -33,6 +33,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -57,22 +58,62 @@ def trajectory(path):
     return [(r["step"], r["loss"], r["grad_norm"]) for r in rows(path) if "loss" in r]  # not the held-out rows
 
 
+def free_port_pair():
+    """A port P with P and P + 1 free (slurmctld's and slurmd's), from the
+    kernel's choice of a free port: ports of this run's own, so two runs of
+    the suite, the MPI tests' sockets or a real Slurm do not meet."""
+    for _ in range(50):
+        with socket.socket() as a:
+            a.bind(("", 0))
+            port = a.getsockname()[1]
+            if port + 1 > 65535:
+                continue
+            with socket.socket() as b:
+                try:
+                    b.bind(("", port + 1))
+                except OSError:
+                    continue
+            return port
+    raise RuntimeError("no two adjacent free ports")
+
+
 class Slurm:
     def __init__(self, source, folder):
         self.script = os.path.join(source, "tools", "slurm_local.sh")
         self.folder = os.path.join(folder, "slurm")
         self.env = dict(os.environ)
         self.env.pop("SLURM_CONF", None)  # set by start(), to this Slurm's own configuration
-        # Ports of this run's own, so two runs of the suite (or a real Slurm) do not meet.
-        self.env["ORT_TRAIN_SLURM_PORT"] = str(20000 + 2 * (os.getpid() % 10000))
 
     def start(self):
-        r = subprocess.run(["bash", self.script, "start", self.folder], capture_output=True, text=True,
-                           env=self.env, timeout=60)
-        if r.returncode != 0:
-            raise RuntimeError(f"Slurm did not start: {r.stdout}{r.stderr}")
-        self.env["SLURM_CONF"] = os.path.join(self.folder, "slurm.conf")
-        return self
+        """Starts the daemons on two free ports; a second try, on other ports,
+        when the first does not come up (a port taken between the check and
+        the bind, or a start slowed past its limit by a loaded machine)."""
+        error = None
+        for attempt in range(2):
+            self.env["ORT_TRAIN_SLURM_PORT"] = str(free_port_pair())
+            try:
+                r = subprocess.run(["bash", self.script, "start", self.folder], capture_output=True, text=True,
+                                   env=self.env, timeout=90)
+                if r.returncode == 0:
+                    self.env["SLURM_CONF"] = os.path.join(self.folder, "slurm.conf")
+                    return self
+                error = f"{r.stdout}{r.stderr}"
+            except subprocess.TimeoutExpired:
+                error = "tools/slurm_local.sh start did not return within 90 s; " + self.logs()
+            print(f"Slurm did not start (try {attempt + 1} of 2): {error}", flush=True)
+            subprocess.run(["bash", self.script, "stop", self.folder], env=self.env, capture_output=True)
+            shutil.rmtree(self.folder, ignore_errors=True)
+        raise RuntimeError(error)
+
+    def logs(self):
+        text = []
+        for name in ("munged.log", "slurmctld.log", "slurmd.log"):
+            try:
+                with open(os.path.join(self.folder, "log", name)) as f:
+                    text.append(f"--- {name}\n" + "".join(f.readlines()[-20:]))
+            except OSError:
+                pass
+        return "\n".join(text) or "no daemon logs"
 
     def stop(self):
         if "SLURM_CONF" in self.env:  # only this private Slurm's jobs, never a real one's
