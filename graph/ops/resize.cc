@@ -46,6 +46,11 @@ Status resize_rule(InferContext& ctx) {
       out[d] = Dim(static_cast<int64_t>(size));
     }
   }
+  bool empty_out = false;
+  for (const Dim& d : out) empty_out = empty_out || (d.known() && d.value == 0);
+  for (size_t d = 0; d < x->size() && !empty_out; ++d)
+    if ((*x)[d].known() && (*x)[d].value == 0 && out[d].known() && out[d].value > 0)
+      return shape_error("{}: dim {} of the input is empty, so the output's must be too", ctx.node().describe(), d);
   ctx.set_output(0, t, out);
   return Status::Ok();
 }

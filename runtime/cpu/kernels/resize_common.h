@@ -8,17 +8,24 @@
 
 namespace ort_train {
 
-// `scales` may be null or empty (sizes were given).
-inline std::vector<std::vector<ResizeTap>> resize_plan(const Node& node, int64_t opset, const Dims& in,
-                                                       const Dims& out, const Tensor* scales) {
-  std::vector<std::vector<ResizeTap>> plan;
+// `scales` may be null or empty (sizes were given). An empty output needs no
+// taps and gets none: a file can ask for [0, 4.7e10] (1.5 TB of taps for no
+// element). An empty input dim cannot feed a non-empty output: refused.
+inline Status resize_plan(const Node& node, int64_t opset, const Dims& in, const Dims& out, const Tensor* scales,
+                          std::vector<std::vector<ResizeTap>>& plan) {
+  plan.assign(in.size(), {});
+  int64_t total = 1;
+  for (int64_t v : out) total *= v;
+  if (total == 0) return Status::Ok();
   for (size_t d = 0; d < in.size(); ++d) {
-    double s = static_cast<double>(out[d]) / static_cast<double>(in[d] == 0 ? 1 : in[d]);
+    if (in[d] == 0)
+      return shape_error("{}: dim {} of the input is empty but the output's is {}", node.describe(), d, out[d]);
+    double s = static_cast<double>(out[d]) / static_cast<double>(in[d]);
     if (scales && scales->numel() > 0)
       s = scales->dtype() == DType::kDouble ? scales->data<double>()[d] : scales->data<float>()[d];
-    plan.push_back(resize_taps(node, opset, in[d], out[d], s));
+    plan[d] = resize_taps(node, opset, in[d], out[d], s);
   }
-  return plan;
+  return Status::Ok();
 }
 
 // Calls fn(out_index, in_index, weight) for every tap of every output element.

@@ -14,7 +14,8 @@ Status resize_grad(KernelContext& ctx) {
   Tensor& dx = ctx.output(0);
   const Tensor* scales = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
   int64_t opset = ctx.node().attr_int("forward_opset", 19);
-  auto plan = resize_plan(ctx.node(), opset, dx.dims(), dy.dims(), scales);
+  std::vector<std::vector<ResizeTap>> plan;
+  RETURN_IF_ERROR(resize_plan(ctx.node(), opset, dx.dims(), dy.dims(), scales, plan));
   std::memset(dx.raw(), 0, dx.nbytes());
   bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
     const T* g = dy.data<T>();
