@@ -123,7 +123,13 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   // before the passes fold float constants into new initializers.
   std::vector<std::string> trainable = select_trainable(tg.model, desc.trainable_exclude, &tg.frozen, &tg.unused_globs);
   const std::set<std::string> pinned(trainable.begin(), trainable.end());  // kept as they are by every pass
-  ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, pinned, passes));
+  // Loops with a trip count fixed at plan time are written out first
+  // (graph/passes/loop_unrolling.cc): the backward then differentiates them
+  // as plain graph, and the other passes see their bodies.
+  PassManagerOptions before = passes;
+  if (std::find(before.passes.begin(), before.passes.end(), "loop_unrolling") == before.passes.end())
+    before.passes.insert(before.passes.begin(), "loop_unrolling");
+  ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, pinned, before));
   // After the fusions (autocast casts around the FusedMatMuls they made) and
   // before the backward, whose GEMMs then run in the low precision as well.
   ASSIGN_OR_RETURN(tg.autocast, autocast(tg.model, desc.precision));

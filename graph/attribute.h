@@ -1,14 +1,19 @@
-// A node attribute, typed as in ONNX's AttributeProto. Subgraph-valued
-// attributes (If/Loop bodies, sparse tensors, type protos) are kept as their
+// A node attribute, typed as in ONNX's AttributeProto. Subgraphs (If's
+// branches, Loop's and Scan's bodies) are parsed into Graphs, shared between
+// copies of the node and never changed once loaded (a pass that needs another
+// body makes a new Graph). Sparse tensors and type protos are kept as their
 // serialized proto so a round trip preserves them even though no kernel reads them.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "graph/tensor.h"
 
 namespace ort_train {
+
+struct Graph;
 
 struct Attribute {
   // Values follow onnx.AttributeProto.AttributeType.
@@ -27,6 +32,8 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   std::vector<Tensor> tensors;
+  std::shared_ptr<const Graph> g;                   // kGraph
+  std::vector<std::shared_ptr<const Graph>> graphs; // kGraphs
   std::string ref_attr_name;    // set inside function bodies
   std::string opaque_proto;     // serialized AttributeProto for types kept but not interpreted
   std::string doc_string;
@@ -42,6 +49,9 @@ struct Attribute {
   }
   static Attribute make_string(std::string name, std::string v) {
     Attribute a; a.name = std::move(name); a.type = Type::kString; a.s = std::move(v); return a;
+  }
+  static Attribute make_graph(std::string name, std::shared_ptr<const Graph> v) {
+    Attribute a; a.name = std::move(name); a.type = Type::kGraph; a.g = std::move(v); return a;
   }
   static Attribute make_tensor(std::string name, Tensor v) {
     Attribute a; a.name = std::move(name); a.type = Type::kTensor; a.t = std::move(v); return a;

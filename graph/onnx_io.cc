@@ -21,7 +21,9 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include "graph/control_flow.h"
 #include "graph/node_arity.h"
+#include "graph/op_schema.h"
 #include "graph/topo_sort.h"
 
 namespace ort_train {
@@ -341,7 +343,18 @@ void value_info_to_proto(const ValueInfo& info, onnx::ValueInfoProto* v) {
   }
 }
 
-Result<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const std::string& base_dir) {
+// What parsing a (sub)graph needs: where external data lives, the model's
+// opset imports (a node's arity and a subgraph's opset), and how deep it is.
+struct ParseScope {
+  const std::string& base_dir;
+  const Model& model;  // its opset imports
+  int depth = 0;
+};
+
+Result<Graph> subgraph_from_proto(const onnx::GraphProto& gp, const ParseScope& scope);
+
+Result<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const ParseScope& scope) {
+  const std::string& base_dir = scope.base_dir;
   Attribute out;
   out.name = a.name();
   out.ref_attr_name = a.ref_attr_name();
@@ -370,6 +383,18 @@ Result<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const std:
     case Attribute::Type::kFloats: out.floats.assign(a.floats().begin(), a.floats().end()); break;
     case Attribute::Type::kInts: out.ints.assign(a.ints().begin(), a.ints().end()); break;
     case Attribute::Type::kStrings: out.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case Attribute::Type::kGraph: {
+      ASSIGN_OR_RETURN(Graph g, subgraph_from_proto(a.g(), scope));
+      out.g = std::make_shared<const Graph>(std::move(g));
+      break;
+    }
+    case Attribute::Type::kGraphs: {
+      for (const auto& gp : a.graphs()) {
+        ASSIGN_OR_RETURN(Graph g, subgraph_from_proto(gp, scope));
+        out.graphs.push_back(std::make_shared<const Graph>(std::move(g)));
+      }
+      break;
+    }
     case Attribute::Type::kTensors: {
       for (const auto& tp : a.tensors()) {
         ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, base_dir));
@@ -381,6 +406,8 @@ Result<Attribute> attribute_from_proto(const onnx::AttributeProto& a, const std:
   }
   return out;
 }
+
+void graph_to_proto(const Graph& g, onnx::GraphProto* gp);
 
 void attribute_to_proto(const Attribute& a, onnx::AttributeProto* p) {
   if (!a.opaque_proto.empty()) {
@@ -400,38 +427,57 @@ void attribute_to_proto(const Attribute& a, onnx::AttributeProto* p) {
     case Attribute::Type::kInts: for (int64_t i : a.ints) p->add_ints(i); break;
     case Attribute::Type::kStrings: for (const auto& s : a.strings) p->add_strings(s); break;
     case Attribute::Type::kTensors: for (const auto& t : a.tensors) tensor_to_proto(t, "", p->add_tensors()); break;
+    case Attribute::Type::kGraph: if (a.g) graph_to_proto(*a.g, p->mutable_g()); break;
+    case Attribute::Type::kGraphs: for (const auto& g : a.graphs) graph_to_proto(*g, p->add_graphs()); break;
     default: break;
   }
+}
+
+void node_to_proto(const Node& node, onnx::NodeProto* np) {
+  if (is_control_flow(node)) return node_to_proto(with_implicit_captures(node), np);
+  np->set_name(node.name);
+  np->set_op_type(node.op_type);
+  if (!node.domain.empty()) np->set_domain(node.domain);
+  for (const auto& i : node.inputs) np->add_input(i);
+  for (const auto& o : node.outputs) np->add_output(o);
+  if (!node.doc_string.empty()) np->set_doc_string(node.doc_string);
+  for (const Attribute& a : node.attributes) attribute_to_proto(a, np->add_attribute());
+}
+
+// A subgraph: small, so its initializers are written inline.
+void graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
+  gp->set_name(g.name.empty() ? "subgraph" : g.name);
+  if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
+  std::vector<std::string> order = g.initializer_order;
+  for (const auto& [name, t] : g.initializers)
+    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
+  for (const std::string& name : order)
+    if (auto it = g.initializers.find(name); it != g.initializers.end())
+      tensor_to_proto(it->second, name, gp->add_initializer());
+  for (const ValueInfo& v : g.inputs) value_info_to_proto(v, gp->add_input());
+  for (const ValueInfo& v : g.outputs) value_info_to_proto(v, gp->add_output());
+  for (const std::string& name : g.declared_value_infos)
+    if (const ValueInfo* v = g.value(name)) value_info_to_proto(*v, gp->add_value_info());
+  for (const Node& n : g.nodes) node_to_proto(n, gp->add_node());
 }
 
 }  // namespace
 
 namespace {
 
-// Converts a parsed model, consuming its initializer bytes as it goes so the
-// weights are never held three times over (file bytes, proto, tensors).
-Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir) {
-  if (!mp.has_graph()) return io_error("not a valid ONNX model (it has no graph)");
-  Model m;
-  m.ir_version = mp.ir_version();
-  m.producer_name = mp.producer_name();
-  m.producer_version = mp.producer_version();
-  m.domain = mp.domain();
-  m.model_version = mp.model_version();
-  m.doc_string = mp.doc_string();
-  for (const auto& o : mp.opset_import()) m.opset_imports.push_back({o.domain() == "ai.onnx" ? "" : o.domain(), o.version()});
-  if (m.opset_imports.empty()) m.opset_imports.push_back({"", 1});  // IR < 3 files have no import: opset 1
-  for (const auto& kv : mp.metadata_props()) m.metadata_props.emplace_back(kv.key(), kv.value());
-  for (const auto& f : mp.functions()) m.opaque_functions.push_back(f.SerializeAsString());
-
-  onnx::GraphProto& gp = *mp.mutable_graph();
-  Graph& g = m.graph;
+// A graph's fields. `owned`, when given, is `gp` itself: each initializer's
+// bytes are freed once copied (the main graph's weights are never held three
+// times over). A subgraph is left unsorted: its reads of outer values become
+// inputs first (make_captures_explicit), then it is sorted.
+Result<Graph> graph_from_proto(const onnx::GraphProto& gp, const ParseScope& scope, onnx::GraphProto* owned) {
+  Graph g;
   g.name = gp.name();
   g.doc_string = gp.doc_string();
-  for (auto& init : *gp.mutable_initializer()) {
-    auto t = tensor_from_proto(init, base_dir);
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const onnx::TensorProto& init = gp.initializer(i);
+    auto t = tensor_from_proto(init, scope.base_dir);
     if (!t.ok()) return t.status();
-    init.clear_raw_data();  // copied into the tensor; free it now
+    if (owned) owned->mutable_initializer(i)->clear_raw_data();  // copied into the tensor; free it now
     if (g.initializers.count(init.name())) return invalid_argument("initializer '{}' is defined twice", init.name());
     g.initializers[init.name()] = std::move(t).value();
     g.initializer_order.push_back(init.name());
@@ -464,15 +510,48 @@ Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
     n.doc_string = np.doc_string();
-    RETURN_IF_ERROR(check_node_arity(n, m.opset(n.domain)));
+    RETURN_IF_ERROR(check_node_arity(n, scope.model.opset(n.domain)));
     for (const auto& ap : np.attribute()) {
-      auto a = attribute_from_proto(ap, base_dir);
+      auto a = attribute_from_proto(ap, scope);
       if (!a.ok()) return a.status().with_context(n.describe());
       n.attributes.push_back(std::move(a).value());
     }
+    if (is_onnx_control_flow(n)) RETURN_IF_ERROR(make_captures_explicit(n, scope.model.opset("")));
     g.nodes.push_back(std::move(n));
   }
-  RETURN_IF_ERROR(topological_sort(g));
+  return g;
+}
+
+Result<Graph> subgraph_from_proto(const onnx::GraphProto& gp, const ParseScope& scope) {
+  if (scope.depth >= kMaxSubgraphDepth)
+    return invalid_argument("subgraphs are nested more than {} deep", kMaxSubgraphDepth);
+  ParseScope inner{scope.base_dir, scope.model, scope.depth + 1};
+  return graph_from_proto(gp, inner, nullptr);
+}
+
+// Converts a parsed model, consuming its initializer bytes as it goes so the
+// weights are never held three times over (file bytes, proto, tensors).
+Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir) {
+  if (!mp.has_graph()) return io_error("not a valid ONNX model (it has no graph)");
+  Model m;
+  m.ir_version = mp.ir_version();
+  m.producer_name = mp.producer_name();
+  m.producer_version = mp.producer_version();
+  m.domain = mp.domain();
+  m.model_version = mp.model_version();
+  m.doc_string = mp.doc_string();
+  for (const auto& o : mp.opset_import()) m.opset_imports.push_back({o.domain() == "ai.onnx" ? "" : o.domain(), o.version()});
+  if (m.opset_imports.empty()) m.opset_imports.push_back({"", 1});  // IR < 3 files have no import: opset 1
+  for (const auto& kv : mp.metadata_props()) m.metadata_props.emplace_back(kv.key(), kv.value());
+  for (const auto& f : mp.functions()) m.opaque_functions.push_back(f.SerializeAsString());
+
+  ParseScope scope{base_dir, m, 0};
+  ASSIGN_OR_RETURN(m.graph, graph_from_proto(*mp.mutable_graph(), scope, mp.mutable_graph()));
+  // If/Loop/Scan are held as com.ort_train nodes (graph/control_flow.h); a
+  // nested one is always inside a top-level one.
+  bool control_flow = std::any_of(m.graph.nodes.begin(), m.graph.nodes.end(), is_control_flow);
+  if (control_flow && m.opset(kOrtTrainDomain) == 0) m.opset_imports.push_back({kOrtTrainDomain, 1});
+  RETURN_IF_ERROR(topological_sort(m.graph));
   return m;
 }
 
@@ -567,16 +646,7 @@ Status save_model(const Model& m, const std::string& path) {
   for (const ValueInfo& v : g.outputs) value_info_to_proto(v, gp->add_output());
   for (const std::string& name : g.declared_value_infos)
     if (const ValueInfo* v = g.value(name)) value_info_to_proto(*v, gp->add_value_info());
-  for (const Node& n : g.nodes) {
-    auto* np = gp->add_node();
-    np->set_name(n.name);
-    np->set_op_type(n.op_type);
-    if (!n.domain.empty()) np->set_domain(n.domain);
-    for (const auto& i : n.inputs) np->add_input(i);
-    for (const auto& o : n.outputs) np->add_output(o);
-    if (!n.doc_string.empty()) np->set_doc_string(n.doc_string);
-    for (const Attribute& a : n.attributes) attribute_to_proto(a, np->add_attribute());
-  }
+  for (const Node& n : g.nodes) node_to_proto(n, gp->add_node());
   if (external) RETURN_IF_ERROR(data_out->commit());
   // The message written as protobuf's wire format lays it out, in pieces: the
   // model's other fields, then its graph (field 7) as the graph's other

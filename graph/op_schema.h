@@ -104,6 +104,10 @@ enum OpTrait : uint32_t {
   // optimizer and Gradient ops; a standard op only with training_mode set:
   // BatchNormalization's running statistics, which the trainer writes back).
   kTrainingStateOp = 1u << 3,
+  // Its outputs' shapes are known only once it has run (If, Loop, Scan: they
+  // depend on the branch taken or the trips made): the rule may leave them
+  // unknown at run time, and the kernel sets every output itself.
+  kShapedByKernel = 1u << 4,
   kTraitsUndeclared = 1u << 31,  // an OpSchema made without ORT_REGISTER_OP's traits
 };
 

@@ -16,16 +16,28 @@ ConstantEvaluator& evaluator_slot() {
 void register_constant_evaluator(ConstantEvaluator evaluator) { evaluator_slot() = std::move(evaluator); }
 const ConstantEvaluator& registered_constant_evaluator() { return evaluator_slot(); }
 
-Status check_ops_known(const Model& model) {
-  std::vector<std::string> missing;
-  for (const Node& n : model.graph.nodes) {
-    int64_t opset = model.opset(n.domain);
+namespace {
+
+// Nodes of `g` and of its subgraphs (named "outer/inner") without a shape rule.
+void list_unknown_ops(const Model& model, const Graph& g, int64_t onnx_opset, const std::string& prefix,
+                      std::vector<std::string>& missing) {
+  for (const Node& n : g.nodes) {
+    int64_t opset = n.domain.empty() ? onnx_opset : model.opset(n.domain);
     if (!OpRegistry::instance().find(n.domain, n.op_type, opset)) {
       std::string d = n.domain.empty() ? "ai.onnx" : n.domain;
-      missing.push_back(fmt::format("  {} ({} opset {}{})", n.name, n.op_type, opset,
+      missing.push_back(fmt::format("  {}{} ({} opset {}{})", prefix, n.name, n.op_type, opset,
                                     n.domain.empty() ? "" : ", domain " + d));
     }
+    for (const Attribute& a : n.attributes)
+      if (a.g) list_unknown_ops(model, *a.g, onnx_opset, prefix + n.name + "/", missing);
   }
+}
+
+}  // namespace
+
+Status check_ops_known(const Model& model) {
+  std::vector<std::string> missing;
+  list_unknown_ops(model, model.graph, model.opset(""), "", missing);
   if (missing.empty()) return Status::Ok();
   std::string msg = fmt::format("{} node(s) use ops this runtime does not support:", missing.size());
   for (const auto& m : missing) msg += "\n" + m;

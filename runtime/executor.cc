@@ -37,6 +37,7 @@ Status with_node(const PlanStep& step, const Status& st) {
 // Runs the step's shape rule; every output it leaves must be fully known.
 Status run_rule(const PlanStep& step, InferContext& ictx) {
   RETURN_IF_ERROR(step.schema->infer(ictx));
+  if (step.schema->traits & kShapedByKernel) return Status::Ok();
   for (size_t i = 0; i < step.outputs.size(); ++i)
     if (step.outputs[i] >= 0 && (!ictx.output(i).shape || !shape_fully_known(*ictx.output(i).shape)))
       return make_error(ErrorCode::kInternal, "{}: the shape rule left output {} unknown at run time",
@@ -311,7 +312,8 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
     for (int s : step.inputs) host_inputs.push_back(s >= 0 && values.host[s].defined() ? &values.host[s] : nullptr);
     kctx.set_host_inputs(std::move(host_inputs));
   }
-  preset_outputs(i, *kernel, answer, placement, values, options, kctx);
+  const bool shaped_by_kernel = (step.schema->traits & kShapedByKernel) != 0;
+  if (!shaped_by_kernel) preset_outputs(i, *kernel, answer, placement, values, options, kctx);
   auto started = std::chrono::steady_clock::now();
   Status st = Status::Ok();
   try {
@@ -330,6 +332,8 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
     if (s < 0) continue;
     Tensor& t = kctx.outputs()[k];
     if (!t.defined()) {
+      if (shaped_by_kernel)
+        return make_error(ErrorCode::kInternal, "{}: the kernel left output {} unset", step.node->describe(), k);
       if (answer.output(k).value) t = *answer.output(k).value;  // the rule already computed it
       else t = kctx.output(k);                                  // an empty or untouched output
     }

@@ -218,6 +218,30 @@ class RecurrentLM(nn.Module):
         return self.head(self.rnn(self.embed(ids))[0])
 
 
+class LoopBranch(nn.Module):
+    """A scripted recurrence and branch (issue 30's control flow): a tanh RNN
+    written as a Python loop over the sequence, exported as an ONNX Loop whose
+    trip count is the input's length, then a branch on the data, an If whose
+    branches share the head. Exported from torch.jit.script (SCRIPTED), as
+    control flow exports."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(8, 16)
+        self.cell = nn.Linear(16, 16)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):
+        h = torch.zeros(x.size(0), 16, dtype=x.dtype)
+        for t in range(x.size(1)):
+            h = torch.tanh(self.inp(x[:, t]) + self.cell(h))
+        if bool(h.sum() > 0):
+            y = self.head(h)
+        else:
+            y = self.head(h * 2.0)
+        return y
+
+
 def mobilenet_v3():
     """torchvision's mobilenet_v3_small at a quarter width (120k parameters), 10
     classes, no classifier dropout (so PyTorch's references are deterministic):
@@ -232,6 +256,9 @@ def mobilenet_v3():
 # stay Concats of the PyTorch parameters (gates reordered to ONNX's) instead of
 # new initializers, and each parameter's gradient is compared.
 TRAINING_MODE = {"cnn_bn", "mobilenet_v3", "lstm_lm", "gru_lm", "bilstm_tagger"}
+# Models with Python control flow: exported from torch.jit.script, which keeps
+# loops and branches as ONNX Loop and If (tracing would unroll the one and fix the other).
+SCRIPTED = {"loop_branch"}
 
 
 def ids(shape, vocab, gen):
@@ -266,6 +293,7 @@ def model_specs():
         "gru_lm": (RecurrentLM(nn.GRU), {"ids": ids((2, 7), 50, g)}, ["logits"], {"ids": {0: "batch"}}),
         "bilstm_tagger": (RecurrentLM(nn.LSTM, bidirectional=True, tags=5), {"ids": ids((2, 7), 50, g)}, ["logits"],
                           {"ids": {0: "batch"}}),
+        "loop_branch": (LoopBranch(), {"x": torch.randn(4, 5, 8, generator=g)}, ["logits"], {"x": {0: "batch"}}),
     }
 
 
@@ -284,7 +312,8 @@ def export(name, module, inputs, output_names, dynamic_axes, out_root):
     try:
         path = os.path.join(tmp, "model.onnx")
         args = tuple(inputs.values())
-        torch.onnx.export(module, args, path, input_names=list(inputs), output_names=output_names,
+        exported = torch.jit.script(module) if name in SCRIPTED else module
+        torch.onnx.export(exported, args, path, input_names=list(inputs), output_names=output_names,
                           dynamic_axes=dynamic_axes, opset_version=OPSET, do_constant_folding=not training,
                           training=torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL)
         with torch.no_grad():

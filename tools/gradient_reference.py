@@ -54,6 +54,7 @@ LOSSES = {
     "lstm_lm": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
     "gru_lm": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
     "bilstm_tagger": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
+    "loop_branch": {"type": "softmax_cross_entropy", "input": "logits", "target": "labels", "reduction": "mean"},
 }
 DTYPES = {1: "float32", 11: "float64", 7: "int64", 6: "int32", 9: "bool"}
 

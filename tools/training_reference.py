@@ -176,7 +176,7 @@ LR_SCALE = {"lenet": 0.2, "transformer_lm": 0.01, "mobilenet_v3": 0.05}
 MODELS = {"mlp": list(CONFIGS), "lenet": OPTIMIZERS, "bert": OPTIMIZERS, "gpt": OPTIMIZERS,
           "transformer_lm": OPTIMIZERS, "mobilenet_v3": OPTIMIZERS,
           "lstm_lm": OPTIMIZERS, "gru_lm": OPTIMIZERS, "bilstm_tagger": OPTIMIZERS, "hf/electra_opset14": OPTIMIZERS,
-          "hf/swin_opset14": OPTIMIZERS}
+          "hf/swin_opset14": OPTIMIZERS, "loop_branch": OPTIMIZERS}
 
 
 def tie_shared(module, table):

@@ -120,6 +120,7 @@ TEST_CASE("models.gradient_parity_cnn_bn") { check_model_gradients("cnn_bn"); }
 TEST_CASE("models.gradient_parity_mobilenet_v3") { check_model_gradients("mobilenet_v3"); }
 TEST_CASE("models.gradient_parity_lstm_lm") { check_model_gradients("lstm_lm"); }
 TEST_CASE("models.gradient_parity_gru_lm") { check_model_gradients("gru_lm"); }
+TEST_CASE("models.gradient_parity_loop_branch") { check_model_gradients("loop_branch"); }
 TEST_CASE("models.gradient_parity_bilstm_tagger") { check_model_gradients("bilstm_tagger"); }
 
 }  // namespace ort_train::testing

@@ -190,6 +190,7 @@ TEST_CASE("optimizers.pytorch_trajectories_transformer_lm") { check_trajectories
 TEST_CASE("optimizers.pytorch_trajectories_mobilenet_v3") { check_trajectories("mobilenet_v3"); }
 TEST_CASE("optimizers.pytorch_trajectories_lstm_lm") { check_trajectories("lstm_lm"); }
 TEST_CASE("optimizers.pytorch_trajectories_gru_lm") { check_trajectories("gru_lm"); }
+TEST_CASE("optimizers.pytorch_trajectories_loop_branch") { check_trajectories("loop_branch"); }
 TEST_CASE("optimizers.pytorch_trajectories_bilstm_tagger") { check_trajectories("bilstm_tagger"); }
 TEST_CASE("optimizers.pytorch_trajectories_hf_electra") { check_trajectories("hf/electra_opset14"); }
 TEST_CASE("optimizers.pytorch_trajectories_hf_swin") { check_trajectories("hf/swin_opset14"); }

@@ -119,11 +119,11 @@ TEST_CASE("pass manager: the default passes reach a fixed point", "[passes][pass
 TEST_CASE("pass manager: unknown pass names list the known ones", "[passes][pass_manager]") {
   Model m = pipeline_model();
   PassManagerOptions options;
-  options.passes = {"constant_folding", "loop_unrolling"};
+  options.passes = {"constant_folding", "loop_fission"};
   auto r = run_passes(m, {}, options);
   REQUIRE_FALSE(r.ok());
   REQUIRE(r.status().code() == ErrorCode::kInvalidArgument);
-  REQUIRE_THAT(r.status().message(), Catch::Contains("loop_unrolling"));
+  REQUIRE_THAT(r.status().message(), Catch::Contains("loop_fission"));
   REQUIRE_THAT(r.status().message(), Catch::Contains("dead_code_elimination"));
   REQUIRE(m.graph.nodes.size() == 7);  // checked before anything ran
 

@@ -1,0 +1,64 @@
+// If, Loop and Scan in the IR. A subgraph may read values of the graphs
+// around it by name (outer scope). In memory every such read is made an
+// explicit input: the node becomes com.ort_train If/Loop/Scan with the values
+// it captures appended to its inputs (attribute `num_captures`), and each
+// subgraph gains a formal input per capture, in the same order. So ordering,
+// liveness, renaming passes and the planner see captures as ordinary inputs,
+// and a subgraph is a function of its inputs only. Files hold the standard
+// form: loading makes captures explicit, saving makes them implicit again.
+//
+// Operands, in the explicit form:
+//   If(cond, captures...)            branches: inputs = captures
+//   Loop(M, cond, v_initial..., captures...)  body: (iter, cond, v..., captures...)
+//   Scan(state..., scan_inputs..., captures...) body: (state..., scan_elements..., captures...)
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace ort_train {
+
+// The deepest nesting of subgraphs a file may have: a hostile file could
+// otherwise recurse the parser off its stack (protobuf's own limit of 100
+// message levels stops near 33 nestings); real exports nest two or three.
+inline constexpr int kMaxSubgraphDepth = 16;
+
+// com.ort_train If/Loop/Scan: a node in the explicit form.
+bool is_control_flow(const Node& n);
+// Default-domain If/Loop/Scan, as a file holds them.
+bool is_onnx_control_flow(const Node& n);
+int64_t num_captures(const Node& n);
+// The default-domain opset the node's subgraphs were written for (attribute `onnx_opset`).
+int64_t subgraph_opset(const Node& n);
+
+// Names a graph reads that it does not define (its inputs, initializers and
+// node outputs), in first-read order: what it captures from outer scopes.
+std::vector<std::string> free_values(const Graph& g);
+
+// A file's If/Loop/Scan (subgraphs already parsed, nested ones already
+// explicit) in the explicit form. `onnx_opset` is the model's default-domain opset.
+Status make_captures_explicit(Node& n, int64_t onnx_opset);
+// The standard node a file holds: captures read from the outer scope again
+// (a capture whose formal name differs is bound by an Identity at the
+// subgraph's start).
+Node with_implicit_captures(const Node& n);
+
+// The subgraph attribute `name` of a control-flow node (then_branch,
+// else_branch, body), or null.
+std::shared_ptr<const Graph> subgraph(const Node& n, const std::string& name);
+
+// A copy of `g` whose every name it defines (inputs, initializers, node
+// outputs, node names) starts with `prefix`, nested subgraphs likewise. Two
+// copies of one subgraph in a model (a branch recomputed by If's gradient, a
+// body written out per trip) then keep ONNX's rule that a name is defined
+// once in a model. Inputs are positional, so the copy computes the same.
+std::shared_ptr<const Graph> with_prefixed_names(const Graph& g, const std::string& prefix);
+
+// A subgraph as a model of its own, for shape inference and execution:
+// formal inputs typed by `input_types` where given (dtype kUndefined keeps the
+// declared type; shapes always come from `input_types`).
+Model subgraph_model(const Graph& g, int64_t onnx_opset, const std::vector<ValueInfo>& input_types);
+
+}  // namespace ort_train

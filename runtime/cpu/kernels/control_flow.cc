@@ -1,0 +1,286 @@
+// Kernels of If, Loop and Scan (explicit form, graph/control_flow.h; shape
+// rules in graph/ops/control_flow.cc). Each runs its subgraph through an
+// Executor of its own, planned once per subgraph and input signature and kept
+// (a Loop's body is planned once, not per trip). Outputs are the subgraph's
+// tensors; Loop and Scan stack their per-trip outputs here.
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "graph/control_flow.h"
+#include "runtime/control_flow_limits.h"
+#include "runtime/executor.h"
+#include "runtime/kernel.h"
+
+namespace ort_train {
+namespace {
+
+}  // namespace
+
+// A run may not spin forever: a Loop with neither a trip count nor a
+// condition input is refused, and one that runs past this many trips stops
+// with an error (a file's loop whose condition never turns false).
+int64_t& max_loop_trips() {
+  static int64_t trips = int64_t{1} << 24;
+  return trips;
+}
+
+namespace {
+
+class SubgraphExecutors {
+ public:
+  static SubgraphExecutors& instance() {
+    static SubgraphExecutors s;
+    return s;
+  }
+
+  // Runs subgraph `attr` of `node` on `feeds` (its formal inputs in order).
+  Result<std::vector<Tensor>> run(const Node& node, const std::string& attr, const std::vector<const Tensor*>& feeds,
+                                  const RunOptions& options) {
+    std::shared_ptr<const Graph> g = subgraph(node, attr);
+    if (!g) return invalid_argument("{}: attribute '{}' must be a graph", node.describe(), attr);
+    if (g->inputs.size() != feeds.size())
+      return invalid_argument("{}: '{}' has {} inputs; it is given {}", node.describe(), attr, g->inputs.size(),
+                              feeds.size());
+    ASSIGN_OR_RETURN(Entry * e, entry(node, g, feeds));
+    std::map<std::string, Tensor> named;
+    for (size_t i = 0; i < feeds.size(); ++i) named[g->inputs[i].name] = *feeds[i];
+    std::lock_guard<std::mutex> lock(e->running);
+    auto out = e->executor->run(named, options);
+    if (!out.ok()) return out.status().with_context(node.describe() + " '" + attr + "'");
+    std::vector<Tensor> result;
+    for (const ValueInfo& o : g->outputs) result.push_back(out->at(o.name));
+    return result;
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<const Graph> graph;  // not held: the cache never keeps a model's subgraph alive
+    std::unique_ptr<Executor> executor;
+    std::mutex running;
+  };
+
+  Result<Entry*> entry(const Node& node, const std::shared_ptr<const Graph>& g,
+                       const std::vector<const Tensor*>& feeds) {
+    std::string key = std::to_string(reinterpret_cast<uintptr_t>(g.get()));
+    std::vector<ValueInfo> types;
+    for (const Tensor* t : feeds) {
+      key += ":" + std::to_string(static_cast<int>(t->dtype())) + "/" + std::to_string(t->rank());
+      ValueInfo v;
+      v.dtype = t->dtype();
+      v.shape = Shape(static_cast<size_t>(t->rank()));  // rank only: any sizes may come
+      types.push_back(std::move(v));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it != entries_.end() && it->second->graph.lock() == g) return it->second.get();
+    // Entries of subgraphs whose models are gone go (their address may come
+    // back as another subgraph's: the key is checked against the graph itself).
+    std::erase_if(entries_, [](const auto& kv) { return kv.second->graph.expired(); });
+    auto e = std::make_unique<Entry>();
+    e->graph = g;
+    auto ex = Executor::create(subgraph_model(*g, subgraph_opset(node), types));
+    if (!ex.ok()) return ex.status().with_context(node.describe());
+    e->executor = std::move(ex).value();
+    auto& slot = entries_[key];
+    slot = std::move(e);
+    return slot.get();
+  }
+
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;
+};
+
+// The run options of one trip: the caller's, with a random stream of the
+// node's and the trip's own (a Dropout in a Loop's body draws anew each trip).
+RunOptions trip_options(const KernelContext& ctx, int64_t trip) {
+  RunOptions o;
+  o.training = ctx.options().training;
+  o.step = ctx.options().step;
+  o.seed = ctx.random_seed() ^ (static_cast<uint64_t>(trip) * 0x9E3779B97F4A7C15ull);
+  o.op_time_ms = ctx.options().op_time_ms;
+  return o;
+}
+
+Result<bool> read_flag(const KernelContext& ctx, size_t i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.dtype() != DType::kBool || t.numel() != 1)
+    return invalid_argument("{}: {} must be one bool, not {} {}", ctx.node().describe(), what, dtype_name(t.dtype()),
+                            dims_to_string(t.dims()));
+  return t.data<bool>()[0];
+}
+
+// Slice `index` of x along `axis` (a copy, one dim fewer).
+Tensor take(const Tensor& x, size_t axis, int64_t index) {
+  Dims dims = x.dims();
+  const int64_t len = dims[axis];
+  dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(axis));
+  Tensor out = Tensor::host(x.dtype(), dims);
+  int64_t outer = 1, inner = static_cast<int64_t>(dtype_size(x.dtype()));
+  for (size_t d = 0; d < axis; ++d) outer *= x.dims()[d];
+  for (size_t d = axis + 1; d < x.dims().size(); ++d) inner *= x.dims()[d];
+  const auto* src = static_cast<const uint8_t*>(x.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + o * inner, src + (o * len + index) * inner, static_cast<size_t>(inner));
+  return out;
+}
+
+// The trips' tensors stacked along a new `axis` (reversed when `reverse`);
+// `empty` gives the dims of a stack of no trips.
+Result<Tensor> stack(const KernelContext& ctx, size_t k, const std::vector<Tensor>& trips, size_t axis, bool reverse) {
+  if (trips.empty()) {
+    const OptShape& s = ctx.shapes().output(k).shape;
+    Dims dims;
+    if (s)
+      for (const Dim& d : *s) dims.push_back(d.known() ? d.value : 0);
+    if (axis < dims.size()) dims[axis] = 0;
+    else dims.insert(dims.begin(), 0);
+    return Tensor::host(ctx.shapes().output(k).dtype, dims);
+  }
+  const Tensor& first = trips[0];
+  for (const Tensor& t : trips)
+    if (t.dtype() != first.dtype() || t.dims() != first.dims())
+      return shape_error("{}: scan output {} is {} {} in one trip and {} {} in another", ctx.node().describe(), k,
+                         dtype_name(first.dtype()), dims_to_string(first.dims()), dtype_name(t.dtype()),
+                         dims_to_string(t.dims()));
+  const int64_t len = static_cast<int64_t>(trips.size());
+  Dims dims = first.dims();
+  dims.insert(dims.begin() + static_cast<std::ptrdiff_t>(axis), len);
+  Tensor out = Tensor::host(first.dtype(), dims);
+  int64_t outer = 1, inner = static_cast<int64_t>(dtype_size(first.dtype()));
+  for (size_t d = 0; d < axis; ++d) outer *= first.dims()[d];
+  for (size_t d = axis; d < first.dims().size(); ++d) inner *= first.dims()[d];
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  for (int64_t t = 0; t < len; ++t) {
+    const int64_t at = reverse ? len - 1 - t : t;
+    const auto* src = static_cast<const uint8_t*>(trips[static_cast<size_t>(t)].raw());
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(dst + (o * len + at) * inner, src + o * inner, static_cast<size_t>(inner));
+  }
+  return out;
+}
+
+Status if_kernel(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(bool cond, read_flag(ctx, 0, "the condition"));
+  std::vector<const Tensor*> captures;
+  for (size_t i = 1; i < ctx.num_inputs(); ++i) captures.push_back(&ctx.input(i));
+  ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(ctx.node(), cond ? "then_branch" : "else_branch",
+                                                               captures, trip_options(ctx, 0)));
+  if (out.size() != ctx.num_outputs())
+    return invalid_argument("{}: the branch has {} outputs, the node {}", ctx.node().describe(), out.size(),
+                            ctx.num_outputs());
+  for (size_t i = 0; i < out.size(); ++i) ctx.set_output(i, std::move(out[i]));
+  return Status::Ok();
+}
+
+Status loop_kernel(KernelContext& ctx) {
+  const Node& node = ctx.node();
+  const size_t c = static_cast<size_t>(num_captures(node)), n = ctx.num_inputs() - 2 - c;
+  const bool has_m = ctx.has_input(0), has_cond = ctx.has_input(1);
+  if (!has_m && !has_cond)
+    return invalid_argument("{}: a Loop with neither a trip count nor a condition never ends", node.describe());
+  const int64_t limit = max_loop_trips();
+  int64_t m = limit;
+  if (has_m) {
+    if (ctx.input(0).numel() != 1 || ctx.input(0).dtype() != DType::kInt64)
+      return invalid_argument("{}: the trip count M must be one int64", node.describe());
+    m = ctx.input(0).data<int64_t>()[0];
+  }
+  bool cond = true;
+  if (has_cond) { ASSIGN_OR_RETURN(cond, read_flag(ctx, 1, "the condition")); }
+  std::vector<Tensor> carried;
+  for (size_t i = 0; i < n; ++i) carried.push_back(ctx.input(2 + i));
+  const size_t k_out = ctx.num_outputs() - n;
+  std::vector<std::vector<Tensor>> scans(k_out);
+  Tensor iter = Tensor::host(DType::kInt64, {}), cond_in = Tensor::host(DType::kBool, {});
+  int64_t trip = 0;
+  for (; trip < m && cond; ++trip) {
+    if (trip >= limit)
+      return invalid_argument("{}: ran {} trips without its condition turning false", node.describe(), trip);
+    iter.data<int64_t>()[0] = trip;
+    cond_in.data<bool>()[0] = cond;
+    std::vector<const Tensor*> feeds{&iter, &cond_in};
+    for (const Tensor& v : carried) feeds.push_back(&v);
+    for (size_t i = 0; i < c; ++i) feeds.push_back(&ctx.input(2 + n + i));
+    ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, trip)));
+    if (out.size() != 1 + ctx.num_outputs())
+      return invalid_argument("{}: the body has {} outputs; it needs {}", node.describe(), out.size(),
+                              1 + ctx.num_outputs());
+    if (has_cond) {
+      if (out[0].dtype() != DType::kBool || out[0].numel() != 1)
+        return invalid_argument("{}: the body's condition must be one bool", node.describe());
+      cond = out[0].data<bool>()[0];
+    }
+    for (size_t i = 0; i < n; ++i) carried[i] = std::move(out[1 + i]);
+    for (size_t k = 0; k < k_out; ++k) scans[k].push_back(std::move(out[1 + n + k]));
+  }
+  for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(carried[i]));
+  for (size_t k = 0; k < k_out; ++k) {
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, n + k, scans[k], 0, false));
+    ctx.set_output(n + k, std::move(s));
+  }
+  return Status::Ok();
+}
+
+Result<size_t> axis_of(const KernelContext& ctx, int64_t axis, int64_t rank) {
+  ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, rank, ctx.node()));
+  return static_cast<size_t>(a);
+}
+
+Status scan_kernel(KernelContext& ctx) {
+  const Node& node = ctx.node();
+  const size_t c = static_cast<size_t>(num_captures(node));
+  const size_t m = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
+  const size_t n = ctx.num_inputs() - m - c, k_out = ctx.num_outputs() - n;
+  auto in_axes = node.attr_ints("scan_input_axes", std::vector<int64_t>(m, 0));
+  auto in_dirs = node.attr_ints("scan_input_directions", std::vector<int64_t>(m, 0));
+  auto out_axes = node.attr_ints("scan_output_axes", std::vector<int64_t>(k_out, 0));
+  auto out_dirs = node.attr_ints("scan_output_directions", std::vector<int64_t>(k_out, 0));
+  if (in_dirs.size() != m || out_dirs.size() != k_out)
+    return invalid_argument("{}: one direction per scan input and output is needed", node.describe());
+  std::vector<size_t> axes;
+  int64_t length = -1;
+  for (size_t j = 0; j < m; ++j) {
+    const Tensor& x = ctx.input(n + j);
+    ASSIGN_OR_RETURN(size_t a, axis_of(ctx, in_axes[j], x.rank()));
+    axes.push_back(a);
+    if (length >= 0 && x.dims()[a] != length)
+      return shape_error("{}: scan input {} has {} steps, the first {}", node.describe(), j, x.dims()[a], length);
+    length = x.dims()[a];
+  }
+  std::vector<Tensor> state;
+  for (size_t i = 0; i < n; ++i) state.push_back(ctx.input(i));
+  std::vector<std::vector<Tensor>> scans(k_out);
+  for (int64_t t = 0; t < length; ++t) {
+    std::vector<Tensor> elements;
+    for (size_t j = 0; j < m; ++j)
+      elements.push_back(take(ctx.input(n + j), axes[j], in_dirs[j] ? length - 1 - t : t));
+    std::vector<const Tensor*> feeds;
+    for (const Tensor& s : state) feeds.push_back(&s);
+    for (const Tensor& e : elements) feeds.push_back(&e);
+    for (size_t i = 0; i < c; ++i) feeds.push_back(&ctx.input(n + m + i));
+    ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, t)));
+    if (out.size() != ctx.num_outputs())
+      return invalid_argument("{}: the body has {} outputs, the node {}", node.describe(), out.size(),
+                              ctx.num_outputs());
+    for (size_t i = 0; i < n; ++i) state[i] = std::move(out[i]);
+    for (size_t k = 0; k < k_out; ++k) scans[k].push_back(std::move(out[n + k]));
+  }
+  for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(state[i]));
+  for (size_t k = 0; k < k_out; ++k) {
+    const int64_t rank = scans[k].empty() ? 0 : scans[k][0].rank();
+    ASSIGN_OR_RETURN(size_t a, axis_of(ctx, out_axes[k], rank + 1));
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, n + k, scans[k], a, out_dirs[k] != 0));
+    ctx.set_output(n + k, std::move(s));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "If", 1, 1000, DeviceKind::kCpu, if_kernel, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Loop", 1, 1000, DeviceKind::kCpu, loop_kernel, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Scan", 1, 1000, DeviceKind::kCpu, scan_kernel, all_stored_dtypes());
+
+}  // namespace ort_train

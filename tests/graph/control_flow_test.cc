@@ -1,0 +1,318 @@
+// If, Loop and Scan: captures of outer values made explicit at load and
+// implicit again at save, and forward runs against values worked out by hand
+// (graph/control_flow.h, runtime/cpu/kernels/control_flow.cc).
+#include <fstream>
+
+#include <onnx/onnx_pb.h>
+
+#include "graph/control_flow.h"
+#include "graph/onnx_io.h"
+#include "graph/shape_inference.h"
+#include "runtime/executor.h"
+#include "test_util.h"
+
+using namespace ort_train;
+using namespace ort_train::testing;
+
+namespace {
+
+constexpr int F = onnx::TensorProto::FLOAT, I64 = onnx::TensorProto::INT64, B = onnx::TensorProto::BOOL;
+
+void value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list, const std::string& name, int type,
+           std::vector<int64_t> dims = {}, bool ranked = true) {
+  auto* v = list->Add();
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(type);
+  if (ranked) {
+    auto* s = t->mutable_shape();
+    for (int64_t d : dims) s->add_dim()->set_dim_value(d);
+  }
+}
+
+onnx::NodeProto* node(onnx::GraphProto& g, const std::string& op, std::vector<std::string> in,
+                      std::vector<std::string> out, const std::string& name = "") {
+  auto* n = g.add_node();
+  n->set_op_type(op);
+  if (!name.empty()) n->set_name(name);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+void graph_attr(onnx::NodeProto* n, const std::string& name, const onnx::GraphProto& g) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = g;
+}
+
+void int_attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void ints_attr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+onnx::ModelProto model_of(const onnx::GraphProto& g, int64_t opset = 17) {
+  onnx::ModelProto mp;
+  mp.set_ir_version(8);
+  mp.add_opset_import()->set_version(opset);
+  *mp.mutable_graph() = g;
+  return mp;
+}
+
+Model load(const onnx::ModelProto& mp) {
+  auto m = load_model_from_bytes(mp.SerializeAsString(), ".");
+  INFO(m.status().message());
+  REQUIRE(m.ok());
+  return std::move(m).value();
+}
+
+std::map<std::string, Tensor> run(const Model& m, const std::map<std::string, Tensor>& feeds) {
+  auto ex = Executor::create(m);
+  INFO(ex.status().message());
+  REQUIRE(ex.ok());
+  auto out = (*ex)->run(feeds);
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  return *out;
+}
+
+Tensor flag(bool v) {
+  Tensor t = Tensor::host(DType::kBool, {});
+  t.data<bool>()[0] = v;
+  return t;
+}
+
+// y = If(c) { w * x } else { w - x } with w = x + x: both branches read outer values.
+onnx::ModelProto if_model() {
+  onnx::GraphProto then_g, else_g, g;
+  then_g.set_name("then");
+  node(then_g, "Mul", {"w", "x"}, {"t"});
+  value(then_g.mutable_output(), "t", F, {3});
+  else_g.set_name("else");
+  node(else_g, "Sub", {"w", "x"}, {"e"});
+  value(else_g.mutable_output(), "e", F, {3});
+  value(g.mutable_input(), "x", F, {3});
+  value(g.mutable_input(), "c", B, {});
+  node(g, "Add", {"x", "x"}, {"w"});
+  auto* n = node(g, "If", {"c"}, {"y"}, "choose");
+  graph_attr(n, "then_branch", then_g);
+  graph_attr(n, "else_branch", else_g);
+  value(g.mutable_output(), "y", F, {3});
+  return model_of(g);
+}
+
+}  // namespace
+
+TEST_CASE("If reads outer values through explicit captures and runs the branch its condition picks",
+          "[graph][control_flow]") {
+  Model m = load(if_model());
+  const Node& n = m.graph.nodes.back();
+  CHECK(is_control_flow(n));
+  CHECK(n.inputs == std::vector<std::string>{"c", "w", "x"});
+  CHECK(num_captures(n) == 2);
+  CHECK(subgraph(n, "then_branch")->inputs.size() == 2);
+  CHECK(m.graph.value("y")->dtype == DType::kFloat);
+  Tensor x = make<float>({3}, {1, 2, 3});
+  require_close(run(m, {{"x", x}, {"c", flag(true)}}).at("y"), make<float>({3}, {2, 8, 18}));
+  require_close(run(m, {{"x", x}, {"c", flag(false)}}).at("y"), make<float>({3}, {1, 2, 3}));
+}
+
+TEST_CASE("A saved If is ONNX's again: captures read from the outer scope", "[graph][control_flow]") {
+  Dir d("ort_train_control_flow_save");
+  Model m = load(if_model());
+  REQUIRE(save_model(m, d / "if.onnx").ok());
+  onnx::ModelProto saved;
+  std::ifstream f(d / "if.onnx", std::ios::binary);
+  REQUIRE(saved.ParseFromIstream(&f));
+  const onnx::NodeProto& n = saved.graph().node(1);
+  CHECK(n.op_type() == "If");
+  CHECK(n.domain().empty());
+  CHECK(n.input_size() == 1);
+  for (const auto& a : n.attribute()) {
+    CHECK(a.name() != "num_captures");
+    if (a.type() == onnx::AttributeProto::GRAPH) CHECK(a.g().input_size() == 0);
+  }
+  // A capture renamed in the outer graph is read under its new name.
+  Node& in_memory = m.graph.nodes.back();
+  m.graph.nodes[0].outputs[0] = "w2";
+  in_memory.inputs[1] = "w2";
+  REQUIRE(save_model(m, d / "renamed.onnx").ok());
+  auto again = load_model(d / "renamed.onnx");
+  REQUIRE(again.ok());
+  CHECK(again->graph.nodes.back().inputs == std::vector<std::string>{"c", "w2", "x"});
+  require_close(run(*again, {{"x", make<float>({3}, {1, 2, 3})}, {"c", flag(true)}}).at("y"),
+                make<float>({3}, {2, 8, 18}));
+}
+
+TEST_CASE("Loop carries values, stacks scan outputs and stops on its trip count or its condition",
+          "[graph][control_flow]") {
+  // body(i, cond, acc): acc' = acc + x (x from outside), s = acc' * float(i); cond' = i < stop.
+  auto loop_model = [](bool with_m, bool with_cond) {
+    onnx::GraphProto body, g;
+    body.set_name("body");
+    value(body.mutable_input(), "i", I64, {});
+    value(body.mutable_input(), "cond_in", B, {});
+    value(body.mutable_input(), "acc", F, {2});
+    node(body, "Add", {"acc", "x"}, {"acc_next"});
+    auto* cast = node(body, "Cast", {"i"}, {"i_f"});
+    int_attr(cast, "to", F);
+    node(body, "Mul", {"acc_next", "i_f"}, {"s"});
+    node(body, "Less", {"i", "stop"}, {"cond_out"});
+    value(body.mutable_output(), "cond_out", B, {});
+    value(body.mutable_output(), "acc_next", F, {2});
+    value(body.mutable_output(), "s", F, {2});
+    value(g.mutable_input(), "x", F, {2});
+    auto* m = g.add_initializer();
+    m->set_name("M");
+    m->set_data_type(I64);
+    m->add_int64_data(4);
+    auto* stop = g.add_initializer();
+    stop->set_name("stop");
+    stop->set_data_type(I64);
+    stop->add_int64_data(1);
+    auto* t = g.add_initializer();
+    t->set_name("true");
+    t->set_data_type(B);
+    t->add_int32_data(1);
+    auto* n = node(g, "Loop", {with_m ? "M" : "", with_cond ? "true" : "", "x"}, {"acc_final", "scans"}, "loop");
+    graph_attr(n, "body", body);
+    value(g.mutable_output(), "acc_final", F, {2});
+    value(g.mutable_output(), "scans", F, {}, false);
+    return model_of(g);
+  };
+  Tensor x = make<float>({2}, {1, 10});
+  SECTION("trip count only: the body's condition is ignored") {
+    Model m = load(loop_model(true, false));
+    REQUIRE(infer_shapes(m).ok());
+    CHECK(m.graph.value("scans")->shape == OptShape(Shape{4, 2}));  // four trips, known at plan time
+    auto out = run(m, {{"x", x}});
+    require_close(out.at("acc_final"), make<float>({2}, {5, 50}));
+    require_close(out.at("scans"), make<float>({4, 2}, {0, 0, 3, 30, 8, 80, 15, 150}));
+  }
+  SECTION("trip count and condition: stops when i < 1 turns false, after two trips") {
+    auto out = run(load(loop_model(true, true)), {{"x", x}});
+    require_close(out.at("acc_final"), make<float>({2}, {3, 30}));
+    require_close(out.at("scans"), make<float>({2, 2}, {0, 0, 3, 30}));
+  }
+  SECTION("neither: refused, never run forever") {
+    auto ex = Executor::create(load(loop_model(false, false)));
+    REQUIRE(ex.ok());
+    auto out = (*ex)->run({{"x", x}});
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(), Catch::Contains("neither a trip count nor a condition never ends"));
+  }
+}
+
+TEST_CASE("Scan walks its input along an axis, forwards or backwards, and stacks where it is told",
+          "[graph][control_flow]") {
+  // state' = state + element; out = state' * k (k from outside). X is [2, 3]: scanned along axis 1, reversed.
+  onnx::GraphProto body, g;
+  body.set_name("body");
+  value(body.mutable_input(), "state", F, {2});
+  value(body.mutable_input(), "elem", F, {2});
+  node(body, "Add", {"state", "elem"}, {"next"});
+  node(body, "Mul", {"next", "k"}, {"out"});
+  value(body.mutable_output(), "next", F, {2});
+  value(body.mutable_output(), "out", F, {2});
+  value(g.mutable_input(), "s0", F, {2});
+  value(g.mutable_input(), "X", F, {2, 3});
+  value(g.mutable_input(), "k", F, {});
+  auto* n = node(g, "Scan", {"s0", "X"}, {"final", "outs"}, "scan");
+  graph_attr(n, "body", body);
+  int_attr(n, "num_scan_inputs", 1);
+  ints_attr(n, "scan_input_axes", {1});
+  ints_attr(n, "scan_input_directions", {1});
+  ints_attr(n, "scan_output_axes", {1});
+  value(g.mutable_output(), "final", F, {2});
+  value(g.mutable_output(), "outs", F, {2, 3});
+  Model m = load(model_of(g));
+  REQUIRE(infer_shapes(m).ok());
+  CHECK(m.graph.value("outs")->shape == OptShape(Shape{2, 3}));
+  auto out = run(m, {{"s0", make<float>({2}, {0, 100})},
+                     {"X", make<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+                     {"k", make<float>({}, {2})}});
+  // Reversed: elements [3,6], [2,5], [1,4]; states 3/106, 5/111, 6/115.
+  require_close(out.at("final"), make<float>({2}, {6, 115}));
+  require_close(out.at("outs"), make<float>({2, 3}, {6, 10, 12, 212, 222, 230}));
+}
+
+TEST_CASE("A Loop body's If reads the outermost graph's values", "[graph][control_flow]") {
+  // Loop 3 trips: acc' = If(i < 1) { acc + x } else { acc * x }.
+  onnx::GraphProto then_g, else_g, body, g;
+  then_g.set_name("then");
+  node(then_g, "Add", {"acc", "x"}, {"t"});
+  value(then_g.mutable_output(), "t", F, {2});
+  else_g.set_name("else");
+  node(else_g, "Mul", {"acc", "x"}, {"e"});
+  value(else_g.mutable_output(), "e", F, {2});
+  body.set_name("body");
+  value(body.mutable_input(), "i", I64, {});
+  value(body.mutable_input(), "cond_in", B, {});
+  value(body.mutable_input(), "acc", F, {2});
+  node(body, "Less", {"i", "one"}, {"first"});
+  auto* inner = node(body, "If", {"first"}, {"acc_next"}, "inner");
+  graph_attr(inner, "then_branch", then_g);
+  graph_attr(inner, "else_branch", else_g);
+  node(body, "Identity", {"cond_in"}, {"cond_out"});
+  value(body.mutable_output(), "cond_out", B, {});
+  value(body.mutable_output(), "acc_next", F, {2});
+  value(g.mutable_input(), "x", F, {2});
+  value(g.mutable_input(), "acc0", F, {2});
+  for (auto [name, v] : {std::pair{"M", 3}, std::pair{"one", 1}}) {
+    auto* t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(I64);
+    t->add_int64_data(v);
+  }
+  auto* n = node(g, "Loop", {"M", "", "acc0"}, {"acc"}, "outer");
+  graph_attr(n, "body", body);
+  value(g.mutable_output(), "acc", F, {2});
+  Model m = load(model_of(g));
+  // The body captures x (for its If) and `one`.
+  CHECK(m.graph.nodes.back().inputs == std::vector<std::string>{"M", "", "acc0", "one", "x"});
+  auto out = run(m, {{"x", make<float>({2}, {2, 3})}, {"acc0", make<float>({2}, {1, 1})}});
+  require_close(out.at("acc"), make<float>({2}, {12, 36}));  // (1 + x) * x * x
+}
+
+TEST_CASE("An unsupported op inside a subgraph is listed with its path", "[graph][control_flow]") {
+  onnx::ModelProto mp = if_model();
+  auto* branch = mp.mutable_graph()->mutable_node(1)->mutable_attribute(0)->mutable_g();
+  branch->mutable_node(0)->set_op_type("NoSuchOp");
+  branch->mutable_node(0)->set_name("odd");
+  Model m = load(mp);
+  Status st = check_ops_known(m);
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("choose/odd (NoSuchOp opset 17)"));
+}
+
+TEST_CASE("Subgraphs nested past the limit are refused", "[graph][control_flow]") {
+  onnx::GraphProto leaf;
+  leaf.set_name("leaf");
+  node(leaf, "Identity", {"v"}, {"o"});
+  value(leaf.mutable_output(), "o", F, {1});
+  onnx::GraphProto inner = leaf;
+  for (int depth = 0; depth < kMaxSubgraphDepth + 1; ++depth) {
+    onnx::GraphProto outer;
+    outer.set_name("level");
+    auto* n = node(outer, "If", {"c"}, {"o"});
+    graph_attr(n, "then_branch", inner);
+    graph_attr(n, "else_branch", leaf);
+    value(outer.mutable_output(), "o", F, {1});
+    inner = outer;
+  }
+  value(inner.mutable_input(), "c", B, {});
+  value(inner.mutable_input(), "v", F, {1});
+  auto m = load_model_from_bytes(model_of(inner).SerializeAsString(), ".");
+  REQUIRE_FALSE(m.ok());
+  CHECK_THAT(m.status().message(), Catch::Contains("nested more than 16 deep"));
+}
