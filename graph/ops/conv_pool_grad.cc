@@ -11,6 +11,11 @@ namespace {
 
 Status conv_grad_rule(InferContext& ctx) {
   DType t = ctx.input_dtype(0);
+  RETURN_IF_ERROR(require_same_dtype(ctx, 0));  // dY, X and W are read as one type
+  const OptShape &dy = ctx.input_shape(0), &x = ctx.input_shape(1), &w = ctx.input_shape(2);
+  if ((x && x->size() < 3) || (x && w && w->size() != x->size()) || (x && dy && dy->size() != x->size()))
+    return shape_error("{}: dY {}, X {} and W {} must all be [N, C, spatial...]", ctx.node().describe(),
+                       shape_to_string(dy), shape_to_string(x), shape_to_string(w));
   ctx.set_output(0, t, ctx.input_shape(1));
   if (ctx.num_outputs() > 1) ctx.set_output(1, t, ctx.input_shape(2));
   if (ctx.num_outputs() > 2) {
@@ -20,11 +25,24 @@ Status conv_grad_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// dX is [N, C, spatial...]: the kernels walk it plane by plane.
+Status require_planes(InferContext& ctx) {
+  const OptShape& dx = ctx.output(0).shape;
+  if (dx && dx->size() < 3)
+    return shape_error("{}: dX {} must be [N, C, spatial...]", ctx.node().describe(), shape_to_string(dx));
+  return Status::Ok();
+}
+
 Status max_pool_grad_rule(InferContext& ctx) {
   RETURN_IF_ERROR(require_same_shape(ctx, 1, 0, "Indices"));
-  return shape_from_value(ctx, 0, 2);
+  RETURN_IF_ERROR(require_dtype(ctx, 1, DType::kInt64, "Indices"));
+  RETURN_IF_ERROR(shape_from_value(ctx, 0, 2));
+  return require_planes(ctx);
 }
-Status average_pool_grad_rule(InferContext& ctx) { return shape_from_value(ctx, 0, 1); }
+Status average_pool_grad_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(shape_from_value(ctx, 0, 1));
+  return require_planes(ctx);
+}
 
 }  // namespace
 

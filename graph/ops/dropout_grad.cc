@@ -5,6 +5,16 @@
 
 namespace ort_train {
 
-ORT_REGISTER_OP(kOrtTrainDomain, "DropoutGrad", 1, 1000, elementwise_grad_rule, kReadsRunOptions);
+namespace {
+
+// The mask is read as bool, element for element with dY.
+Status dropout_grad_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(require_dtype(ctx, 1, DType::kBool, "the mask"));
+  return elementwise_grad_rule(ctx);
+}
+
+}  // namespace
+
+ORT_REGISTER_OP(kOrtTrainDomain, "DropoutGrad", 1, 1000, dropout_grad_rule, kReadsRunOptions);
 
 }  // namespace ort_train

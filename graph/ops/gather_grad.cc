@@ -9,6 +9,17 @@ namespace {
 
 Status rule(InferContext& ctx) { return shape_from_value(ctx, 0, 1); }
 
+// The kernel reads dX's dim `axis` and the indices as integers.
+Status gather_grad_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(rule(ctx));
+  const DType idx = ctx.input_dtype(2);
+  if (idx != DType::kUndefined && idx != DType::kInt64 && idx != DType::kInt32)
+    return shape_error("{}: the indices must be int32 or int64, not {}", ctx.node().describe(), dtype_name(idx));
+  const OptShape& dx = ctx.output(0).shape;
+  if (dx) RETURN_IF_ERROR(normalize_axis(ctx.attr_int("axis", 0), static_cast<int64_t>(dx->size()), ctx.node()).status());
+  return Status::Ok();
+}
+
 // dY must be the slice of `shape` that the forward's starts/ends/axes/steps
 // (inputs, or attributes before opset 10) cut: the kernel writes it back there.
 Status slice_grad_rule(InferContext& ctx) {
@@ -37,7 +48,7 @@ Status slice_grad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "GatherGrad", 1, 1000, rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "GatherGrad", 1, 1000, gather_grad_rule, kPlainOp);
 ORT_REGISTER_OP(kOrtTrainDomain, "SliceGrad", 1, 1000, slice_grad_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -4,6 +4,7 @@
 #include "graph/ops/group_norm.h"
 
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 
@@ -51,6 +52,7 @@ Status group_norm_rule(InferContext& ctx) {
 }
 
 Status group_norm_grad_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(require_same_dtype(ctx, 0));  // dY, X, scale: read as one type
   ctx.set_output(0, ctx.input_dtype(1), ctx.input_shape(1));
   for (size_t i = 1; i < ctx.num_outputs(); ++i) ctx.set_output(i, ctx.input_dtype(2), ctx.input_shape(2));
   return Status::Ok();

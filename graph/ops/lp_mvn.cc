@@ -4,6 +4,7 @@
 #include "graph/ops/lp_mvn.h"
 
 #include "graph/op_schema.h"
+#include "graph/operand_checks.h"
 
 namespace ort_train {
 
@@ -49,7 +50,10 @@ Status normalize_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// (dY, X): the kernel reads dY as X's type, element for element.
 Status grad_rule(InferContext& ctx) {
+  RETURN_IF_ERROR(require_same_dtype(ctx, 0));
+  RETURN_IF_ERROR(require_same_shape(ctx, 0, 1, "dY"));
   ctx.set_output(0, ctx.input_dtype(1), ctx.input_shape(1));
   return Status::Ok();
 }

@@ -38,6 +38,11 @@ Status conv_grad(KernelContext& ctx) {
     P *= w.out;
     S *= w.in;
   }
+  // The operands a file pairs must be one convolution's: the loops below
+  // index dY by N x M x P and W by its groups.
+  if (group < 1 || C % group != 0 || M % group != 0 || W.dims()[1] != Cg || dY.numel() != N * M * P)
+    return shape_error("{}: dY {}, X {} and W {} (group {}) are not one convolution's", ctx.node().describe(),
+                       dims_to_string(dY.dims()), dims_to_string(X.dims()), dims_to_string(W.dims()), group);
   bool want_dx = ctx.has_output(0), want_dw = ctx.num_outputs() > 1 && ctx.has_output(1);
   bool want_db = ctx.num_outputs() > 2 && ctx.has_output(2);
   bool ok = dispatch_float(X.dtype(), [&]<typename T>() {

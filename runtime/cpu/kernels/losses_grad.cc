@@ -39,8 +39,11 @@ Status loss_grad(KernelContext& ctx) {
     double scale = static_cast<double>(g[0]);
     if (reduction == "mean") {
       double weight_sum = 0;
+      // (A label out of [0, C) is the forward's error; here its row is zero
+      // and it counts for nothing, so a file's stray label reads no weight
+      // past the table.)
       for (int64_t y : labels)
-        if (kept(y)) weight_sum += w ? static_cast<double>(w[y]) : 1.0;
+        if (kept(y) && y >= 0 && y < C) weight_sum += w ? static_cast<double>(w[y]) : 1.0;
       scale = weight_sum == 0 ? 0.0 : scale / weight_sum;
     }
     const T* r = ref.data<T>();

@@ -14,6 +14,11 @@ namespace ort_train {
 inline Status resize_plan(const Node& node, int64_t opset, const Dims& in, const Dims& out, const Tensor* scales,
                           std::vector<std::vector<ResizeTap>>& plan) {
   plan.assign(in.size(), {});
+  if (scales && scales->numel() > 0 &&
+      (static_cast<size_t>(scales->numel()) != in.size() ||
+       (scales->dtype() != DType::kFloat && scales->dtype() != DType::kDouble)))
+    return shape_error("{}: {} {} scales for rank {}", node.describe(), scales->numel(), dtype_name(scales->dtype()),
+                       in.size());
   int64_t total = 1;
   for (int64_t v : out) total *= v;
   if (total == 0) return Status::Ok();
