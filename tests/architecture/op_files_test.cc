@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -40,6 +41,7 @@ std::string joined(const std::set<std::string>& files) {
 
 struct OpFiles {
   std::set<std::string> rule, cpu, gradient;
+  std::string has_gradient = "no";  // yes (a rule), zero, not differentiable, or no rule at all
 };
 
 std::map<std::string, OpFiles> op_files() {
@@ -58,7 +60,12 @@ std::map<std::string, OpFiles> op_files() {
     }
   for (const GradientRule* g : GradientRegistry::instance().all()) {
     auto it = ops.find(key(g->domain, g->op_type));
-    if (it != ops.end() && projects(g->source)) it->second.gradient.insert(relative(g->source));
+    if (it != ops.end() && projects(g->source)) {
+      it->second.gradient.insert(relative(g->source));
+      it->second.has_gradient = g->kind == GradientKind::kRule   ? "yes"
+                                : g->kind == GradientKind::kZero ? "zero"
+                                                                 : "not differentiable";
+    }
   }
   return ops;
 }
@@ -71,11 +78,14 @@ std::string table() {
          "that test fails when this page differs. CUDA kernels register in\n"
          "`runtime/cuda/kernels/` (the CUDA plugin, not loaded where this page is made;\n"
          "`ort_train inspect` lists the nodes without one where it is). Ops of other\n"
-         "domains are written `domain::Op`; a gradient rule of `-` means the op has none\n"
-         "(`docs/gradients.md` says why).\n\n"
-         "| op | shape rule | CPU kernel | gradient rule |\n|---|---|---|---|\n";
+         "domains are written `domain::Op`. The gradient column says whether the op\n"
+         "has one: yes (a rule builds it), zero (piecewise constant), not\n"
+         "differentiable, or no (no rule: `docs/gradients.md` says why). The dtypes\n"
+         "each op computes in are in `docs/ops.md`, by family.\n\n"
+         "| op | shape rule | CPU kernel | gradient rule | gradient |\n|---|---|---|---|---|\n";
   for (const auto& [op, f] : op_files())
-    out << "| " << op << " | " << joined(f.rule) << " | " << joined(f.cpu) << " | " << joined(f.gradient) << " |\n";
+    out << "| " << op << " | " << joined(f.rule) << " | " << joined(f.cpu) << " | " << joined(f.gradient) << " | "
+        << f.has_gradient << " |\n";
   return out.str();
 }
 
@@ -92,6 +102,15 @@ TEST_CASE("op files: docs/op_files.md is made from the registrations", "[archite
     std::ofstream(made) << want;
     FAIL("docs/op_files.md differs from the registrations; the table they make is in " << made.string()
                                                                                         << ": cp it to " << doc.string());
+  }
+  // Every op of the ONNX domain is in docs/ops.md's table, which gives its dtypes.
+  std::ifstream ops_doc(fs::path(source_dir()) / "docs/ops.md");
+  std::stringstream ops_text;
+  ops_text << ops_doc.rdbuf();
+  for (const auto& [op, f] : op_files()) {
+    if (op.find("::") != std::string::npos) continue;
+    INFO(op << " is not named in docs/ops.md");
+    CHECK(std::regex_search(ops_text.str(), std::regex("\\b" + op + "\\b")));
   }
   // Every op has a shape rule file, and every rule file sits where the IR's rules live.
   for (const auto& [op, f] : op_files()) {
