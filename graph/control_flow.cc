@@ -76,12 +76,11 @@ Status make_captures_explicit(Node& n, int64_t onnx_opset) {
     if (!g) return invalid_argument("{}: attribute '{}' must be a graph", n.describe(), name);
     graphs.push_back(std::move(g));
   }
-  if (n.op_type == "Scan" && onnx_opset < 9)
-    return unsupported("{}: Scan before opset 9 (with sequence_lens and a batch axis) is not supported",
-                       n.describe());
   // The formal inputs each subgraph must have: If's branches none, Loop's
-  // body one per node input, Scan's body one per node input.
-  const size_t formal = n.op_type == "If" ? 0 : n.inputs.size();
+  // body one per node input, Scan's body one per node input (before opset 9
+  // all but the first, sequence_lens).
+  const bool scan8 = n.op_type == "Scan" && onnx_opset < 9;
+  const size_t formal = n.op_type == "If" ? 0 : scan8 && !n.inputs.empty() ? n.inputs.size() - 1 : n.inputs.size();
   for (size_t k = 0; k < graphs.size(); ++k)
     if (graphs[k]->inputs.size() != formal)
       return invalid_argument("{}: '{}' has {} inputs; the node gives it {}", n.describe(), names[k],

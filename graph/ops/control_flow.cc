@@ -125,8 +125,52 @@ Status loop_rule(InferContext& ctx) {
   return Status::Ok();
 }
 
+// Scan before opset 9: (sequence_lens, state..., scans..., captures...), every
+// operand [batch, ...], the scans [batch, sequence, ...]; outputs the same.
+Status scan8_rule(InferContext& ctx) {
+  const Node& node = ctx.node();
+  const size_t c = static_cast<size_t>(num_captures(node));
+  const int64_t m = node.attr_int("num_scan_inputs", -1);
+  if (m < 1 || ctx.num_inputs() < 1 + static_cast<size_t>(m) + c)
+    return invalid_argument("{}: num_scan_inputs must be 1 to the number of inputs, not {}", node.describe(), m);
+  const size_t scans = static_cast<size_t>(m), n = ctx.num_inputs() - 1 - scans - c;
+  if (ctx.has_input(0) && ctx.input_dtype(0) != DType::kInt64 && ctx.input_dtype(0) != DType::kUndefined)
+    return invalid_argument("{}: sequence_lens must be int64", node.describe());
+  std::vector<ValueInfo> inputs;
+  Dim batch, length;
+  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+    ValueInfo v = type_of(ctx, i);
+    const bool is_scan = i > n && i <= n + scans, is_state = i <= n;
+    const size_t drop = is_scan ? 2 : is_state ? 1 : 0;
+    if (v.shape && drop) {
+      if (v.shape->size() < drop)
+        return shape_error("{}: input {} {} has no batch{} axis", node.describe(), i, shape_to_string(v.shape),
+                           is_scan ? " and sequence" : "");
+      if ((*v.shape)[0].known()) batch = (*v.shape)[0];
+      if (is_scan && (*v.shape)[1].known()) length = (*v.shape)[1];
+      v.shape->erase(v.shape->begin(), v.shape->begin() + static_cast<std::ptrdiff_t>(drop));
+    }
+    inputs.push_back(std::move(v));
+  }
+  ASSIGN_OR_RETURN(auto body, infer_subgraph(node, "body", inputs));
+  if (body.size() != ctx.num_outputs() || body.size() < n)
+    return invalid_argument("{}: the body has {} outputs, the node {}", node.describe(), body.size(),
+                            ctx.num_outputs());
+  for (size_t k = 0; k < body.size(); ++k) {
+    OptShape s;
+    if (body[k].shape) {
+      Shape full = k < n ? Shape{batch} : Shape{batch, length};
+      full.insert(full.end(), body[k].shape->begin(), body[k].shape->end());
+      s = full;
+    }
+    ctx.set_output(k, body[k].dtype, s);
+  }
+  return Status::Ok();
+}
+
 Status scan_rule(InferContext& ctx) {
   const Node& node = ctx.node();
+  if (subgraph_opset(node) < 9) return scan8_rule(ctx);
   const size_t c = static_cast<size_t>(num_captures(node));
   const int64_t m = node.attr_int("num_scan_inputs", -1);
   if (m < 1 || ctx.num_inputs() < static_cast<size_t>(m) + c)

@@ -246,6 +246,33 @@ TEST_CASE("Scan walks its input along an axis, forwards or backwards, and stacks
   require_close(out.at("outs"), make<float>({2, 3}, {6, 10, 12, 212, 222, 230}));
 }
 
+TEST_CASE("Scan before opset 9 scans each batch entry for its own length, from its own end when reversed",
+          "[graph][control_flow]") {
+  onnx::GraphProto body, g;
+  body.set_name("body");
+  value(body.mutable_input(), "state", F, {2});
+  value(body.mutable_input(), "elem", F, {2});
+  node(body, "Add", {"state", "elem"}, {"next"});
+  node(body, "Identity", {"next"}, {"out"});
+  value(body.mutable_output(), "next", F, {2});
+  value(body.mutable_output(), "out", F, {2});
+  value(g.mutable_input(), "lens", I64, {2});
+  value(g.mutable_input(), "s0", F, {2, 2});
+  value(g.mutable_input(), "X", F, {2, 3, 2});
+  auto* n = node(g, "Scan", {"lens", "s0", "X"}, {"final", "outs"}, "scan8");
+  graph_attr(n, "body", body);
+  int_attr(n, "num_scan_inputs", 1);
+  ints_attr(n, "directions", {1});
+  value(g.mutable_output(), "final", F, {2, 2});
+  value(g.mutable_output(), "outs", F, {2, 3, 2});
+  Model m = load(model_of(g, 8));
+  auto out = run(m, {{"lens", make<int64_t>({2}, {3, 1})},
+                     {"s0", make<float>({2, 2}, {0, 0, 100, 100})},
+                     {"X", make<float>({2, 3, 2}, {1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60})}});
+  require_close(out.at("final"), make<float>({2, 2}, {9, 12, 110, 120}));
+  require_close(out.at("outs"), make<float>({2, 3, 2}, {5, 6, 8, 10, 9, 12, 110, 120, 0, 0, 0, 0}));
+}
+
 TEST_CASE("A Loop body's If reads the outermost graph's values", "[graph][control_flow]") {
   // Loop 3 trips: acc' = If(i < 1) { acc + x } else { acc * x }.
   onnx::GraphProto then_g, else_g, body, g;

@@ -228,8 +228,104 @@ Result<size_t> axis_of(const KernelContext& ctx, int64_t axis, int64_t rank) {
   return static_cast<size_t>(a);
 }
 
+// One sequence of a Scan: `length` steps over `scans` along `axes` (reversed
+// where `dirs` says), from `state`; the body's captures are the node's inputs
+// from `first_capture` on. Leaves the final state and each step's outputs.
+struct ScanSteps {
+  std::vector<Tensor> state;
+  std::vector<std::vector<Tensor>> outputs;  // per scan output, per step
+};
+
+Result<ScanSteps> scan_steps(const KernelContext& ctx, std::vector<Tensor> state,
+                             const std::vector<const Tensor*>& scans, const std::vector<size_t>& axes,
+                             const std::vector<int64_t>& dirs, int64_t length, size_t first_capture) {
+  const Node& node = ctx.node();
+  const size_t n = state.size(), k_out = ctx.num_outputs() - n;
+  ScanSteps r{std::move(state), std::vector<std::vector<Tensor>>(k_out)};
+  for (int64_t t = 0; t < length; ++t) {
+    std::vector<Tensor> elements;
+    // (A reversed scan starts at the end of this sequence's own length.)
+    for (size_t j = 0; j < scans.size(); ++j) elements.push_back(take(*scans[j], axes[j], dirs[j] ? length - 1 - t : t));
+    std::vector<const Tensor*> feeds;
+    for (const Tensor& s : r.state) feeds.push_back(&s);
+    for (const Tensor& e : elements) feeds.push_back(&e);
+    for (size_t i = first_capture; i < ctx.num_inputs(); ++i) feeds.push_back(&ctx.input(i));
+    ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, t)));
+    if (out.size() != ctx.num_outputs())
+      return invalid_argument("{}: the body has {} outputs, the node {}", node.describe(), out.size(),
+                              ctx.num_outputs());
+    for (size_t i = 0; i < n; ++i) r.state[i] = std::move(out[i]);
+    for (size_t k = 0; k < k_out; ++k) r.outputs[k].push_back(std::move(out[n + k]));
+  }
+  return r;
+}
+
+// Scan before opset 9: (sequence_lens, state..., scans..., captures...), every
+// operand with a batch axis first and the scans' sequence axis second; each
+// batch entry scans its own length, and its scan outputs are zero past it.
+Status scan8_kernel(KernelContext& ctx) {
+  const Node& node = ctx.node();
+  const size_t c = static_cast<size_t>(num_captures(node));
+  const size_t m = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
+  const size_t n = ctx.num_inputs() - 1 - m - c, k_out = ctx.num_outputs() - n;
+  auto dirs = node.attr_ints("directions", std::vector<int64_t>(m, 0));
+  if (dirs.size() != m) return invalid_argument("{}: one direction per scan input is needed", node.describe());
+  int64_t batch = -1, seq = -1;
+  for (size_t j = 0; j < m; ++j) {
+    const Tensor& x = ctx.input(1 + n + j);
+    if (x.rank() < 2 || (batch >= 0 && (x.dims()[0] != batch || x.dims()[1] != seq)))
+      return shape_error("{}: scan input {} {} is not [batch, sequence, ...] as the others", node.describe(), j,
+                         dims_to_string(x.dims()));
+    batch = x.dims()[0];
+    seq = x.dims()[1];
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (ctx.input(1 + i).rank() < 1 || ctx.input(1 + i).dims()[0] != batch)
+      return shape_error("{}: state {} has no batch axis of {}", node.describe(), i, batch);
+  std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
+  if (ctx.has_input(0)) {
+    lens = ctx.input(0).to_int64_vector();
+    if (static_cast<int64_t>(lens.size()) != batch)
+      return shape_error("{}: {} sequence lengths for a batch of {}", node.describe(), lens.size(), batch);
+    for (int64_t l : lens)
+      if (l < 0 || l > seq) return invalid_argument("{}: sequence length {} outside [0, {}]", node.describe(), l, seq);
+  }
+  std::vector<std::vector<Tensor>> states(n), outputs(k_out);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Tensor> state, rows;
+    for (size_t i = 0; i < n; ++i) state.push_back(take(ctx.input(1 + i), 0, b));
+    for (size_t j = 0; j < m; ++j) rows.push_back(take(ctx.input(1 + n + j), 0, b));
+    std::vector<const Tensor*> scans;
+    for (const Tensor& r : rows) scans.push_back(&r);
+    ASSIGN_OR_RETURN(ScanSteps r, scan_steps(ctx, std::move(state), scans, std::vector<size_t>(m, 0), dirs,
+                                             lens[static_cast<size_t>(b)], 1 + n + m));
+    for (size_t i = 0; i < n; ++i) states[i].push_back(std::move(r.state[i]));
+    for (size_t k = 0; k < k_out; ++k) {
+      std::vector<Tensor>& steps = r.outputs[k];
+      if (steps.empty()) return unsupported("{}: a sequence of length 0 in batch form", node.describe());
+      while (static_cast<int64_t>(steps.size()) < seq) {  // zeros past this entry's length
+        Tensor zero = Tensor::host(steps[0].dtype(), steps[0].dims());
+        std::memset(zero.raw(), 0, zero.nbytes());
+        steps.push_back(std::move(zero));
+      }
+      ASSIGN_OR_RETURN(Tensor stacked, stack(ctx, n + k, steps, 0, false));
+      outputs[k].push_back(std::move(stacked));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, i, states[i], 0, false));
+    ctx.set_output(i, std::move(s));
+  }
+  for (size_t k = 0; k < k_out; ++k) {
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, n + k, outputs[k], 0, false));
+    ctx.set_output(n + k, std::move(s));
+  }
+  return Status::Ok();
+}
+
 Status scan_kernel(KernelContext& ctx) {
   const Node& node = ctx.node();
+  if (subgraph_opset(node) < 9) return scan8_kernel(ctx);
   const size_t c = static_cast<size_t>(num_captures(node));
   const size_t m = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
   const size_t n = ctx.num_inputs() - m - c, k_out = ctx.num_outputs() - n;
@@ -237,41 +333,28 @@ Status scan_kernel(KernelContext& ctx) {
   auto in_dirs = node.attr_ints("scan_input_directions", std::vector<int64_t>(m, 0));
   auto out_axes = node.attr_ints("scan_output_axes", std::vector<int64_t>(k_out, 0));
   auto out_dirs = node.attr_ints("scan_output_directions", std::vector<int64_t>(k_out, 0));
-  if (in_dirs.size() != m || out_dirs.size() != k_out)
-    return invalid_argument("{}: one direction per scan input and output is needed", node.describe());
+  if (in_axes.size() != m || in_dirs.size() != m || out_axes.size() != k_out || out_dirs.size() != k_out)
+    return invalid_argument("{}: one axis and direction per scan input and output is needed", node.describe());
   std::vector<size_t> axes;
+  std::vector<const Tensor*> scans;
   int64_t length = -1;
   for (size_t j = 0; j < m; ++j) {
     const Tensor& x = ctx.input(n + j);
     ASSIGN_OR_RETURN(size_t a, axis_of(ctx, in_axes[j], x.rank()));
     axes.push_back(a);
+    scans.push_back(&x);
     if (length >= 0 && x.dims()[a] != length)
       return shape_error("{}: scan input {} has {} steps, the first {}", node.describe(), j, x.dims()[a], length);
     length = x.dims()[a];
   }
   std::vector<Tensor> state;
   for (size_t i = 0; i < n; ++i) state.push_back(ctx.input(i));
-  std::vector<std::vector<Tensor>> scans(k_out);
-  for (int64_t t = 0; t < length; ++t) {
-    std::vector<Tensor> elements;
-    for (size_t j = 0; j < m; ++j)
-      elements.push_back(take(ctx.input(n + j), axes[j], in_dirs[j] ? length - 1 - t : t));
-    std::vector<const Tensor*> feeds;
-    for (const Tensor& s : state) feeds.push_back(&s);
-    for (const Tensor& e : elements) feeds.push_back(&e);
-    for (size_t i = 0; i < c; ++i) feeds.push_back(&ctx.input(n + m + i));
-    ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, t)));
-    if (out.size() != ctx.num_outputs())
-      return invalid_argument("{}: the body has {} outputs, the node {}", node.describe(), out.size(),
-                              ctx.num_outputs());
-    for (size_t i = 0; i < n; ++i) state[i] = std::move(out[i]);
-    for (size_t k = 0; k < k_out; ++k) scans[k].push_back(std::move(out[n + k]));
-  }
-  for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(state[i]));
+  ASSIGN_OR_RETURN(ScanSteps r, scan_steps(ctx, std::move(state), scans, axes, in_dirs, length, n + m));
+  for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(r.state[i]));
   for (size_t k = 0; k < k_out; ++k) {
-    const int64_t rank = scans[k].empty() ? 0 : scans[k][0].rank();
+    const int64_t rank = r.outputs[k].empty() ? 0 : r.outputs[k][0].rank();
     ASSIGN_OR_RETURN(size_t a, axis_of(ctx, out_axes[k], rank + 1));
-    ASSIGN_OR_RETURN(Tensor s, stack(ctx, n + k, scans[k], a, out_dirs[k] != 0));
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, n + k, r.outputs[k], a, out_dirs[k] != 0));
     ctx.set_output(n + k, std::move(s));
   }
   return Status::Ok();
