@@ -132,7 +132,17 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, pinned, before));
   // After the fusions (autocast casts around the FusedMatMuls they made) and
   // before the backward, whose GEMMs then run in the low precision as well.
-  ASSIGN_OR_RETURN(tg.autocast, autocast(tg.model, desc.precision));
+  tg.autocast.low = desc.precision;
+  if (desc.precision != DType::kFloat) {
+    PassManagerOptions casting;
+    casting.passes = {"autocast"};
+    casting.precision = desc.precision;
+    casting.max_rounds = 1;
+    ASSIGN_OR_RETURN(PassReport cast, run_passes(tg.model, pinned, casting));
+    const PassStats& stats = cast.passes.at("autocast");
+    tg.autocast.nodes = static_cast<int64_t>(stats.matched.size());
+    tg.autocast.casts = stats.changed - tg.autocast.nodes;
+  }
   ASSIGN_OR_RETURN(auto builder, GraphBuilder::create(tg.model, desc.dims));
   ASSIGN_OR_RETURN(std::string loss, append_loss(*builder, loss_spec));
   if (std::none_of(g.outputs.begin(), g.outputs.end(), [&](const ValueInfo& v) { return v.name == loss; }))

@@ -1,4 +1,5 @@
 #include "graph/passes/autocast.h"
+#include "graph/passes/pass.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -84,6 +85,7 @@ class Rewriter {
     declare(low_result, result, low_);
     n.outputs[0] = low_result;
     std::string node_name = n.name;
+    report.gemms.push_back(n.op_type + " at " + node_name);
     out.push_back(std::move(n));
     ++report.nodes;
     cast(low_result, DType::kFloat, node_name + "/autocast_out", out, result);
@@ -140,5 +142,28 @@ Result<AutocastReport> autocast(Model& model, DType low) {
   rw.report.low = low;
   return rw.report;
 }
+
+namespace {
+
+// The pass through the pass manager (the training graph runs it after the
+// other forward passes and before the loss; PassContext::precision says to
+// what). Once run, its GEMMs read 16-bit operands and are left alone.
+class AutocastPass : public Pass {
+ public:
+  std::string name() const override { return "autocast"; }
+  bool settles_in_one_run() const override { return true; }
+
+  Result<bool> apply(Model& model, const PassContext& ctx) override {
+    if (ctx.precision == DType::kFloat) return false;
+    ASSIGN_OR_RETURN(AutocastReport r, autocast(model, ctx.precision));
+    for (const std::string& g : r.gemms) ctx.note(g + ": " + dtype_name(r.low));
+    ctx.count(r.nodes + r.casts);
+    return r.nodes > 0;
+  }
+};
+
+}  // namespace
+
+ORT_REGISTER_PASS(AutocastPass);
 
 }  // namespace ort_train

@@ -22,6 +22,8 @@
 //   float32 for now: they have no 16-bit kernel yet.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "graph/graph.h"
 #include "graph/status.h"
@@ -32,9 +34,11 @@ struct AutocastReport {
   DType low = DType::kFloat;
   int64_t nodes = 0;  // GEMMs that now compute in the low precision
   int64_t casts = 0;  // Cast nodes inserted
+  std::vector<std::string> gemms;  // "MatMul at <node>" for each GEMM cast
 };
 
-// Rewrites the model's graph in place; `low` is DType::kBFloat16 or
+// Rewrites the model's graph in place (the "autocast" pass runs it through
+// the pass manager, with PassContext::precision); `low` is DType::kBFloat16 or
 // DType::kFloat16 (whose training also scales the loss: training/loss_scaler.h).
 Result<AutocastReport> autocast(Model& model, DType low);
 

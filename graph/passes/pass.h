@@ -38,6 +38,10 @@ struct PassContext {
   // Whether known sizes in the value infos may be bound for this build only
   // (PassManagerOptions::shapes_bound): then no pass may fold one.
   bool shapes_bound = false;
+
+  // What the autocast pass casts the forward's GEMMs to (--precision:
+  // kBFloat16 or kFloat16); kFloat leaves them be.
+  DType precision = DType::kFloat;
 };
 
 // Values a pass must treat as variables: ctx.pinned, plus the initializers

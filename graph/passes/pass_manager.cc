@@ -112,6 +112,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned,
   PassContext ctx;
   ctx.pinned = pinned;
   ctx.shapes_bound = options.shapes_bound;
+  ctx.precision = options.precision;
   // A pass that settles in one run (constant folding and CSE walk in
   // topological order, DCE in reverse) runs again only when another one
   // changed the graph since its last run.

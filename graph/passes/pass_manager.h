@@ -27,6 +27,7 @@ struct PassManagerOptions {
   // The value infos hold sizes bound for this build only (the description's
   // dims, as in a training graph): passes must not turn them into constants.
   bool shapes_bound = false;
+  DType precision = DType::kFloat;  // PassContext::precision
 };
 
 struct PassStats {
