@@ -41,7 +41,11 @@ bool is_control_flow(const Node& n) { return n.domain == kOrtTrainDomain && is_c
 
 bool is_onnx_control_flow(const Node& n) { return n.domain.empty() && is_control_flow_type(n.op_type); }
 
-int64_t num_captures(const Node& n) { return n.attr_int("num_captures", 0); }
+int64_t num_captures(const Node& n) {
+  // A file may hold the explicit form too, with any number here: never more
+  // captures than inputs, never fewer than none.
+  return std::clamp<int64_t>(n.attr_int("num_captures", 0), 0, static_cast<int64_t>(n.inputs.size()));
+}
 
 int64_t subgraph_opset(const Node& n) { return n.attr_int("onnx_opset", 0); }
 
@@ -120,6 +124,7 @@ Node with_implicit_captures(const Node& n) {
   for (Attribute& a : out.attributes) {
     if (a.type != Attribute::Type::kGraph || !a.g) continue;
     auto g = std::make_shared<Graph>(*a.g);
+    if (g->inputs.size() < c) continue;  // not this node's form: written as it is
     const size_t formal_base = g->inputs.size() - c;
     std::vector<ValueInfo> formals(g->inputs.begin() + static_cast<std::ptrdiff_t>(formal_base), g->inputs.end());
     g->inputs.resize(formal_base);

@@ -516,6 +516,11 @@ Result<Graph> graph_from_proto(const onnx::GraphProto& gp, const ParseScope& sco
       if (!a.ok()) return a.status().with_context(n.describe());
       n.attributes.push_back(std::move(a).value());
     }
+    // The explicit form is ort_train's in memory only (files hold ONNX's,
+    // which saving writes): a file's com.ort_train If could claim any captures.
+    if (is_control_flow(n))
+      return invalid_argument("{}: {} {} is ort_train's in-memory form; a file holds ONNX's {}", n.describe(),
+                              n.domain, n.op_type, n.op_type);
     if (is_onnx_control_flow(n)) RETURN_IF_ERROR(make_captures_explicit(n, scope.model.opset("")));
     g.nodes.push_back(std::move(n));
   }

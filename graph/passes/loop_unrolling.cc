@@ -81,6 +81,12 @@ bool condition_stays_true(const Graph& g, const Node& loop, const Graph& body) {
 }
 
 std::optional<int64_t> fixed_trips(const Graph& g, const Node& loop, const Graph& body) {
+  // The explicit form, consistent (a file may hold com.ort_train Loop itself):
+  // one body input per node input, the condition, each carried value and each scan output.
+  const size_t c = static_cast<size_t>(num_captures(loop));
+  if (loop.inputs.size() < 2 + c || body.inputs.size() != loop.inputs.size() ||
+      body.outputs.size() < 1 + (loop.inputs.size() - 2 - c) || loop.outputs.size() + 1 != body.outputs.size())
+    return std::nullopt;
   if (!loop.has_input(0)) return std::nullopt;
   const Tensor* m = constant_value(g, loop.inputs[0]);
   if (!m || m->dtype() != DType::kInt64 || m->numel() != 1) return std::nullopt;

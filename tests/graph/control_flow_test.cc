@@ -322,6 +322,16 @@ TEST_CASE("An unsupported op inside a subgraph is listed with its path", "[graph
   CHECK_THAT(st.message(), Catch::Contains("choose/odd (NoSuchOp opset 17)"));
 }
 
+TEST_CASE("A file holding the in-memory form of If is refused", "[graph][control_flow]") {
+  onnx::ModelProto mp = if_model();
+  auto* n = mp.mutable_graph()->mutable_node(1);
+  n->set_domain("com.ort_train");
+  int_attr(n, "num_captures", 99);
+  auto m = load_model_from_bytes(mp.SerializeAsString(), ".");
+  REQUIRE_FALSE(m.ok());
+  CHECK_THAT(m.status().message(), Catch::Contains("in-memory form"));
+}
+
 TEST_CASE("Subgraphs nested past the limit are refused", "[graph][control_flow]") {
   onnx::GraphProto leaf;
   leaf.set_name("leaf");

@@ -176,7 +176,10 @@ Status if_kernel(KernelContext& ctx) {
 
 Status loop_kernel(KernelContext& ctx) {
   const Node& node = ctx.node();
-  const size_t c = static_cast<size_t>(num_captures(node)), n = ctx.num_inputs() - 2 - c;
+  const size_t c = static_cast<size_t>(num_captures(node));
+  if (ctx.num_inputs() < 2 + c || ctx.num_outputs() < ctx.num_inputs() - 2 - c)
+    return invalid_argument("{}: inputs and outputs do not fit a Loop", node.describe());
+  const size_t n = ctx.num_inputs() - 2 - c;
   const bool has_m = ctx.has_input(0), has_cond = ctx.has_input(1);
   if (!has_m && !has_cond)
     return invalid_argument("{}: a Loop with neither a trip count nor a condition never ends", node.describe());
@@ -266,8 +269,13 @@ Result<ScanSteps> scan_steps(const KernelContext& ctx, std::vector<Tensor> state
 Status scan8_kernel(KernelContext& ctx) {
   const Node& node = ctx.node();
   const size_t c = static_cast<size_t>(num_captures(node));
-  const size_t m = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
-  const size_t n = ctx.num_inputs() - 1 - m - c, k_out = ctx.num_outputs() - n;
+  const int64_t scans_attr = node.attr_int("num_scan_inputs", 1);
+  if (scans_attr < 1 || ctx.num_inputs() < 1 + static_cast<size_t>(scans_attr) + c)
+    return invalid_argument("{}: inputs do not fit num_scan_inputs {}", node.describe(), scans_attr);
+  const size_t m = static_cast<size_t>(scans_attr);
+  const size_t n = ctx.num_inputs() - 1 - m - c;
+  if (ctx.num_outputs() < n) return invalid_argument("{}: fewer outputs than states", node.describe());
+  const size_t k_out = ctx.num_outputs() - n;
   auto dirs = node.attr_ints("directions", std::vector<int64_t>(m, 0));
   if (dirs.size() != m) return invalid_argument("{}: one direction per scan input is needed", node.describe());
   int64_t batch = -1, seq = -1;
@@ -327,8 +335,13 @@ Status scan_kernel(KernelContext& ctx) {
   const Node& node = ctx.node();
   if (subgraph_opset(node) < 9) return scan8_kernel(ctx);
   const size_t c = static_cast<size_t>(num_captures(node));
-  const size_t m = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
-  const size_t n = ctx.num_inputs() - m - c, k_out = ctx.num_outputs() - n;
+  const int64_t scans_attr = node.attr_int("num_scan_inputs", 1);
+  if (scans_attr < 1 || ctx.num_inputs() < static_cast<size_t>(scans_attr) + c)
+    return invalid_argument("{}: inputs do not fit num_scan_inputs {}", node.describe(), scans_attr);
+  const size_t m = static_cast<size_t>(scans_attr);
+  const size_t n = ctx.num_inputs() - m - c;
+  if (ctx.num_outputs() < n) return invalid_argument("{}: fewer outputs than states", node.describe());
+  const size_t k_out = ctx.num_outputs() - n;
   auto in_axes = node.attr_ints("scan_input_axes", std::vector<int64_t>(m, 0));
   auto in_dirs = node.attr_ints("scan_input_directions", std::vector<int64_t>(m, 0));
   auto out_axes = node.attr_ints("scan_output_axes", std::vector<int64_t>(k_out, 0));
