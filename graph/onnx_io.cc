@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <unordered_set>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -444,21 +445,33 @@ void node_to_proto(const Node& node, onnx::NodeProto* np) {
   for (const Attribute& a : node.attributes) attribute_to_proto(a, np->add_attribute());
 }
 
-// A subgraph: small, so its initializers are written inline.
-void graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
-  gp->set_name(g.name.empty() ? "subgraph" : g.name);
-  if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
-  std::vector<std::string> order = g.initializer_order;
+// Initializer names in the file's order, then those a pass added.
+std::vector<std::string> initializer_write_order(const Graph& g) {
+  std::vector<std::string> order;
+  std::unordered_set<std::string> listed;
+  for (const std::string& name : g.initializer_order)
+    if (g.initializers.count(name) && listed.insert(name).second) order.push_back(name);
   for (const auto& [name, t] : g.initializers)
-    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
-  for (const std::string& name : order)
-    if (auto it = g.initializers.find(name); it != g.initializers.end())
-      tensor_to_proto(it->second, name, gp->add_initializer());
+    if (listed.insert(name).second) order.push_back(name);
+  return order;
+}
+
+// Every field of a graph but its initializers (which the main graph streams).
+void graph_fields_to_proto(const Graph& g, const char* unnamed, onnx::GraphProto* gp) {
+  gp->set_name(g.name.empty() ? unnamed : g.name);
+  if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
   for (const ValueInfo& v : g.inputs) value_info_to_proto(v, gp->add_input());
   for (const ValueInfo& v : g.outputs) value_info_to_proto(v, gp->add_output());
   for (const std::string& name : g.declared_value_infos)
     if (const ValueInfo* v = g.value(name)) value_info_to_proto(*v, gp->add_value_info());
   for (const Node& n : g.nodes) node_to_proto(n, gp->add_node());
+}
+
+// A subgraph: small, so its initializers are written inline.
+void graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
+  graph_fields_to_proto(g, "subgraph", gp);
+  for (const std::string& name : initializer_write_order(g))
+    tensor_to_proto(g.initializers.at(name), name, gp->add_initializer());
 }
 
 }  // namespace
@@ -602,8 +615,7 @@ Status save_model(const Model& m, const std::string& path) {
   for (const auto& f : m.opaque_functions) mp.add_functions()->ParseFromString(f);
   const Graph& g = m.graph;
   auto* gp = mp.mutable_graph();
-  gp->set_name(g.name.empty() ? "graph" : g.name);
-  if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
+  graph_fields_to_proto(g, "graph", gp);
 
   // Past ~1.8 GB protobuf cannot serialize one message: large initializers go
   // to a side file `<name>.data`, as ONNX's external-data convention says.
@@ -615,17 +627,12 @@ Status save_model(const Model& m, const std::string& path) {
   std::unique_ptr<AtomicFileWriter> data_out;
   int64_t data_offset = 0;
   if (external) { ASSIGN_OR_RETURN(data_out, AtomicFileWriter::open(data_bytes_path)); }
-  std::vector<std::string> order = g.initializer_order;
-  for (const auto& [name, t] : g.initializers)
-    if (std::find(order.begin(), order.end(), name) == order.end()) order.push_back(name);
   // Each initializer's TensorProto without its bytes, and the tensor whose
   // bytes follow it in the file (null: external, or no bytes): the weights are
   // streamed from the tensors, never copied into the message.
   std::vector<std::pair<std::string, const Tensor*>> initializers;
-  for (const std::string& name : order) {
-    auto it = g.initializers.find(name);
-    if (it == g.initializers.end()) continue;
-    const Tensor& t = it->second;
+  for (const std::string& name : initializer_write_order(g)) {
+    const Tensor& t = g.initializers.at(name);
     onnx::TensorProto tp;
     tp.set_name(name);
     tp.set_data_type(static_cast<int32_t>(t.dtype()));
@@ -647,11 +654,6 @@ Status save_model(const Model& m, const std::string& path) {
     }
     initializers.emplace_back(tp.SerializeAsString(), inline_bytes);
   }
-  for (const ValueInfo& v : g.inputs) value_info_to_proto(v, gp->add_input());
-  for (const ValueInfo& v : g.outputs) value_info_to_proto(v, gp->add_output());
-  for (const std::string& name : g.declared_value_infos)
-    if (const ValueInfo* v = g.value(name)) value_info_to_proto(*v, gp->add_value_info());
-  for (const Node& n : g.nodes) node_to_proto(n, gp->add_node());
   if (external) RETURN_IF_ERROR(data_out->commit());
   // The message written as protobuf's wire format lays it out, in pieces: the
   // model's other fields, then its graph (field 7) as the graph's other

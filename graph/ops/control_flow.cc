@@ -64,23 +64,31 @@ Status if_rule(InferContext& ctx) {
   RETURN_IF_ERROR(check_scalar_flag(ctx, 0, DType::kBool, "the condition"));
   std::vector<ValueInfo> captures;
   for (size_t i = 1; i < ctx.num_inputs(); ++i) captures.push_back(type_of(ctx, i));
-  ASSIGN_OR_RETURN(auto then_out, infer_subgraph(ctx.node(), "then_branch", captures));
-  ASSIGN_OR_RETURN(auto else_out, infer_subgraph(ctx.node(), "else_branch", captures));
-  const size_t n = ctx.num_outputs();
-  if (then_out.size() != n || else_out.size() != n)
-    return invalid_argument("{}: the branches have {} and {} outputs; the node has {}", ctx.node().describe(),
-                            then_out.size(), else_out.size(), n);
+  // A known condition (every run, or a constant) needs only its branch inferred.
   const Tensor* cond = ctx.input_value(0);
   std::optional<bool> taken;
   if (cond && cond->dtype() == DType::kBool && cond->numel() == 1) taken = cond->data<bool>()[0];
+  const size_t n = ctx.num_outputs();
+  auto branch = [&](const char* attr) -> Result<std::vector<ValueInfo>> {
+    ASSIGN_OR_RETURN(auto out, infer_subgraph(ctx.node(), attr, captures));
+    if (out.size() != n)
+      return invalid_argument("{}: {} has {} outputs; the node has {}", ctx.node().describe(), attr, out.size(), n);
+    return out;
+  };
+  std::vector<ValueInfo> then_out, else_out;
+  if (!taken || *taken) { ASSIGN_OR_RETURN(then_out, branch("then_branch")); }
+  if (!taken || !*taken) { ASSIGN_OR_RETURN(else_out, branch("else_branch")); }
   for (size_t i = 0; i < n; ++i) {
+    if (taken) {
+      const ValueInfo& v = *taken ? then_out[i] : else_out[i];
+      ctx.set_output(i, v.dtype, v.shape);
+      continue;
+    }
     DType t = then_out[i].dtype, e = else_out[i].dtype;
     if (t != DType::kUndefined && e != DType::kUndefined && t != e)
       return invalid_argument("{}: output {} is {} in then_branch and {} in else_branch", ctx.node().describe(), i,
                               dtype_name(t), dtype_name(e));
-    DType dtype = t != DType::kUndefined ? t : e;
-    if (taken) ctx.set_output(i, dtype, *taken ? then_out[i].shape : else_out[i].shape);
-    else ctx.set_output(i, dtype, merge(then_out[i].shape, else_out[i].shape));
+    ctx.set_output(i, t != DType::kUndefined ? t : e, merge(then_out[i].shape, else_out[i].shape));
   }
   return Status::Ok();
 }
