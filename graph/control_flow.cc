@@ -41,6 +41,11 @@ bool is_control_flow(const Node& n) { return n.domain == kOrtTrainDomain && is_c
 
 bool is_onnx_control_flow(const Node& n) { return n.domain.empty() && is_control_flow_type(n.op_type); }
 
+int64_t& max_loop_trips() {
+  static int64_t trips = int64_t{1} << 24;
+  return trips;
+}
+
 int64_t num_captures(const Node& n) {
   // A file may hold the explicit form too, with any number here: never more
   // captures than inputs, never fewer than none.

@@ -25,6 +25,12 @@ namespace ort_train {
 // message levels stops near 33 nestings); real exports nest two or three.
 inline constexpr int kMaxSubgraphDepth = 16;
 
+// The most trips a Loop may run (default 2^24): the kernel stops with an
+// error past it (a file's loop whose condition never turns false), and
+// loop_unrolling leaves a longer Loop as it is. A caller may tighten it: the
+// fuzz target runs hostile files' Loops with a few trips, not millions.
+int64_t& max_loop_trips();
+
 // com.ort_train If/Loop/Scan: a node in the explicit form.
 bool is_control_flow(const Node& n);
 // Default-domain If/Loop/Scan, as a file holds them.

@@ -240,6 +240,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
       t = Tensor::host(dt, dims);
       return static_cast<char*>(t.raw());
     }));
+    t.normalize_bools();
     return t;
   }
   if (p.has_raw_data()) raw = &p.raw_data();
@@ -249,6 +250,7 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
       return invalid_argument("tensor '{}' holds {} bytes but dims {} of {} need {}", p.name(), raw->size(),
                               dims_to_string(dims), dtype_name(dt), t.nbytes());
     if (n) std::memcpy(t.raw(), raw->data(), raw->size());
+    t.normalize_bools();
     return t;
   }
   auto check = [&](size_t have) -> Status {

@@ -85,4 +85,10 @@ std::vector<double> Tensor::to_double_vector() const {
   return out;
 }
 
+void Tensor::normalize_bools() {
+  if (dtype_ != DType::kBool || !storage_) return;
+  auto* p = static_cast<uint8_t*>(raw());
+  for (int64_t i = 0; i < numel(); ++i) p[i] = p[i] != 0;
+}
+
 }  // namespace ort_train

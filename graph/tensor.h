@@ -102,6 +102,10 @@ class Tensor {
   std::vector<int64_t> to_int64_vector() const;
   // Reads a float/double/int tensor as double values.
   std::vector<double> to_double_vector() const;
+  // Makes every byte of a host bool tensor read from a file 0 or 1 (any
+  // non-zero byte is true, as in C and numpy's astype): a byte of 2..255 read
+  // as a bool is undefined behaviour. Other dtypes are left alone.
+  void normalize_bools();
 
  private:
   DType dtype_ = DType::kUndefined;

@@ -161,6 +161,7 @@ Status CheckpointReader::read(size_t i, void* dst, uint64_t from, uint64_t n) co
 Result<Tensor> CheckpointReader::read_tensor(size_t i) const {
   Tensor t = Tensor::host(entries_[i].dtype, entries_[i].dims);
   RETURN_IF_ERROR(read(i, t.raw()));
+  t.normalize_bools();
   return t;
 }
 

@@ -299,6 +299,7 @@ Result<std::map<std::string, Tensor>> load_npz(const std::shared_ptr<const Reada
     ASSIGN_OR_RETURN(NpyArrayLocation loc, locate_npy(bytes, at, m.size, where));
     Tensor t = Tensor::host(loc.dtype, loc.dims);
     RETURN_IF_ERROR(loc.bytes->read(loc.data_at, t.nbytes(), t.raw()));
+    t.normalize_bools();
     out[m.name] = t;
   }
   return out;

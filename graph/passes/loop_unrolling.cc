@@ -11,6 +11,7 @@
 // trip t-1's outputs and its captures to the node's; its scan outputs are
 // unsqueezed and concatenated. Bodies of more than kMaxUnrolledNodes nodes in
 // all are left as Loops (their gradient is then refused by name).
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -111,7 +112,11 @@ class LoopUnrolling : public Pass {
     for (Node& n : g.nodes) {
       std::shared_ptr<const Graph> body = n.op_type == "Loop" && is_control_flow(n) ? subgraph(n, "body") : nullptr;
       std::optional<int64_t> trips = body ? fixed_trips(g, n, *body) : std::nullopt;
-      if (!trips || *trips < 1 || *trips * static_cast<int64_t>(body->nodes.size()) > kMaxUnrolledNodes) {
+      // A Loop longer than the kernel would run stays a Loop, and its kernel
+      // refuses it; the bound comes before the product, which a file's trip
+      // count could overflow.
+      const int64_t body_nodes = body ? std::max<int64_t>(static_cast<int64_t>(body->nodes.size()), 1) : 1;
+      if (!trips || *trips < 1 || *trips > max_loop_trips() || *trips > kMaxUnrolledNodes / body_nodes) {
         out.push_back(std::move(n));
         continue;
       }

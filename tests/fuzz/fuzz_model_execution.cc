@@ -13,7 +13,7 @@
 
 #include "autodiff/training_graph.h"
 #include "graph/gemm_flops.h"
-#include "runtime/control_flow_limits.h"
+#include "graph/control_flow.h"
 #include "graph/onnx_io.h"
 #include "graph/shape_inference.h"
 #include "runtime/device.h"

@@ -7,6 +7,7 @@
 
 #include "graph/control_flow.h"
 #include "graph/onnx_io.h"
+#include "graph/passes/pass.h"
 #include "graph/shape_inference.h"
 #include "runtime/executor.h"
 #include "test_util.h"
@@ -352,4 +353,58 @@ TEST_CASE("Subgraphs nested past the limit are refused", "[graph][control_flow]"
   auto m = load_model_from_bytes(model_of(inner).SerializeAsString(), ".");
   REQUIRE_FALSE(m.ok());
   CHECK_THAT(m.status().message(), Catch::Contains("nested more than 16 deep"));
+}
+
+TEST_CASE("loop_unrolling writes out a Loop of fixed trips and leaves one longer than a Loop may run",
+          "[graph][control_flow][passes]") {
+  // body(i, cond, acc): acc' = acc + x; a trip count M and no condition.
+  auto loop_model = [](int64_t trips) {
+    onnx::GraphProto body, g;
+    body.set_name("body");
+    value(body.mutable_input(), "i", I64, {});
+    value(body.mutable_input(), "cond_in", B, {});
+    value(body.mutable_input(), "acc", F, {2});
+    node(body, "Add", {"acc", "x"}, {"acc_next"});
+    node(body, "Identity", {"cond_in"}, {"cond_out"});
+    value(body.mutable_output(), "cond_out", B, {});
+    value(body.mutable_output(), "acc_next", F, {2});
+    value(g.mutable_input(), "x", F, {2});
+    auto* m = g.add_initializer();
+    m->set_name("M");
+    m->set_data_type(I64);
+    m->add_int64_data(trips);
+    graph_attr(node(g, "Loop", {"M", "", "x"}, {"acc_final"}, "loop"), "body", body);
+    value(g.mutable_output(), "acc_final", F, {2});
+    return load(model_of(g));
+  };
+  auto unrolled = [](Model& m) {
+    PassContext ctx;
+    auto changed = PassRegistry::instance().create("loop_unrolling")->apply(m, ctx);
+    INFO(changed.status().message());
+    REQUIRE(changed.ok());
+    return *changed;
+  };
+  Tensor x = make<float>({2}, {1, 10});
+  SECTION("four trips: four Adds, the Loop's result") {
+    Model m = loop_model(4);
+    REQUIRE(unrolled(m));
+    CHECK(std::none_of(m.graph.nodes.begin(), m.graph.nodes.end(), [](const Node& n) { return n.op_type == "Loop"; }));
+    require_close(run(m, {{"x", x}}).at("acc_final"), make<float>({2}, {5, 50}));
+  }
+  SECTION("more trips than a Loop may run: left to its kernel, which refuses it by name") {
+    const int64_t saved = max_loop_trips();
+    max_loop_trips() = 8;
+    Model m = loop_model(9);
+    CHECK_FALSE(unrolled(m));
+    auto ex = Executor::create(m);
+    REQUIRE(ex.ok());
+    auto out = (*ex)->run({{"x", x}});
+    max_loop_trips() = saved;
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(), Catch::Contains("loop") && Catch::Contains("ran 8 trips, the most a Loop may"));
+  }
+  SECTION("a trip count whose product with the body's size overflows int64: left alone, no overflow") {
+    Model m = loop_model(int64_t{1} << 62);
+    CHECK_FALSE(unrolled(m));
+  }
 }

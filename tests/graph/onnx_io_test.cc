@@ -254,6 +254,20 @@ TEST_CASE("onnx_io: an initializer whose data disagrees with its dims is refused
   CHECK(huge.status().message().find("tensor 'w' has implausible dims") == 0);
 }
 
+// Found by fuzz_model_execution: a bool byte of 5 read as a bool is
+// undefined behaviour (an If's condition held one).
+TEST_CASE("onnx_io: bool bytes other than 0 and 1 load as true") {
+  onnx::TensorProto p;
+  p.set_name("flags");
+  p.set_data_type(onnx::TensorProto::BOOL);
+  p.add_dims(4);
+  p.set_raw_data(std::string("\x00\x01\x05\xff", 4));
+  auto t = tensor_from_proto(p, "");
+  REQUIRE(t.ok());
+  const auto* bytes = static_cast<const uint8_t*>(t->raw());
+  CHECK(std::vector<int>(bytes, bytes + 4) == std::vector<int>{0, 1, 1, 1});
+}
+
 // Found by the 2026-11-26 hostile-input round: an empty required input or a
 // node without outputs reached the shape rules and kernels (SIGSEGV).
 TEST_CASE("onnx_io: a node with an empty required input or no output is refused by name") {

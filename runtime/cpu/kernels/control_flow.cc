@@ -8,23 +8,10 @@
 #include <mutex>
 
 #include "graph/control_flow.h"
-#include "runtime/control_flow_limits.h"
 #include "runtime/executor.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
-namespace {
-
-}  // namespace
-
-// A run may not spin forever: a Loop with neither a trip count nor a
-// condition input is refused, and one that runs past this many trips stops
-// with an error (a file's loop whose condition never turns false).
-int64_t& max_loop_trips() {
-  static int64_t trips = int64_t{1} << 24;
-  return trips;
-}
-
 namespace {
 
 class SubgraphExecutors {
@@ -200,7 +187,7 @@ Status loop_kernel(KernelContext& ctx) {
   int64_t trip = 0;
   for (; trip < m && cond; ++trip) {
     if (trip >= limit)
-      return invalid_argument("{}: ran {} trips without its condition turning false", node.describe(), trip);
+      return invalid_argument("{}: ran {} trips, the most a Loop may, without stopping", node.describe(), trip);
     iter.data<int64_t>()[0] = trip;
     cond_in.data<bool>()[0] = cond;
     std::vector<const Tensor*> feeds{&iter, &cond_in};
