@@ -105,18 +105,23 @@ Status GraphIndex::replace_all_uses(const std::string& from, const std::string& 
   return Status::Ok();
 }
 
-void GraphIndex::remove_nodes(const std::vector<size_t>& positions) {
+void erase_nodes(Graph& graph, const std::vector<size_t>& positions) {
   if (positions.empty()) return;
-  std::vector<bool> remove(graph_.nodes.size(), false);
+  std::vector<bool> remove(graph.nodes.size(), false);
   for (size_t p : positions)
     if (p < remove.size()) remove[p] = true;
   size_t kept = 0;
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
     if (remove[i]) continue;
-    if (kept != i) graph_.nodes[kept] = std::move(graph_.nodes[i]);
+    if (kept != i) graph.nodes[kept] = std::move(graph.nodes[i]);
     ++kept;
   }
-  graph_.nodes.resize(kept);
+  graph.nodes.resize(kept);
+}
+
+void GraphIndex::remove_nodes(const std::vector<size_t>& positions) {
+  if (positions.empty()) return;
+  erase_nodes(graph_, positions);
   rebuild();
 }
 

@@ -87,6 +87,11 @@ class GraphIndex {
   std::unordered_set<std::string> graph_outputs_;
 };
 
+// Removes the nodes at these positions (any order, duplicates and positions
+// past the end ignored), keeping the others in their order. For a pass that
+// holds no index: an index of `graph` is stale afterwards.
+void erase_nodes(Graph& graph, const std::vector<size_t>& positions);
+
 // Whether `graph` is well formed for a pass to hand on: each value has at
 // most one producer and is not also an initializer, every node input is an
 // initializer, a graph input or the output of an earlier node, and every graph

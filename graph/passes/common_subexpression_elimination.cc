@@ -105,7 +105,7 @@ class CommonSubexpressionElimination : public Pass {
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     Graph& g = model.graph;
     const std::set<std::string> keep = protected_values(g, ctx);
-    GraphIndex index(g);
+    GraphIndex& index = ctx.index(g);
     int64_t changed = 0;
     RETURN_IF_ERROR(merge_initializers(index, keep, changed));
     RETURN_IF_ERROR(merge_nodes(index, keep, changed));

@@ -30,7 +30,7 @@ class ComputationReduction : public Pass {
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     Graph& g = model.graph;
-    GraphIndex index(g);
+    GraphIndex& index = ctx.index(g);
     PatternMatcher pm(index, ctx, model.opset(""));
     int64_t rewritten = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {

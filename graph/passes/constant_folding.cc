@@ -135,7 +135,7 @@ class ConstantFolding : public Pass {
       }
       folded.push_back(i);
     }
-    GraphIndex(g).remove_nodes(folded);
+    erase_nodes(g, folded);
     ctx.count(static_cast<int64_t>(folded.size()));
     return !folded.empty();
   }

@@ -40,7 +40,7 @@ class DeadCodeElimination : public Pass {
       for (const std::string& in : n.inputs)
         if (!in.empty()) needed.insert(in);
     }
-    GraphIndex(g).remove_nodes(dead);
+    erase_nodes(g, dead);
 
     std::unordered_set<std::string> graph_inputs;
     for (const ValueInfo& v : g.inputs) graph_inputs.insert(v.name);

@@ -57,6 +57,10 @@ struct Buffers {
     users.resize(count);
     producers.assign(count, 0);
     std::vector<bool> buffer_pinned;
+    // The last node (plus one) that listed each buffer among its reads: a Sum
+    // of a weight's 25k gradient contributions would otherwise search its
+    // list once per input, quadratic in its inputs.
+    std::vector<size_t> listed_by;
     for (size_t i = 0; i < count; ++i) {
       const Node& n = g.nodes[i];
       std::set<size_t> from;
@@ -65,7 +69,10 @@ struct Buffers {
         if (auto p = producer_of.find(in); p != producer_of.end()) from.insert(p->second);
         auto b = buffer_of.find(in);
         if (b == buffer_of.end()) continue;  // a graph input or initializer: lives anyway
-        if (std::find(reads[i].begin(), reads[i].end(), b->second) == reads[i].end()) reads[i].push_back(b->second);
+        if (listed_by[b->second] != i + 1) {
+          listed_by[b->second] = i + 1;
+          reads[i].push_back(b->second);
+        }
       }
       producers[i] = from.size();
       for (size_t p : from) users[p].push_back(i);
@@ -83,6 +90,7 @@ struct Buffers {
         makes[i].push_back(bytes.size());
         bytes.push_back(value_bytes(out));
         buffer_pinned.push_back(pinned.count(out) > 0);
+        listed_by.push_back(0);
       }
     }
     readers.resize(bytes.size());

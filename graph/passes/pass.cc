@@ -8,6 +8,11 @@ namespace ort_train {
 
 Pass::~Pass() = default;
 
+GraphIndex& PassContext::index(Graph& g) const {
+  if (!index_ || &index_->graph() != &g) index_ = std::make_shared<GraphIndex>(g);
+  return *index_;
+}
+
 std::set<std::string> protected_values(const Graph& graph, const PassContext& ctx) {
   std::set<std::string> out = ctx.pinned;
   for (const Node& n : graph.nodes)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/graph_index.h"
 #include "graph/status.h"
 
 namespace ort_train {
@@ -42,6 +43,17 @@ struct PassContext {
   // What the autocast pass casts the forward's GEMMs to (--precision:
   // kBFloat16 or kFloat16); kFloat leaves them be.
   DType precision = DType::kFloat;
+
+  // The index of `g` the passes of one run share: built on first use and kept
+  // while passes change nothing, so a round that changes little indexes the
+  // graph once rather than once per pass (a 100k-node graph took seconds per
+  // index). A pass may edit through it (its edits keep it valid) or behind it;
+  // the manager drops it after every pass that reports a change.
+  GraphIndex& index(Graph& g) const;
+  void drop_index() const { index_.reset(); }
+
+ private:
+  mutable std::shared_ptr<GraphIndex> index_;
 };
 
 // Values a pass must treat as variables: ctx.pinned, plus the initializers

@@ -142,6 +142,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned,
       stats.changed += ctx.changed;
       stats.matched.insert(stats.matched.end(), ctx.matched.begin(), ctx.matched.end());
       if (*result) {
+        ctx.drop_index();
         ++version;
         if (std::find(changers.begin(), changers.end(), pass->name()) == changers.end()) changers.push_back(pass->name());
       }

@@ -169,7 +169,7 @@ std::optional<int64_t> suffix_axis(std::vector<int64_t> axes, std::optional<size
 }
 
 Result<bool> FusionPass::apply(Model& model, const PassContext& ctx) {
-  GraphIndex index(model.graph);
+  GraphIndex& index = ctx.index(model.graph);
   PatternMatcher pm(index, ctx, model.opset(""));
   std::vector<FusedMatch> matches;
   for (const Node& n : model.graph.nodes)

@@ -86,7 +86,7 @@ class RedundantNodeElimination : public Pass {
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     Graph& g = model.graph;
-    GraphIndex index(g);
+    GraphIndex& index = ctx.index(g);
     const std::set<std::string> keep = protected_values(g, ctx);
     const int64_t opset = model.opset("");
     std::vector<size_t> removed;

@@ -50,7 +50,7 @@ class ShapeFolding : public Pass {
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     if (ctx.shapes_bound) return false;
     Graph& g = model.graph;
-    GraphIndex index(g);
+    GraphIndex& index = ctx.index(g);
     std::set<std::string> keep = protected_values(g, ctx);
     for (const ValueInfo& v : g.inputs) keep.insert(v.name);
     for (const ValueInfo& v : g.outputs) keep.insert(v.name);

@@ -26,7 +26,7 @@ class ShapeHoisting : public Pass {
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {
     Graph& g = model.graph;
-    GraphIndex index(g);
+    GraphIndex& index = ctx.index(g);
     std::map<size_t, std::vector<size_t>> after;  // producer -> Shape nodes to place right after it
     std::vector<bool> moved(g.nodes.size(), false);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
