@@ -283,8 +283,7 @@ TEST_CASE("cuda.every_cpu_op_has_a_cuda_kernel_or_is_listed") {
   const std::set<std::string> cpu_only = {
       "ConvTranspose", "Einsum", "GatherElements", "GatherND", "GatherNDGrad", "Scatter", "ScatterElements", "ScatterND",
       "Resize", "ResizeGrad", "TopK", "Adam", "Momentum", "Adagrad", "Gradient",
-      "NonZero",  // integer output sized by the data: runs on the host, as shape arithmetic does
-      "If", "Loop", "Scan"};  // control flow: CPU only so far (docs/ops.md)
+      "NonZero"};  // integer output sized by the data: runs on the host, as shape arithmetic does
   std::set<std::string> cpu_ops, cuda_ops;
   for (const auto& k : KernelRegistry::instance().all())
     (k->device == DeviceKind::kCpu ? cpu_ops : cuda_ops).insert(k->op_type);

@@ -1,0 +1,19 @@
+// The kernels of If, Loop and Scan (explicit form, graph/control_flow.h; shape
+// rules in graph/ops/control_flow.cc), written once for every device: the CPU
+// registers them in runtime/cpu/kernels/control_flow.cc, the GPU in
+// runtime/cuda/kernels/control_flow.cc. Each runs its subgraphs through an
+// Executor of its own on the node's device, planned once per subgraph, device
+// and input signature and kept (a Loop's body is planned once, not per trip).
+// The decisions (a condition, a trip count, sequence lengths) are read on the
+// host, which on a GPU waits for the value, as PyTorch's control flow does;
+// per-trip slices and stacks are device copies.
+#pragma once
+#include "runtime/kernel.h"
+
+namespace ort_train {
+
+Status if_kernel(KernelContext& ctx, DeviceKind device);
+Status loop_kernel(KernelContext& ctx, DeviceKind device);
+Status scan_kernel(KernelContext& ctx, DeviceKind device);
+
+}  // namespace ort_train
