@@ -58,7 +58,7 @@ run_one() {
   local t=$1 dir=$root/$1
   # -rss_limit_mb: a hostile input may ask for memory; the code under test must refuse, not take it.
   build-sanitize/tests/fuzz/fuzz_$t "$dir/corpus" "$dir/seeds" tests/fuzz/regressions/$t -max_total_time="$seconds" \
-    -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=262144 -print_final_stats=1 \
+    -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=262144 -print_final_stats=1 \
     -artifact_prefix="$dir/" >"$dir/log" 2>&1
 }
 pids=()

@@ -134,6 +134,7 @@ TEST_CASE("cuda.reference_models_have_a_kernel_for_every_node") {
   }
   std::vector<std::string> models = kReferenceModels;
   models.push_back("char_lm");
+  models.push_back("loop_branch");
   for (const std::string& name : models) {
     INFO("model " << name);
     Status st = check_kernels(training_graph(name).model, DeviceKind::kCuda);
@@ -337,6 +338,41 @@ TEST_CASE("cuda.ten_steps_match_the_cpu_for_every_model_and_optimizer") {
       std::printf("CUDA vs CPU %-15s %-20s worst relative loss deviation over 10 steps: %.2e\n", name.c_str(),
                   opt.c_str(), worst);
     }
+}
+
+// If, Loop and Scan's kernel is the CPU's, made device-generic
+// (runtime/control_flow_kernels.cc): on a GPU its subgraphs run there. The
+// loop_branch model's forward keeps its Loop and If; its training graph
+// unrolls the Loop and keeps the If and its gradient If.
+TEST_CASE("cuda.control_flow_runs_and_trains_like_the_cpu") {
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
+  auto device = gpu();
+  const std::string dir = (fs::path(source_dir()) / "tests/models/loop_branch").string() + "/";
+  auto model = load_model(dir + "model.onnx");
+  REQUIRE(model.ok());
+  auto x = read_tensor_file(dir + "test_data_set_0/x.pb");
+  REQUIRE(x.ok());
+  auto on_cpu = Executor::create(*model);
+  auto on_gpu = Executor::create(*model, device);
+  REQUIRE(on_cpu.ok());
+  INFO((on_gpu.ok() ? std::string() : on_gpu.status().message()));
+  REQUIRE(on_gpu.ok());
+  auto a = (*on_cpu)->run({{x->name, x->tensor}});
+  auto b = (*on_gpu)->run({{x->name, x->tensor}});
+  REQUIRE(a.ok());
+  INFO((b.ok() ? std::string() : b.status().message()));
+  REQUIRE(b.ok());
+  for (const auto& [name, value] : *a) {
+    auto host = to_host(*device, b->at(name));
+    REQUIRE(host.ok());
+    require_close(*host, value, 1e-5, 1e-6);
+  }
+  for (const auto& [opt, cfg] : optimizer_configs("loop_branch")) {
+    INFO("optimizer " << opt);
+    auto cpu = train_losses("loop_branch", cfg, 10, nullptr);
+    auto cuda = train_losses("loop_branch", cfg, 10, device);
+    for (size_t s = 0; s < cpu.size(); ++s) CHECK(std::abs(cuda[s] - cpu[s]) <= 1e-4 * std::max(std::abs(cpu[s]), 1e-12));
+  }
 }
 
 TEST_CASE("cuda.deterministic_runs_repeat_bit_for_bit") {
