@@ -70,6 +70,11 @@ class SubgraphExecutors {
     auto ex = Executor::create(subgraph_model(*g, subgraph_opset(node), types), device);
     if (!ex.ok()) return ex.status().with_context(node.describe());
     e->executor = std::move(ex).value();
+    // Trips hold their outputs while the next trip runs (scan outputs, carried
+    // values): a replay arena would need a fresh block per trip (PlanReplay
+    // gives one when an earlier run's view is alive), so outputs come from
+    // the caching allocator instead.
+    e->executor->use_replay_arena(false);
     auto& slot = entries_[key];
     slot = std::move(e);
     return slot.get();

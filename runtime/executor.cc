@@ -284,7 +284,11 @@ Status Executor::place_step(const PlanStep& step, const InferContext& answer, bo
     for (size_t k = 0; k < step.outputs.size(); ++k) {
       if (step.outputs[k] < 0) continue;
       all_known = all_known && answer.output(k).value.has_value();
-      out_elems += num_elements(dims_from_shape(*answer.output(k).shape));
+      // An op shaped by its kernel (If, Loop, Scan) may leave a shape unknown
+      // here: then its size is unknown too, too large for the host.
+      const OptShape& shape = answer.output(k).shape;
+      const int64_t elems = shape && shape_fully_known(*shape) ? num_elements(dims_from_shape(*shape)) : INT64_MAX;
+      if (__builtin_add_overflow(out_elems, elems, &out_elems)) out_elems = INT64_MAX;
     }
     bool inputs_on_host = true;
     for (int s : step.inputs) inputs_on_host = inputs_on_host && (s < 0 || values.host[s].defined());
