@@ -1,13 +1,21 @@
 #include "graph/graph_index.h"
 
 #include <algorithm>
+#include <atomic>
 #include <set>
 
 namespace ort_train {
 
 GraphIndex::GraphIndex(Graph& graph) : graph_(graph) { rebuild(); }
 
+namespace {
+std::atomic<int64_t> g_builds{0};
+}  // namespace
+
+int64_t GraphIndex::builds() { return g_builds.load(); }
+
 void GraphIndex::rebuild() {
+  ++g_builds;
   producer_.clear();
   consumers_.clear();
   producer_.reserve(graph_.nodes.size() + graph_.nodes.size() / 4);  // no rehash while it fills
