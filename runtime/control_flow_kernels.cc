@@ -50,7 +50,9 @@ class SubgraphExecutors {
 
   Result<Entry*> entry(const Node& node, const std::shared_ptr<const Graph>& g,
                        const std::vector<const Tensor*>& feeds, const std::shared_ptr<Device>& device) {
-    std::string key = std::to_string(reinterpret_cast<uintptr_t>(g.get())) + "@" + std::to_string(static_cast<int>(device->kind()));
+    // Devices live as long as the process: their address names one (cuda:0 or cuda:1).
+    std::string key =
+        std::to_string(reinterpret_cast<uintptr_t>(g.get())) + "@" + std::to_string(reinterpret_cast<uintptr_t>(device.get()));
     std::vector<ValueInfo> types;
     for (const Tensor* t : feeds) {
       key += ":" + std::to_string(static_cast<int>(t->dtype())) + "/" + std::to_string(t->rank());
@@ -95,24 +97,24 @@ RunOptions trip_options(const KernelContext& ctx, int64_t trip) {
   return o;
 }
 
-// What one kernel call needs beside its context: the device its node runs
-// on (its subgraphs run there too, and its outputs live there).
-struct On {
-  std::shared_ptr<Device> device;
-};
+using DevicePtr = std::shared_ptr<Device>;  // the node's device: its subgraphs run there, its outputs live there
 
-// A flag or count the kernel branches on, on the host (on a GPU this waits
-// for the value: control flow decides on the host, as PyTorch's does).
-Result<Tensor> on_host(const KernelContext& ctx, const On& on, const Tensor& t, size_t i) {
-  if (const Tensor* h = ctx.host_input(i); h && &t == &ctx.input(i)) return *h;
-  return to_host(*on.device, t);
+constexpr size_t kNotAnInput = SIZE_MAX;  // a value a subgraph returned
+
+// A flag or count the kernel branches on, on the host: the executor's host
+// copy of node input `input` when it has one, else a copy (on a GPU this
+// waits for the value: control flow decides on the host, as PyTorch's does).
+Result<Tensor> on_host(const KernelContext& ctx, const DevicePtr& device, const Tensor& t, size_t input) {
+  if (const Tensor* h = input == kNotAnInput ? nullptr : ctx.host_input(input)) return *h;
+  return to_host(*device, t);
 }
 
-Result<bool> read_flag(const KernelContext& ctx, const On& on, const Tensor& t, size_t i, const char* what) {
+Result<bool> read_flag(const KernelContext& ctx, const DevicePtr& device, const Tensor& t, size_t input,
+                       const char* what) {
   if (t.dtype() != DType::kBool || t.numel() != 1)
     return invalid_argument("{}: {} must be one bool, not {} {}", ctx.node().describe(), what, dtype_name(t.dtype()),
                             dims_to_string(t.dims()));
-  ASSIGN_OR_RETURN(Tensor h, on_host(ctx, on, t, i));
+  ASSIGN_OR_RETURN(Tensor h, on_host(ctx, device, t, input));
   return h.data<bool>()[0];
 }
 
@@ -135,7 +137,7 @@ Status copy_bytes(Device& device, const Tensor& src, size_t from, const Tensor& 
 }
 
 // Slice `index` of x along `axis` (a copy, one dim fewer).
-Result<Tensor> take(KernelContext& ctx, const On& on, const Tensor& x, size_t axis, int64_t index) {
+Result<Tensor> take(KernelContext& ctx, const DevicePtr& device, const Tensor& x, size_t axis, int64_t index) {
   Dims dims = x.dims();
   const int64_t len = dims[axis];
   dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(axis));
@@ -144,14 +146,14 @@ Result<Tensor> take(KernelContext& ctx, const On& on, const Tensor& x, size_t ax
   for (size_t d = 0; d < axis; ++d) outer *= x.dims()[d];
   for (size_t d = axis + 1; d < x.dims().size(); ++d) inner *= x.dims()[d];
   for (int64_t o = 0; o < outer; ++o)
-    RETURN_IF_ERROR(copy_bytes(*on.device, x, static_cast<size_t>((o * len + index) * inner), out,
+    RETURN_IF_ERROR(copy_bytes(*device, x, static_cast<size_t>((o * len + index) * inner), out,
                                static_cast<size_t>(o * inner), static_cast<size_t>(inner)));
   return out;
 }
 
 // The trips' tensors stacked along a new `axis` (reversed when `reverse`);
 // `empty` gives the dims of a stack of no trips.
-Result<Tensor> stack(KernelContext& ctx, const On& on, size_t k, const std::vector<Tensor>& trips, size_t axis,
+Result<Tensor> stack(KernelContext& ctx, const DevicePtr& device, size_t k, const std::vector<Tensor>& trips, size_t axis,
                      bool reverse) {
   if (trips.empty()) {
     const OptShape& s = ctx.shapes().output(k).shape;
@@ -178,28 +180,28 @@ Result<Tensor> stack(KernelContext& ctx, const On& on, size_t k, const std::vect
   for (int64_t t = 0; t < len; ++t) {
     const int64_t at = reverse ? len - 1 - t : t;
     for (int64_t o = 0; o < outer; ++o)
-      RETURN_IF_ERROR(copy_bytes(*on.device, trips[static_cast<size_t>(t)], static_cast<size_t>(o * inner), out,
+      RETURN_IF_ERROR(copy_bytes(*device, trips[static_cast<size_t>(t)], static_cast<size_t>(o * inner), out,
                                  static_cast<size_t>((o * len + at) * inner), static_cast<size_t>(inner)));
   }
   return out;
 }
 
 // A zero-filled tensor like `like` on the node's device.
-Result<Tensor> zeros_like(KernelContext& ctx, const On& on, const Tensor& like) {
+Result<Tensor> zeros_like(KernelContext& ctx, const DevicePtr& device, const Tensor& like) {
   Tensor zero = Tensor::host(like.dtype(), like.dims());  // zero-filled
-  if (on.device->kind() == DeviceKind::kCpu) return zero;
+  if (device->kind() == DeviceKind::kCpu) return zero;
   ASSIGN_OR_RETURN(Tensor out, fresh(ctx, like.dtype(), like.dims()));
-  RETURN_IF_ERROR(on.device->copy(zero, out));
-  RETURN_IF_ERROR(on.device->synchronize());  // the host zeros must outlive the copy
+  RETURN_IF_ERROR(device->copy(zero, out));
+  RETURN_IF_ERROR(device->synchronize());  // the host zeros must outlive the copy
   return out;
 }
 
-Status run_if(KernelContext& ctx, const On& on) {
-  ASSIGN_OR_RETURN(bool cond, read_flag(ctx, on, ctx.input(0), 0, "the condition"));
+Status run_if(KernelContext& ctx, const DevicePtr& device) {
+  ASSIGN_OR_RETURN(bool cond, read_flag(ctx, device, ctx.input(0), 0, "the condition"));
   std::vector<const Tensor*> captures;
   for (size_t i = 1; i < ctx.num_inputs(); ++i) captures.push_back(&ctx.input(i));
   ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(ctx.node(), cond ? "then_branch" : "else_branch",
-                                                               captures, trip_options(ctx, 0), on.device));
+                                                               captures, trip_options(ctx, 0), device));
   if (out.size() != ctx.num_outputs())
     return invalid_argument("{}: the branch has {} outputs, the node {}", ctx.node().describe(), out.size(),
                             ctx.num_outputs());
@@ -207,7 +209,7 @@ Status run_if(KernelContext& ctx, const On& on) {
   return Status::Ok();
 }
 
-Status run_loop(KernelContext& ctx, const On& on) {
+Status run_loop(KernelContext& ctx, const DevicePtr& device) {
   const Node& node = ctx.node();
   const size_t c = static_cast<size_t>(num_captures(node));
   if (ctx.num_inputs() < 2 + c || ctx.num_outputs() < ctx.num_inputs() - 2 - c)
@@ -221,11 +223,11 @@ Status run_loop(KernelContext& ctx, const On& on) {
   if (has_m) {
     if (ctx.input(0).numel() != 1 || ctx.input(0).dtype() != DType::kInt64)
       return invalid_argument("{}: the trip count M must be one int64", node.describe());
-    ASSIGN_OR_RETURN(Tensor h, on_host(ctx, on, ctx.input(0), 0));
+    ASSIGN_OR_RETURN(Tensor h, on_host(ctx, device, ctx.input(0), 0));
     m = h.data<int64_t>()[0];
   }
   bool cond = true;
-  if (has_cond) { ASSIGN_OR_RETURN(cond, read_flag(ctx, on, ctx.input(1), 1, "the condition")); }
+  if (has_cond) { ASSIGN_OR_RETURN(cond, read_flag(ctx, device, ctx.input(1), 1, "the condition")); }
   std::vector<Tensor> carried;
   for (size_t i = 0; i < n; ++i) carried.push_back(ctx.input(2 + i));
   const size_t k_out = ctx.num_outputs() - n;
@@ -242,19 +244,19 @@ Status run_loop(KernelContext& ctx, const On& on) {
     for (const Tensor& v : carried) feeds.push_back(&v);
     for (size_t i = 0; i < c; ++i) feeds.push_back(&ctx.input(2 + n + i));
     ASSIGN_OR_RETURN(auto out,
-                     SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, trip), on.device));
+                     SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, trip), device));
     if (out.size() != 1 + ctx.num_outputs())
       return invalid_argument("{}: the body has {} outputs; it needs {}", node.describe(), out.size(),
                               1 + ctx.num_outputs());
     if (has_cond) {
-      ASSIGN_OR_RETURN(cond, read_flag(ctx, on, out[0], SIZE_MAX, "the body's condition"));
+      ASSIGN_OR_RETURN(cond, read_flag(ctx, device, out[0], kNotAnInput, "the body's condition"));
     }
     for (size_t i = 0; i < n; ++i) carried[i] = std::move(out[1 + i]);
     for (size_t k = 0; k < k_out; ++k) scans[k].push_back(std::move(out[1 + n + k]));
   }
   for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(carried[i]));
   for (size_t k = 0; k < k_out; ++k) {
-    ASSIGN_OR_RETURN(Tensor s, stack(ctx, on, n + k, scans[k], 0, false));
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, device, n + k, scans[k], 0, false));
     ctx.set_output(n + k, std::move(s));
   }
   return Status::Ok();
@@ -273,7 +275,7 @@ struct ScanSteps {
   std::vector<std::vector<Tensor>> outputs;  // per scan output, per step
 };
 
-Result<ScanSteps> scan_steps(KernelContext& ctx, const On& on, std::vector<Tensor> state,
+Result<ScanSteps> scan_steps(KernelContext& ctx, const DevicePtr& device, std::vector<Tensor> state,
                              const std::vector<const Tensor*>& scans, const std::vector<size_t>& axes,
                              const std::vector<int64_t>& dirs, int64_t length, size_t first_capture) {
   const Node& node = ctx.node();
@@ -283,14 +285,14 @@ Result<ScanSteps> scan_steps(KernelContext& ctx, const On& on, std::vector<Tenso
     std::vector<Tensor> elements;
     // (A reversed scan starts at the end of this sequence's own length.)
     for (size_t j = 0; j < scans.size(); ++j) {
-      ASSIGN_OR_RETURN(Tensor e, take(ctx, on, *scans[j], axes[j], dirs[j] ? length - 1 - t : t));
+      ASSIGN_OR_RETURN(Tensor e, take(ctx, device, *scans[j], axes[j], dirs[j] ? length - 1 - t : t));
       elements.push_back(std::move(e));
     }
     std::vector<const Tensor*> feeds;
     for (const Tensor& s : r.state) feeds.push_back(&s);
     for (const Tensor& e : elements) feeds.push_back(&e);
     for (size_t i = first_capture; i < ctx.num_inputs(); ++i) feeds.push_back(&ctx.input(i));
-    ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, t), on.device));
+    ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(node, "body", feeds, trip_options(ctx, t), device));
     if (out.size() != ctx.num_outputs())
       return invalid_argument("{}: the body has {} outputs, the node {}", node.describe(), out.size(),
                               ctx.num_outputs());
@@ -303,7 +305,7 @@ Result<ScanSteps> scan_steps(KernelContext& ctx, const On& on, std::vector<Tenso
 // Scan before opset 9: (sequence_lens, state..., scans..., captures...), every
 // operand with a batch axis first and the scans' sequence axis second; each
 // batch entry scans its own length, and its scan outputs are zero past it.
-Status run_scan8(KernelContext& ctx, const On& on) {
+Status run_scan8(KernelContext& ctx, const DevicePtr& device) {
   const Node& node = ctx.node();
   const size_t c = static_cast<size_t>(num_captures(node));
   const int64_t scans_attr = node.attr_int("num_scan_inputs", 1);
@@ -329,7 +331,7 @@ Status run_scan8(KernelContext& ctx, const On& on) {
       return shape_error("{}: state {} has no batch axis of {}", node.describe(), i, batch);
   std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
   if (ctx.has_input(0)) {
-    ASSIGN_OR_RETURN(Tensor h, on_host(ctx, on, ctx.input(0), 0));
+    ASSIGN_OR_RETURN(Tensor h, on_host(ctx, device, ctx.input(0), 0));
     lens = h.to_int64_vector();
     if (static_cast<int64_t>(lens.size()) != batch)
       return shape_error("{}: {} sequence lengths for a batch of {}", node.describe(), lens.size(), batch);
@@ -340,43 +342,43 @@ Status run_scan8(KernelContext& ctx, const On& on) {
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<Tensor> state, rows;
     for (size_t i = 0; i < n; ++i) {
-      ASSIGN_OR_RETURN(Tensor t, take(ctx, on, ctx.input(1 + i), 0, b));
+      ASSIGN_OR_RETURN(Tensor t, take(ctx, device, ctx.input(1 + i), 0, b));
       state.push_back(std::move(t));
     }
     for (size_t j = 0; j < m; ++j) {
-      ASSIGN_OR_RETURN(Tensor t, take(ctx, on, ctx.input(1 + n + j), 0, b));
+      ASSIGN_OR_RETURN(Tensor t, take(ctx, device, ctx.input(1 + n + j), 0, b));
       rows.push_back(std::move(t));
     }
     std::vector<const Tensor*> scans;
     for (const Tensor& r : rows) scans.push_back(&r);
-    ASSIGN_OR_RETURN(ScanSteps r, scan_steps(ctx, on, std::move(state), scans, std::vector<size_t>(m, 0), dirs,
+    ASSIGN_OR_RETURN(ScanSteps r, scan_steps(ctx, device, std::move(state), scans, std::vector<size_t>(m, 0), dirs,
                                              lens[static_cast<size_t>(b)], 1 + n + m));
     for (size_t i = 0; i < n; ++i) states[i].push_back(std::move(r.state[i]));
     for (size_t k = 0; k < k_out; ++k) {
       std::vector<Tensor>& steps = r.outputs[k];
       if (steps.empty()) return unsupported("{}: a sequence of length 0 in batch form", node.describe());
       while (static_cast<int64_t>(steps.size()) < seq) {  // zeros past this entry's length
-        ASSIGN_OR_RETURN(Tensor zero, zeros_like(ctx, on, steps[0]));
+        ASSIGN_OR_RETURN(Tensor zero, zeros_like(ctx, device, steps[0]));
         steps.push_back(std::move(zero));
       }
-      ASSIGN_OR_RETURN(Tensor stacked, stack(ctx, on, n + k, steps, 0, false));
+      ASSIGN_OR_RETURN(Tensor stacked, stack(ctx, device, n + k, steps, 0, false));
       outputs[k].push_back(std::move(stacked));
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(Tensor s, stack(ctx, on, i, states[i], 0, false));
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, device, i, states[i], 0, false));
     ctx.set_output(i, std::move(s));
   }
   for (size_t k = 0; k < k_out; ++k) {
-    ASSIGN_OR_RETURN(Tensor s, stack(ctx, on, n + k, outputs[k], 0, false));
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, device, n + k, outputs[k], 0, false));
     ctx.set_output(n + k, std::move(s));
   }
   return Status::Ok();
 }
 
-Status run_scan(KernelContext& ctx, const On& on) {
+Status run_scan(KernelContext& ctx, const DevicePtr& device) {
   const Node& node = ctx.node();
-  if (subgraph_opset(node) < 9) return run_scan8(ctx, on);
+  if (subgraph_opset(node) < 9) return run_scan8(ctx, device);
   const size_t c = static_cast<size_t>(num_captures(node));
   const int64_t scans_attr = node.attr_int("num_scan_inputs", 1);
   if (scans_attr < 1 || ctx.num_inputs() < static_cast<size_t>(scans_attr) + c)
@@ -405,37 +407,39 @@ Status run_scan(KernelContext& ctx, const On& on) {
   }
   std::vector<Tensor> state;
   for (size_t i = 0; i < n; ++i) state.push_back(ctx.input(i));
-  ASSIGN_OR_RETURN(ScanSteps r, scan_steps(ctx, on, std::move(state), scans, axes, in_dirs, length, n + m));
+  ASSIGN_OR_RETURN(ScanSteps r, scan_steps(ctx, device, std::move(state), scans, axes, in_dirs, length, n + m));
   for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(r.state[i]));
   for (size_t k = 0; k < k_out; ++k) {
     const int64_t rank = r.outputs[k].empty() ? 0 : r.outputs[k][0].rank();
     ASSIGN_OR_RETURN(size_t a, axis_of(ctx, out_axes[k], rank + 1));
-    ASSIGN_OR_RETURN(Tensor s, stack(ctx, on, n + k, r.outputs[k], a, out_dirs[k] != 0));
+    ASSIGN_OR_RETURN(Tensor s, stack(ctx, device, n + k, r.outputs[k], a, out_dirs[k] != 0));
     ctx.set_output(n + k, std::move(s));
   }
   return Status::Ok();
 }
 
-Result<On> on_device(DeviceKind kind) {
-  ASSIGN_OR_RETURN(std::shared_ptr<Device> device, get_device(kind));
-  return On{std::move(device)};
+// The caller's device: the executor's (its GPU, with its settings), or the
+// host's where no executor runs the kernel (constant folding).
+Result<DevicePtr> device_of(const KernelContext& ctx) {
+  if (ctx.device()) return ctx.device();
+  return get_device(DeviceKind::kCpu);
 }
 
 }  // namespace
 
-Status if_kernel(KernelContext& ctx, DeviceKind device) {
-  ASSIGN_OR_RETURN(On on, on_device(device));
-  return run_if(ctx, on);
+Status if_kernel(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(DevicePtr device, device_of(ctx));
+  return run_if(ctx, device);
 }
 
-Status loop_kernel(KernelContext& ctx, DeviceKind device) {
-  ASSIGN_OR_RETURN(On on, on_device(device));
-  return run_loop(ctx, on);
+Status loop_kernel(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(DevicePtr device, device_of(ctx));
+  return run_loop(ctx, device);
 }
 
-Status scan_kernel(KernelContext& ctx, DeviceKind device) {
-  ASSIGN_OR_RETURN(On on, on_device(device));
-  return run_scan(ctx, on);
+Status scan_kernel(KernelContext& ctx) {
+  ASSIGN_OR_RETURN(DevicePtr device, device_of(ctx));
+  return run_scan(ctx, device);
 }
 
 }  // namespace ort_train

@@ -12,8 +12,9 @@
 
 namespace ort_train {
 
-Status if_kernel(KernelContext& ctx, DeviceKind device);
-Status loop_kernel(KernelContext& ctx, DeviceKind device);
-Status scan_kernel(KernelContext& ctx, DeviceKind device);
+// Each runs on ctx.device() (the CPU when it is null).
+Status if_kernel(KernelContext& ctx);
+Status loop_kernel(KernelContext& ctx);
+Status scan_kernel(KernelContext& ctx);
 
 }  // namespace ort_train

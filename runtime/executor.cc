@@ -54,6 +54,11 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, std::shar
   }
   std::unique_ptr<Executor> ex(new Executor(model, std::move(device)));
   ex->use_arena_ = ex->device_->kind() != DeviceKind::kCpu;
+  if (ex->device_->kind() != DeviceKind::kCpu) {
+    ASSIGN_OR_RETURN(ex->host_device_, get_device(DeviceKind::kCpu));
+  } else {
+    ex->host_device_ = ex->device_;
+  }
   ASSIGN_OR_RETURN(ex->plan_, build_execution_plan(ex->model_, ex->device_->kind()));
   RETURN_IF_ERROR(ex->bind_constants(constants_from));
   return ex;
@@ -311,6 +316,7 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
   const KernelDef* kernel = placement.run_on_host ? step.host_kernel : step.kernel;
   Allocator& alloc = placement.run_on_host ? *host_allocator_ : *allocator_;
   KernelContext kctx(*step.node, step.opset, std::move(inputs), answer, alloc, options, i);
+  kctx.set_device(placement.run_on_host ? host_device_ : device_);
   if (on_device) {
     std::vector<const Tensor*> host_inputs;
     for (int s : step.inputs) host_inputs.push_back(s >= 0 && values.host[s].defined() ? &values.host[s] : nullptr);

@@ -108,6 +108,7 @@ class Executor {
 
   Model model_;  // owned copy (tensors are shared, not copied); plan steps point into it
   std::shared_ptr<Device> device_;
+  std::shared_ptr<Device> host_device_;  // device_ on the CPU; the CPU's for nodes a GPU executor runs on the host
   std::shared_ptr<Allocator> allocator_;
   std::shared_ptr<Allocator> host_allocator_ = make_cpu_caching_allocator();  // shape arithmetic on a GPU executor
   ExecutionPlan plan_;

@@ -19,6 +19,8 @@
 
 namespace ort_train {
 
+class Device;
+
 // Per-run settings every kernel may read.
 struct RunOptions {
   bool training = false;  // Dropout/BatchNormalization behave as in training when the graph says so
@@ -64,6 +66,12 @@ class KernelContext {
     return has_input(i) && inputs_[i]->device() == DeviceKind::kCpu ? inputs_[i] : nullptr;
   }
   void set_host_inputs(std::vector<const Tensor*> h) { host_inputs_ = std::move(h); }
+  // The device this call runs on (the executor's, or the host's for a node a
+  // GPU executor runs there); null where no executor runs the kernel
+  // (constant folding, which is on the host). For kernels that run subgraphs
+  // (If, Loop, Scan) on the caller's own device, settings and GPU index.
+  const std::shared_ptr<Device>& device() const { return device_; }
+  void set_device(std::shared_ptr<Device> d) { device_ = std::move(d); }
   size_t num_outputs() const { return outputs_.size(); }
   bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
   // The output allocated with the shape the rule inferred (allocated on first call;
@@ -85,6 +93,7 @@ class KernelContext {
   KernelContext with_fresh_outputs() const {
     KernelContext c(node_, opset_, inputs_, shapes_, allocator_, options_, node_index_);
     c.host_inputs_ = host_inputs_;
+    c.device_ = device_;
     return c;
   }
   // An input whose storage output 0 may take over (set by the executor).
@@ -99,6 +108,7 @@ class KernelContext {
   int64_t opset_;
   std::vector<const Tensor*> inputs_;
   std::vector<const Tensor*> host_inputs_;
+  std::shared_ptr<Device> device_;
   const InferContext& shapes_;
   Allocator& allocator_;
   const RunOptions& options_;

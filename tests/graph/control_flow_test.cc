@@ -93,6 +93,18 @@ Tensor flag(bool v) {
   return t;
 }
 
+// A Loop body (i, cond_in, acc) whose first node makes acc_next = acc + x,
+// x read from outside; its outputs are the caller's to add.
+onnx::GraphProto accumulating_body() {
+  onnx::GraphProto body;
+  body.set_name("body");
+  value(body.mutable_input(), "i", I64, {});
+  value(body.mutable_input(), "cond_in", B, {});
+  value(body.mutable_input(), "acc", F, {2});
+  node(body, "Add", {"acc", "x"}, {"acc_next"});
+  return body;
+}
+
 // y = If(c) { w * x } else { w - x } with w = x + x: both branches read outer values.
 onnx::ModelProto if_model() {
   onnx::GraphProto then_g, else_g, g;
@@ -159,12 +171,7 @@ TEST_CASE("Loop carries values, stacks scan outputs and stops on its trip count 
           "[graph][control_flow]") {
   // body(i, cond, acc): acc' = acc + x (x from outside), s = acc' * float(i); cond' = i < stop.
   auto loop_model = [](bool with_m, bool with_cond) {
-    onnx::GraphProto body, g;
-    body.set_name("body");
-    value(body.mutable_input(), "i", I64, {});
-    value(body.mutable_input(), "cond_in", B, {});
-    value(body.mutable_input(), "acc", F, {2});
-    node(body, "Add", {"acc", "x"}, {"acc_next"});
+    onnx::GraphProto body = accumulating_body(), g;
     auto* cast = node(body, "Cast", {"i"}, {"i_f"});
     int_attr(cast, "to", F);
     node(body, "Mul", {"acc_next", "i_f"}, {"s"});
@@ -359,12 +366,7 @@ TEST_CASE("loop_unrolling writes out a Loop of fixed trips and leaves one longer
           "[graph][control_flow][passes]") {
   // body(i, cond, acc): acc' = acc + x; a trip count M and no condition.
   auto loop_model = [](int64_t trips) {
-    onnx::GraphProto body, g;
-    body.set_name("body");
-    value(body.mutable_input(), "i", I64, {});
-    value(body.mutable_input(), "cond_in", B, {});
-    value(body.mutable_input(), "acc", F, {2});
-    node(body, "Add", {"acc", "x"}, {"acc_next"});
+    onnx::GraphProto body = accumulating_body(), g;
     node(body, "Identity", {"cond_in"}, {"cond_out"});
     value(body.mutable_output(), "cond_out", B, {});
     value(body.mutable_output(), "acc_next", F, {2});

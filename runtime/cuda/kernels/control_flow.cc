@@ -6,16 +6,9 @@
 #include "runtime/cuda/cuda_kernel.h"
 
 namespace ort_train {
-namespace {
 
-Status if_cuda(KernelContext& ctx) { return if_kernel(ctx, DeviceKind::kCuda); }
-Status loop_cuda(KernelContext& ctx) { return loop_kernel(ctx, DeviceKind::kCuda); }
-Status scan_cuda(KernelContext& ctx) { return scan_kernel(ctx, DeviceKind::kCuda); }
-
-}  // namespace
-
-ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "If", 1, 1000, DeviceKind::kCuda, if_cuda, all_stored_dtypes());
-ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Loop", 1, 1000, DeviceKind::kCuda, loop_cuda, all_stored_dtypes());
-ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Scan", 1, 1000, DeviceKind::kCuda, scan_cuda, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "If", 1, 1000, DeviceKind::kCuda, if_kernel, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Loop", 1, 1000, DeviceKind::kCuda, loop_kernel, all_stored_dtypes());
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Scan", 1, 1000, DeviceKind::kCuda, scan_kernel, all_stored_dtypes());
 
 }  // namespace ort_train
