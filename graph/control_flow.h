@@ -25,9 +25,11 @@ namespace ort_train {
 // message levels stops near 33 nestings); real exports nest two or three.
 inline constexpr int kMaxSubgraphDepth = 16;
 
-// The most trips a Loop may run (default 2^24): the kernel stops with an
-// error past it (a file's loop whose condition never turns false), and
-// loop_unrolling leaves a longer Loop as it is. A caller may tighten it: the
+// The most trips a Loop may run, and the most steps a Scan may take over
+// all its sequences (default 2^24): the kernel stops with an error past it (a
+// file's loop whose condition never turns false; a scan over an empty tensor
+// whose sequence axis is 2^40 long), and loop_unrolling leaves a longer Loop
+// as it is. A caller may tighten it: the
 // fuzz target runs hostile files' Loops with a few trips, not millions.
 int64_t& max_loop_trips();
 

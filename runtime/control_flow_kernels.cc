@@ -326,6 +326,10 @@ Status run_scan8(KernelContext& ctx, const DevicePtr& device) {
     batch = x.dims()[0];
     seq = x.dims()[1];
   }
+  // An empty operand may still name 2^40 rows: bound the work before any of it.
+  if (batch > max_loop_trips() || (batch > 0 && seq > max_loop_trips() / batch))
+    return invalid_argument("{}: {} sequences of {} steps; a Scan may take at most {} steps", node.describe(), batch,
+                            seq, max_loop_trips());
   for (size_t i = 0; i < n; ++i)
     if (ctx.input(1 + i).rank() < 1 || ctx.input(1 + i).dims()[0] != batch)
       return shape_error("{}: state {} has no batch axis of {}", node.describe(), i, batch);
@@ -405,6 +409,9 @@ Status run_scan(KernelContext& ctx, const DevicePtr& device) {
       return shape_error("{}: scan input {} has {} steps, the first {}", node.describe(), j, x.dims()[a], length);
     length = x.dims()[a];
   }
+  if (length > max_loop_trips())
+    return invalid_argument("{}: a sequence of {} steps; a Scan may take at most {}", node.describe(), length,
+                            max_loop_trips());
   std::vector<Tensor> state;
   for (size_t i = 0; i < n; ++i) state.push_back(ctx.input(i));
   ASSIGN_OR_RETURN(ScanSteps r, scan_steps(ctx, device, std::move(state), scans, axes, in_dirs, length, n + m));

@@ -59,7 +59,7 @@ run_one() {
   # -rss_limit_mb: a hostile input may ask for memory; the code under test must refuse, not take it.
   build-sanitize/tests/fuzz/fuzz_$t "$dir/corpus" "$dir/seeds" tests/fuzz/regressions/$t -max_total_time="$seconds" \
     -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=262144 -print_final_stats=1 \
-    -artifact_prefix="$dir/" >"$dir/log" 2>&1
+    -artifact_prefix="$dir/" ${ORT_TRAIN_FUZZ_SEED:+-seed=$ORT_TRAIN_FUZZ_SEED} >"$dir/log" 2>&1
 }
 pids=()
 names=()
@@ -83,5 +83,18 @@ for t in "${targets[@]}"; do
   ft=$(echo "$last" | grep -oE 'ft: [0-9]+' | grep -oE '[0-9]+' || echo '?')
   corpus=$(ls "$root/$t/corpus" | wc -l)
   printf '%-16s %12s %10s %8s %8s %s\n' "fuzz_$t" "$execs" "$rate" "$cov" "$ft" "$corpus"
+done
+# A finding's report and input, last, where a CI log's tail shows them: CI's
+# clone is gone after the run, so the input travels as gzip+base64 (decode
+# with `base64 -d | gunzip > input`, replay with the target's binary).
+for t in "${targets[@]}"; do
+  for f in "$root/$t"/crash-* "$root/$t"/leak-* "$root/$t"/timeout-* "$root/$t"/oom-* "$root/$t"/slow-unit-*; do
+    [[ -f $f ]] || continue
+    echo "== fuzz_$t finding: $(basename "$f") ($(stat -c %s "$f") bytes)"
+    grep -E -m 12 '(ERROR: |runtime error|SUMMARY|==[0-9]+==.*(deadly|timeout)| #[0-9]+ 0x.* in .*(ort_train|autodiff|graph|runtime|optimizers))' "$root/$t/log" | cut -c1-200 || true
+    echo "input (gzip | base64):"
+    gzip -9c "$f" | base64 -w 0 | head -c 60000
+    echo
+  done
 done
 exit $status

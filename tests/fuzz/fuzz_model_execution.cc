@@ -10,6 +10,7 @@
 // above 1e8 FLOPs (or cannot count) or whose subgraphs hold a product, and
 // Loops of at most 64 trips.
 #include <cstring>
+#include <type_traits>
 
 #include "autodiff/training_graph.h"
 #include "graph/gemm_flops.h"
@@ -35,10 +36,16 @@ struct Values {
   int8_t next() { return static_cast<int8_t>(data[at++ % size]); }
 };
 
+// Floats get the byte scaled; integers the byte itself, sign-extended
+// (uint8 wraps it: a negative double cast to an unsigned type is undefined,
+// and a conformance model's uint8 input reached that in CI).
 template <typename T>
 void fill(const Tensor& t, Values& v, double scale) {
   T* p = t.data<T>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(v.next() * scale);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(v.next() * scale);
+    else p[i] = static_cast<T>(v.next());
+  }
 }
 
 // A tensor for each input the graph needs, or nothing when one cannot be made small.

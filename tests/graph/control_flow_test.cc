@@ -281,6 +281,46 @@ TEST_CASE("Scan before opset 9 scans each batch entry for its own length, from i
   require_close(out.at("outs"), make<float>({2, 3, 2}, {5, 6, 8, 10, 9, 12, 110, 120, 0, 0, 0, 0}));
 }
 
+TEST_CASE("A Scan over an empty tensor with a sequence axis of 2^40 is refused before it steps",
+          "[graph][control_flow]") {
+  // An empty tensor costs no memory whatever its other sizes: the step count
+  // is bounded as a Loop's trips are, not walked for hours.
+  onnx::GraphProto body, g;
+  body.set_name("body");
+  value(body.mutable_input(), "state", F, {}, false);
+  value(body.mutable_input(), "elem", F, {}, false);
+  node(body, "Add", {"state", "elem"}, {"next"});
+  value(body.mutable_output(), "next", F, {}, false);
+  value(g.mutable_input(), "s0", F, {}, false);
+  value(g.mutable_input(), "X", F, {}, false);
+  const int64_t huge = int64_t{1} << 40;
+  SECTION("opset 9 on: one sequence") {
+    auto* n = node(g, "Scan", {"s0", "X"}, {"final"}, "long_scan");
+    graph_attr(n, "body", body);
+    int_attr(n, "num_scan_inputs", 1);
+    ints_attr(n, "scan_input_axes", {1});
+    value(g.mutable_output(), "final", F, {}, false);
+    auto ex = Executor::create(load(model_of(g)));
+    REQUIRE(ex.ok());
+    auto out = (*ex)->run({{"s0", make<float>({0}, {})}, {"X", Tensor::host(DType::kFloat, {0, huge})}});
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(),
+               Catch::Contains("long_scan") && Catch::Contains("a sequence of 1099511627776 steps; a Scan may take"));
+  }
+  SECTION("opset 8: a batch of sequences") {
+    auto* n = node(g, "Scan", {"", "s0", "X"}, {"final"}, "long_scan8");
+    graph_attr(n, "body", body);
+    int_attr(n, "num_scan_inputs", 1);
+    value(g.mutable_output(), "final", F, {}, false);
+    auto ex = Executor::create(load(model_of(g, 8)));
+    REQUIRE(ex.ok());
+    auto out = (*ex)->run({{"s0", Tensor::host(DType::kFloat, {huge, 0})}, {"X", Tensor::host(DType::kFloat, {huge, 0})}});
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(),
+               Catch::Contains("long_scan8") && Catch::Contains("1099511627776 sequences of 0 steps; a Scan may take"));
+  }
+}
+
 TEST_CASE("A Loop body's If reads the outermost graph's values", "[graph][control_flow]") {
   // Loop 3 trips: acc' = If(i < 1) { acc + x } else { acc * x }.
   onnx::GraphProto then_g, else_g, body, g;
