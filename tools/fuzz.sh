@@ -59,7 +59,7 @@ run_one() {
   # -rss_limit_mb: a hostile input may ask for memory; the code under test must refuse, not take it.
   build-sanitize/tests/fuzz/fuzz_$t "$dir/corpus" "$dir/seeds" tests/fuzz/regressions/$t -max_total_time="$seconds" \
     -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=20 -max_len=262144 -print_final_stats=1 \
-    -artifact_prefix="$dir/" ${ORT_TRAIN_FUZZ_SEED:+-seed=$ORT_TRAIN_FUZZ_SEED} >"$dir/log" 2>&1
+    -artifact_prefix="$dir/" >"$dir/log" 2>&1
 }
 pids=()
 names=()
