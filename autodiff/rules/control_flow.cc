@@ -30,6 +30,12 @@ Result<std::shared_ptr<const Graph>> branch_gradient(GradientContext& c, const s
   const Node& n = c.node();
   std::shared_ptr<const Graph> branch = subgraph(n, attr);
   if (!branch) return c.unsupported_case("'{}' is not a graph", attr);
+  // Indexed below by the node's inputs and outputs (the If shape rule refuses
+  // a branch that does not fit; a graph built in memory may skip it).
+  if (branch->inputs.size() + 1 != n.inputs.size() || branch->outputs.size() != n.outputs.size())
+    return invalid_argument("{}: '{}' has {} inputs and {} outputs; the node has {} inputs (a condition, then "
+                            "captures) and {} outputs", n.describe(), attr, branch->inputs.size(),
+                            branch->outputs.size(), n.inputs.size(), n.outputs.size());
   std::vector<ValueInfo> types;
   for (size_t i = 1; i < n.inputs.size(); ++i) {
     ValueInfo v;

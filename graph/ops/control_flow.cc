@@ -69,6 +69,16 @@ Status if_rule(InferContext& ctx) {
   std::optional<bool> taken;
   if (cond && cond->dtype() == DType::kBool && cond->numel() == 1) taken = cond->data<bool>()[0];
   const size_t n = ctx.num_outputs();
+  // Both branches fit the node even when only one is inferred: If's
+  // gradient differentiates both (a file's untaken branch with one output
+  // too few was indexed past its end there).
+  for (const char* attr : {"then_branch", "else_branch"}) {
+    std::shared_ptr<const Graph> g = subgraph(ctx.node(), attr);
+    if (!g) return invalid_argument("{}: attribute '{}' must be a graph", ctx.node().describe(), attr);
+    if (g->inputs.size() != captures.size() || g->outputs.size() != n)
+      return invalid_argument("{}: {} has {} inputs and {} outputs; the node gives it {} and has {}",
+                              ctx.node().describe(), attr, g->inputs.size(), g->outputs.size(), captures.size(), n);
+  }
   auto branch = [&](const char* attr) -> Result<std::vector<ValueInfo>> {
     ASSIGN_OR_RETURN(auto out, infer_subgraph(ctx.node(), attr, captures));
     if (out.size() != n)

@@ -140,6 +140,31 @@ TEST_CASE("If reads outer values through explicit captures and runs the branch i
   require_close(run(m, {{"x", x}, {"c", flag(false)}}).at("y"), make<float>({3}, {1, 2, 3}));
 }
 
+TEST_CASE("An If whose untaken branch does not fit the node is refused, though only the taken one runs",
+          "[graph][control_flow]") {
+  // The condition is a constant, so inference needs only then_branch; the
+  // gradient differentiates both, and read past else_branch's outputs.
+  onnx::GraphProto then_g, else_g, g;
+  then_g.set_name("then");
+  node(then_g, "Add", {"x", "x"}, {"t"});
+  value(then_g.mutable_output(), "t", F, {3});
+  else_g.set_name("else");
+  node(else_g, "Add", {"x", "x"}, {"e"});  // no outputs
+  value(g.mutable_input(), "x", F, {3});
+  auto* c = g.add_initializer();
+  c->set_name("c");
+  c->set_data_type(B);
+  c->add_int32_data(1);
+  auto* n = node(g, "If", {"c"}, {"y"}, "choose");
+  graph_attr(n, "then_branch", then_g);
+  graph_attr(n, "else_branch", else_g);
+  value(g.mutable_output(), "y", F, {3});
+  Model m = load(model_of(g));
+  Status st = infer_shapes(m);
+  REQUIRE_FALSE(st.ok());
+  CHECK_THAT(st.message(), Catch::Contains("choose") && Catch::Contains("else_branch has 1 inputs and 0 outputs"));
+}
+
 TEST_CASE("A saved If is ONNX's again: captures read from the outer scope", "[graph][control_flow]") {
   Dir d("ort_train_control_flow_save");
   Model m = load(if_model());
