@@ -43,7 +43,10 @@ Status conv_rule(InferContext& ctx) {
   if (x->size() < 3 || w->size() != x->size())
     return shape_error("{}: X {} and W {} must both be [N, C, spatial...]", ctx.node().describe(), shape_to_string(x),
                        shape_to_string(w));
-  int64_t group = ctx.attr_int("group", 1);
+  ASSIGN_OR_RETURN(int64_t group, conv_group(ctx.node()));
+  if ((*w)[0].known() && (*w)[0].value % group != 0)
+    return shape_error("{}: {} output channels do not divide into {} groups", ctx.node().describe(), (*w)[0].value,
+                       group);
   if ((*x)[1].known() && (*w)[1].known() && (*x)[1].value != mul_saturating((*w)[1].value, group))
     return shape_error("{}: input has {} channels but W expects {} x group {}", ctx.node().describe(), (*x)[1].value,
                        (*w)[1].value, group);

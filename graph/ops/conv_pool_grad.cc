@@ -5,6 +5,7 @@
 // Kernels in runtime/cpu/kernels/conv_grad.cc and pooling_grad.cc.
 #include "graph/op_schema.h"
 #include "graph/operand_checks.h"
+#include "graph/ops/window_geometry.h"
 
 namespace ort_train {
 namespace {
@@ -12,6 +13,7 @@ namespace {
 Status conv_grad_rule(InferContext& ctx) {
   DType t = ctx.input_dtype(0);
   RETURN_IF_ERROR(require_same_dtype(ctx, 0));  // dY, X and W are read as one type
+  RETURN_IF_ERROR(conv_group(ctx.node()).status());
   const OptShape &dy = ctx.input_shape(0), &x = ctx.input_shape(1), &w = ctx.input_shape(2);
   if ((x && x->size() < 3) || (x && w && w->size() != x->size()) || (x && dy && dy->size() != x->size()))
     return shape_error("{}: dY {}, X {} and W {} must all be [N, C, spatial...]", ctx.node().describe(),

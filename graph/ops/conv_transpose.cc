@@ -54,11 +54,20 @@ namespace {
 Status conv_transpose_rule(InferContext& ctx) {
   const OptShape &x = ctx.input_shape(0), &w = ctx.input_shape(1);
   DType t = ctx.input_dtype(0);
-  if (!x || !w || x->size() < 3 || w->size() != x->size()) {
+  if (!x || !w) {
     ctx.set_output(0, t, std::nullopt);
     return Status::Ok();
   }
-  int64_t group = ctx.attr_int("group", 1);
+  if (x->size() < 3 || w->size() != x->size())
+    return shape_error("{}: X {} and W {} must both be [N, C, spatial...]", ctx.node().describe(), shape_to_string(x),
+                       shape_to_string(w));
+  // W is [C, M / group, kernel...]: the kernel reads it group by group of X's channels.
+  ASSIGN_OR_RETURN(int64_t group, conv_group(ctx.node()));
+  if ((*x)[1].known() && (*w)[0].known() && (*x)[1].value != (*w)[0].value)
+    return shape_error("{}: input has {} channels but W has {}", ctx.node().describe(), (*x)[1].value, (*w)[0].value);
+  if ((*x)[1].known() && (*x)[1].value % group != 0)
+    return shape_error("{}: {} input channels do not divide into {} groups", ctx.node().describe(), (*x)[1].value,
+                       group);
   Shape out{(*x)[0], (*w)[1].known() ? Dim(mul_saturating((*w)[1].value, group)) : Dim()};
   RETURN_IF_ERROR(require_elements(ctx, 2, out[1], "the bias (one per output channel)"));
   std::vector<int64_t> spatial, kernel = ctx.attr_ints("kernel_shape");

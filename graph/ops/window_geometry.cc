@@ -49,4 +49,10 @@ Result<std::vector<WindowDim>> window_geometry(const Node& node, const std::vect
   return out;
 }
 
+Result<int64_t> conv_group(const Node& node) {
+  const int64_t group = node.attr_int("group", 1);
+  if (group < 1) return invalid_argument("{}: group must be 1 or more, not {}", node.describe(), group);
+  return group;
+}
+
 }  // namespace ort_train

@@ -18,6 +18,10 @@ struct WindowDim {
 Result<std::vector<WindowDim>> window_geometry(const Node& node, const std::vector<int64_t>& spatial_in,
                                                const std::vector<int64_t>& kernel, bool allow_ceil_mode);
 
+// Conv's, ConvTranspose's and ConvGrad's `group` (default 1), refused below 1:
+// the rules and kernels divide channel counts by it.
+Result<int64_t> conv_group(const Node& node);
+
 // LpPool's and GlobalLpPool's p: a float before opset 2, an int (default 2)
 // since; refused below 1 (graph/ops/conv_pool.cc).
 Result<int64_t> lp_pool_order(const Node& node, int64_t opset);

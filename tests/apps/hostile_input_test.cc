@@ -83,6 +83,11 @@ onnx::ModelProto constant_input_model(const std::string& op, const std::vector<I
   for (const auto& [name, ints] : attrs) {
     onnx::AttributeProto* a = n->add_attribute();
     a->set_name(name);
+    if (name == "group") {  // the one scalar attribute the cases set
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(ints.at(0));
+      continue;
+    }
     a->set_type(onnx::AttributeProto::INTS);
     for (int64_t v : ints) a->add_ints(v);
   }
@@ -159,6 +164,19 @@ TEST_CASE("hostile.operands_that_do_not_fit_are_refused_by_name") {
       {"ConvTranspose bias of 1 for 8 channels",
        constant_input_model("ConvTranspose", {floats("x", {1, 3, 8, 8}), floats("w", {3, 8, 3, 3}), floats("b", {1})}),
        "one per output channel"},
+      {"Conv with group 0 (the kernel divided channels by it; found by fuzz_model_execution)",
+       constant_input_model("Conv", {floats("x", {1, 2, 4, 4}), floats("w", {2, 1, 3, 3})}, 17, "", {{"group", {0}}}),
+       "group must be 1 or more, not 0"},
+      {"ConvTranspose with group 0 (found by fuzz_model_execution)",
+       constant_input_model("ConvTranspose", {floats("x", {1, 2, 3, 3}), floats("w", {2, 1, 3, 3})}, 17, "",
+                            {{"group", {0}}}),
+       "group must be 1 or more, not 0"},
+      {"ConvTranspose W for other channels than X's (read group by group of X's channels)",
+       constant_input_model("ConvTranspose", {floats("x", {1, 2, 3, 3}), floats("w", {3, 1, 3, 3})}),
+       "input has 2 channels but W has 3"},
+      {"ConvGrad with group 0", constant_input_model("ConvGrad", {floats("dy", {1, 2, 2, 2}), floats("x", {1, 2, 4, 4}),
+                                                                  floats("w", {2, 1, 3, 3})}, 17, t, {{"group", {0}}}),
+       "group must be 1 or more, not 0"},
       {"Gemm C that does not broadcast",
        constant_input_model("Gemm", {floats("a", {4, 5}), floats("b", {5, 6}), floats("c", {3, 7})}),
        "does not broadcast"},

@@ -18,7 +18,7 @@ Status conv(KernelContext& ctx) {
   const Tensor& W = ctx.input(1);
   Tensor& Y = ctx.output(0);
   int64_t N = X.dims()[0], C = X.dims()[1], M = W.dims()[0];
-  int64_t group = ctx.node().attr_int("group", 1);
+  ASSIGN_OR_RETURN(int64_t group, conv_group(ctx.node()));
   std::vector<int64_t> spatial(X.dims().begin() + 2, X.dims().end());
   std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
   ASSIGN_OR_RETURN(auto geo, window_geometry(ctx.node(), spatial, kernel, false));

@@ -28,7 +28,7 @@ Status conv_grad(KernelContext& ctx) {
   const Tensor& X = ctx.input(1);
   const Tensor& W = ctx.input(2);
   int64_t N = X.dims()[0], C = X.dims()[1], M = W.dims()[0];
-  int64_t group = ctx.node().attr_int("group", 1);
+  ASSIGN_OR_RETURN(int64_t group, conv_group(ctx.node()));
   std::vector<int64_t> spatial(X.dims().begin() + 2, X.dims().end());
   std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
   ASSIGN_OR_RETURN(auto geo, window_geometry(ctx.node(), spatial, kernel, false));
@@ -40,7 +40,7 @@ Status conv_grad(KernelContext& ctx) {
   }
   // The operands a file pairs must be one convolution's: the loops below
   // index dY by N x M x P and W by its groups.
-  if (group < 1 || C % group != 0 || M % group != 0 || W.dims()[1] != Cg || dY.numel() != N * M * P)
+  if (C % group != 0 || M % group != 0 || W.dims()[1] != Cg || dY.numel() != N * M * P)
     return shape_error("{}: dY {}, X {} and W {} (group {}) are not one convolution's", ctx.node().describe(),
                        dims_to_string(dY.dims()), dims_to_string(X.dims()), dims_to_string(W.dims()), group);
   bool want_dx = ctx.has_output(0), want_dw = ctx.num_outputs() > 1 && ctx.has_output(1);

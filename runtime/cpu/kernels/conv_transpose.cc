@@ -18,7 +18,11 @@ Status conv_transpose(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   const Tensor& W = ctx.input(1);
   Tensor& Y = ctx.output(0);
-  int64_t N = X.dims()[0], C = X.dims()[1], group = ctx.node().attr_int("group", 1);
+  ASSIGN_OR_RETURN(int64_t group, conv_group(ctx.node()));
+  if (X.rank() < 3 || W.rank() != X.rank() || W.dims()[0] != X.dims()[1] || X.dims()[1] % group != 0)
+    return shape_error("{}: X {} and W {} (group {}) are not one transposed convolution's", ctx.node().describe(),
+                       dims_to_string(X.dims()), dims_to_string(W.dims()), group);
+  int64_t N = X.dims()[0], C = X.dims()[1];
   int64_t Mg = W.dims()[1], M = Mg * group, Cg = C / group;
   std::vector<int64_t> spatial(X.dims().begin() + 2, X.dims().end());
   std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
