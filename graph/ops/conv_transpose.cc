@@ -2,6 +2,9 @@
 // auto_pad) and the shape rule. Output channels are W.dims[1] * group.
 #include "graph/ops/conv_transpose.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "graph/op_schema.h"
 #include "graph/operand_checks.h"
 
@@ -19,9 +22,18 @@ Result<std::vector<WindowDim>> conv_transpose_geometry(const Node& node, const s
   std::vector<int64_t> out_pad = per_dim("output_padding", 0), pads = node.attr_ints("pads");
   std::vector<int64_t> output_shape = node.attr_ints("output_shape");
   std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  if (strides.size() != nd || dilations.size() != nd || out_pad.size() != nd || kernel.size() != nd)
+  if (strides.size() != nd || dilations.size() != nd || out_pad.size() != nd || kernel.size() != nd ||
+      (!pads.empty() && pads.size() != 2 * nd) ||
+      (!output_shape.empty() && output_shape.size() != nd && output_shape.size() != nd + 2))
     return shape_error("{}: attributes do not match {} spatial dims", node.describe(), nd);
   if (pads.empty()) pads.assign(2 * nd, 0);
+  auto positive = [](const std::vector<int64_t>& v, int64_t least) {
+    return std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= least; });
+  };
+  if (!positive(strides, 1) || !positive(dilations, 1) || !positive(kernel, 1) || !positive(out_pad, 0) ||
+      !positive(pads, 0) || !positive(output_shape, 0))
+    return shape_error("{}: kernel, strides and dilations must be positive; pads, output_padding and output_shape "
+                       "not negative", node.describe());
   std::vector<WindowDim> geo(nd);
   for (size_t d = 0; d < nd; ++d) {
     WindowDim& w = geo[d];
@@ -29,7 +41,12 @@ Result<std::vector<WindowDim>> conv_transpose_geometry(const Node& node, const s
     w.stride = strides[d];
     w.dilation = dilations[d];
     w.out = spatial_in[d];
-    int64_t full = strides[d] * (spatial_in[d] - 1) + out_pad[d] + (kernel[d] - 1) * dilations[d] + 1;
+    // In 128 bits: every term comes from a file and may be near 2^63.
+    const __int128 full_wide = static_cast<__int128>(strides[d]) * (spatial_in[d] - 1) + out_pad[d] +
+                               static_cast<__int128>(kernel[d] - 1) * dilations[d] + 1;
+    if (full_wide > INT64_MAX || full_wide < 0)
+      return shape_error("{}: output size along spatial dim {} is out of range", node.describe(), d);
+    const int64_t full = static_cast<int64_t>(full_wide);
     bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (!output_shape.empty() || same) {
       int64_t target = !output_shape.empty() ? output_shape[output_shape.size() - nd + d] : spatial_in[d] * strides[d];
@@ -42,7 +59,8 @@ Result<std::vector<WindowDim>> conv_transpose_geometry(const Node& node, const s
     } else {
       w.pad_begin = pads[d];
       w.pad_end = pads[nd + d];
-      w.in = full - w.pad_begin - w.pad_end;
+      const __int128 in = static_cast<__int128>(full) - w.pad_begin - w.pad_end;
+      w.in = in < 0 ? -1 : static_cast<int64_t>(in);
     }
     if (w.in < 0) return shape_error("{}: negative output size along spatial dim {}", node.describe(), d);
   }

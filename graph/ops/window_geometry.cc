@@ -1,5 +1,7 @@
 #include "graph/ops/window_geometry.h"
 
+#include <cstdint>
+
 namespace ort_train {
 
 Result<std::vector<WindowDim>> window_geometry(const Node& node, const std::vector<int64_t>& spatial_in,
@@ -20,12 +22,17 @@ Result<std::vector<WindowDim>> window_geometry(const Node& node, const std::vect
     w.kernel = kernel[i];
     w.stride = strides.empty() ? 1 : strides[i];
     w.dilation = dil.empty() ? 1 : dil[i];
-    if (w.stride <= 0 || w.dilation <= 0 || w.kernel <= 0)
+    if (w.stride <= 0 || w.dilation <= 0 || w.kernel <= 0 || w.in < 0)
       return shape_error("{}: kernel, strides and dilations must be positive", node.describe());
-    int64_t span = w.dilation * (w.kernel - 1) + 1;
+    // Sizes from a file may be near 2^63: the window arithmetic is checked in
+    // 128 bits, and a result past int64 is refused.
+    const __int128 span_wide = static_cast<__int128>(w.dilation) * (w.kernel - 1) + 1;
+    if (span_wide > INT64_MAX) return shape_error("{}: window of dim {} is out of range", node.describe(), i);
+    int64_t span = static_cast<int64_t>(span_wide);
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      w.out = (w.in + w.stride - 1) / w.stride;
-      int64_t total = std::max<int64_t>(0, (w.out - 1) * w.stride + span - w.in);
+      w.out = static_cast<int64_t>((static_cast<__int128>(w.in) + w.stride - 1) / w.stride);
+      const __int128 need = static_cast<__int128>(w.out - 1) * w.stride + span - w.in;
+      int64_t total = need < 0 ? 0 : need > INT64_MAX ? INT64_MAX : static_cast<int64_t>(need);
       w.pad_begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end = total - w.pad_begin;
       continue;
@@ -35,16 +42,18 @@ Result<std::vector<WindowDim>> window_geometry(const Node& node, const std::vect
     } else if (auto_pad == "NOTSET") {
       w.pad_begin = pads.empty() ? 0 : pads[i];
       w.pad_end = pads.empty() ? 0 : pads[i + n];
+      if (w.pad_begin < 0 || w.pad_end < 0) return shape_error("{}: pads must not be negative", node.describe());
     } else {
       return invalid_argument("{}: unknown auto_pad '{}'", node.describe(), auto_pad);
     }
-    int64_t avail = w.in + w.pad_begin + w.pad_end - span;
+    const __int128 padded = static_cast<__int128>(w.in) + w.pad_begin + w.pad_end, avail = padded - span;
     if (avail < 0)
       return shape_error("{}: window of {} does not fit the padded input of {}", node.describe(), span,
-                         w.in + w.pad_begin + w.pad_end);
-    w.out = (ceil_mode ? (avail + w.stride - 1) / w.stride : avail / w.stride) + 1;
+                         static_cast<int64_t>(padded));
+    if (padded > INT64_MAX) return shape_error("{}: padded input of dim {} is out of range", node.describe(), i);
+    w.out = static_cast<int64_t>((ceil_mode ? (avail + w.stride - 1) / w.stride : avail / w.stride) + 1);
     // A window may not start in the end padding.
-    if (ceil_mode && (w.out - 1) * w.stride >= w.in + w.pad_begin) --w.out;
+    if (ceil_mode && static_cast<__int128>(w.out - 1) * w.stride >= static_cast<__int128>(w.in) + w.pad_begin) --w.out;
   }
   return out;
 }
