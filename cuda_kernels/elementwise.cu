@@ -11,7 +11,10 @@ namespace {
 
 
 
-template <typename T> __device__ T pow_op(T a, T b) { return static_cast<T>(pow(static_cast<double>(a), static_cast<double>(b))); }
+// Converted back as Cast does: an integer power past its type saturates (a plain cast is undefined).
+template <typename T> __device__ T pow_op(T a, T b) {
+  return cast_value<double, T>(pow(static_cast<double>(a), static_cast<double>(b)));
+}
 __device__ float pow_op(float a, float b) { return powf(a, b); }
 
 template <BinaryOp Op, typename T, typename R>

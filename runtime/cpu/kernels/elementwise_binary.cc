@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "graph/dispatch.h"
+#include "numerics/cast_value.h"
 #include "numerics/modulo.h"  // Mod's and integer Div's element, shared with the CUDA kernel
 #include "runtime/cpu/broadcast.h"
 #include "runtime/kernel.h"
@@ -102,7 +103,9 @@ struct OrOp { template <typename T> bool operator()(T a, T b) const { return a |
 struct XorOp { template <typename T> bool operator()(T a, T b) const { return static_cast<bool>(a) != static_cast<bool>(b); } };
 
 // Pow: the exponent may have another dtype than the base (opset 12+); compute in double
-// for integer bases so e.g. int64 pow gives exact results for small values.
+// for integer bases so e.g. int64 pow gives exact results for small values, and
+// convert back as Cast does (a power past the type saturates, NaN gives 0: a
+// plain cast of 1e195 to int64 is undefined; found by fuzz_model_execution).
 template <typename TB, typename TE>
 void pow_loop(const Tensor& a, const Tensor& b, Tensor& out) {
   const TB* pa = a.data<TB>();
@@ -116,7 +119,7 @@ void pow_loop(const Tensor& a, const Tensor& b, Tensor& out) {
       if constexpr (std::is_same_v<TB, float> && std::is_same_v<TE, float>) {
         po[o + i] = std::pow(x, y);
       } else {
-        po[o + i] = static_cast<TB>(std::pow(static_cast<double>(x), static_cast<double>(y)));
+        po[o + i] = cast_value<double, TB>(std::pow(static_cast<double>(x), static_cast<double>(y)));
       }
     }
   });

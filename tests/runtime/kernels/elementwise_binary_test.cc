@@ -41,6 +41,16 @@ TEST_CASE("Div and Mod of the lowest integer by -1 wrap instead of trapping", "[
   REQUIRE(run_node(folded)[0].to_int64_vector() == std::vector<int64_t>{lo32});
 }
 
+// An integer power past its type: a plain cast of the double result is
+// undefined (found by fuzz_model_execution); it saturates as Cast does.
+TEST_CASE("Integer Pow past its type saturates", "[kernels][Pow]") {
+  const int64_t hi64 = std::numeric_limits<int64_t>::max(), lo64 = std::numeric_limits<int64_t>::min();
+  auto p = run_node({"Pow", {make<int64_t>({4}, {20, -19, 3, 2}), make<int64_t>({4}, {20, 19, 4, 62})}});
+  REQUIRE(p[0].to_int64_vector() == std::vector<int64_t>{hi64, lo64, 81, int64_t{1} << 62});
+  auto p32 = run_node({"Pow", {make<int32_t>({2}, {10, 10}), make<int32_t>({2}, {12, 2})}});
+  REQUIRE(p32[0].to_int64_vector() == std::vector<int64_t>{std::numeric_limits<int32_t>::max(), 100});
+}
+
 TEST_CASE("Empty tensors broadcast to empty outputs", "[kernels][Add]") {
   auto out = run_node({"Add", {Tensor::host(DType::kFloat, {0, 3}), make<float>({3}, {1, 2, 3})}});
   REQUIRE(out[0].dims() == Dims{0, 3});
