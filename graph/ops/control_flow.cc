@@ -79,12 +79,7 @@ Status if_rule(InferContext& ctx) {
       return invalid_argument("{}: {} has {} inputs and {} outputs; the node gives it {} and has {}",
                               ctx.node().describe(), attr, g->inputs.size(), g->outputs.size(), captures.size(), n);
   }
-  auto branch = [&](const char* attr) -> Result<std::vector<ValueInfo>> {
-    ASSIGN_OR_RETURN(auto out, infer_subgraph(ctx.node(), attr, captures));
-    if (out.size() != n)
-      return invalid_argument("{}: {} has {} outputs; the node has {}", ctx.node().describe(), attr, out.size(), n);
-    return out;
-  };
+  auto branch = [&](const char* attr) { return infer_subgraph(ctx.node(), attr, captures); };
   std::vector<ValueInfo> then_out, else_out;
   if (!taken || *taken) { ASSIGN_OR_RETURN(then_out, branch("then_branch")); }
   if (!taken || !*taken) { ASSIGN_OR_RETURN(else_out, branch("else_branch")); }
