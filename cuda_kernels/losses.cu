@@ -12,7 +12,7 @@ __device__ __forceinline__ int64_t label_at(const LossArgs& a, int64_t t) {
 }
 
 
-// The loss of target t and its weight (both 0 when ignored; NaN loss for a bad label).
+// The loss of target t and its weight (both 0 when ignored; NaN loss for a bad label, recorded).
 template <typename T>
 __device__ void target_loss(const LossArgs& a, const T* logp, int64_t t, double& loss, double& weight) {
   int64_t y = label_at(a, t);
@@ -21,6 +21,7 @@ __device__ void target_loss(const LossArgs& a, const T* logp, int64_t t, double&
   if (a.has_ignore && y == a.ignore_index) return;
   if (y < 0 || y >= a.C) {
     loss = NAN;
+    report_index_fault(a.fault, IndexFaultKind::kLabel, y, t, 0, a.C);
     return;
   }
   int64_t n = t / a.D, d = t % a.D;
@@ -62,8 +63,8 @@ __global__ void weight_sum_kernel(LossArgs a, double* out) {
   double ws = 0;
   for (int64_t t = threadIdx.x; t < a.N * a.D; t += kThreads) {
     int64_t y = label_at(a, t);
-    if (a.has_ignore && y == a.ignore_index) continue;
-    ws += a.weights && y >= 0 && y < a.C ? static_cast<double>(static_cast<const T*>(a.weights)[y]) : 1.0;
+    if ((a.has_ignore && y == a.ignore_index) || y < 0 || y >= a.C) continue;
+    ws += a.weights ? static_cast<double>(static_cast<const T*>(a.weights)[y]) : 1.0;
   }
   ws = block_sum(ws, buf);
   if (threadIdx.x == 0) *out = ws;

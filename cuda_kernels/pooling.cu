@@ -78,22 +78,25 @@ __global__ void global_pool_kernel(const float* x, float* y, int64_t planes, int
   }
 }
 
+// An index outside its own plane of dX is skipped and recorded (index_fault.h).
 __global__ void max_pool_grad_serial_kernel(const float* dy, const int64_t* ix, float* dx, int64_t planes,
-                                            int64_t out_plane, int64_t in_plane) {
+                                            int64_t out_plane, int64_t in_plane, IndexFaultSite fault) {
   GRID_STRIDE(pl, planes) {
     int64_t lo = pl * in_plane, hi = lo + in_plane;
     for (int64_t i = pl * out_plane; i < (pl + 1) * out_plane; ++i) {
       int64_t t = ix[i];
       if (t >= lo && t < hi) dx[t] += dy[i];
+      else report_index_fault(fault, IndexFaultKind::kPlaneIndex, t, i, lo, hi);
     }
   }
 }
 
 __global__ void max_pool_grad_atomic_kernel(const float* dy, const int64_t* ix, float* dx, int64_t total,
-                                            int64_t out_plane, int64_t in_plane) {
+                                            int64_t out_plane, int64_t in_plane, IndexFaultSite fault) {
   GRID_STRIDE(i, total) {
     int64_t lo = i / out_plane * in_plane, t = ix[i];
     if (t >= lo && t < lo + in_plane) atomicAdd(dx + t, dy[i]);
+    else report_index_fault(fault, IndexFaultKind::kPlaneIndex, t, i, lo, lo + in_plane);
   }
 }
 
@@ -173,17 +176,18 @@ cudaError_t launch_global_pool(const float* x, float* y, int64_t planes, int64_t
 }
 
 cudaError_t launch_max_pool_grad(const float* dy, const int64_t* indices, float* dx, int64_t planes,
-                                 int64_t out_plane, int64_t in_plane, bool deterministic, cudaStream_t stream) {
+                                 int64_t out_plane, int64_t in_plane, bool deterministic, IndexFaultSite fault,
+                                 cudaStream_t stream) {
   int64_t n = planes * in_plane;
   if (n == 0) return cudaSuccess;
   cudaError_t e = cudaMemsetAsync(dx, 0, static_cast<size_t>(n) * sizeof(float), stream);
   if (e != cudaSuccess || out_plane == 0) return e;
   if (deterministic)
     max_pool_grad_serial_kernel<<<blocks_for(planes), kThreads, 0, stream>>>(dy, indices, dx, planes, out_plane,
-                                                                            in_plane);
+                                                                            in_plane, fault);
   else
     max_pool_grad_atomic_kernel<<<blocks_for(planes * out_plane), kThreads, 0, stream>>>(
-        dy, indices, dx, planes * out_plane, out_plane, in_plane);
+        dy, indices, dx, planes * out_plane, out_plane, in_plane, fault);
   return cudaGetLastError();
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "cuda_kernels/tensor_map.h"  // ORT_HOST_DEVICE
+#include "numerics/index_fault.h"
 #include "numerics/lp_pool.h"
 
 namespace ort_train::cuda {
@@ -111,11 +112,12 @@ cudaError_t launch_lp_pool(const float* x, float* y, int64_t planes, const PoolG
 enum class GlobalPoolKind { kAverage, kMax, kLp };
 cudaError_t launch_global_pool(const float* x, float* y, int64_t planes, int64_t size, GlobalPoolKind kind,
                                int64_t lp_order, cudaStream_t stream);
-// dx = 0, then dx[indices[i]] += dy[i]. Indices outside their own plane are
-// skipped. `deterministic`: one thread per plane adding in dY order; otherwise
+// dx = 0, then dx[indices[i]] += dy[i]. An index outside its own plane is
+// skipped and recorded at `fault`. `deterministic`: one thread per plane adding in dY order; otherwise
 // one thread per dY element with atomicAdd (order varies where windows overlap).
 cudaError_t launch_max_pool_grad(const float* dy, const int64_t* indices, float* dx, int64_t planes,
-                                 int64_t out_plane, int64_t in_plane, bool deterministic, cudaStream_t stream);
+                                 int64_t out_plane, int64_t in_plane, bool deterministic, IndexFaultSite fault,
+                                 cudaStream_t stream);
 // One thread per dx element gathers the shares of the windows covering it, in
 // row-major window order (the CPU kernel's order).
 cudaError_t launch_average_pool_grad(const float* dy, float* dx, int64_t planes, const PoolGeometry& g,

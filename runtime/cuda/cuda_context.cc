@@ -73,6 +73,7 @@ Result<CudaContext*> init_context(const DeviceSettings& settings) {
   CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&ctx->props, ctx->device));
   CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&ctx->compute, cudaStreamNonBlocking));
   ctx->staging = std::make_unique<PinnedStaging>();
+  ASSIGN_OR_RETURN(ctx->index_faults, IndexFaults::create());
   CUBLAS_RETURN_IF_ERROR(cublasCreate(&ctx->cublas));
   CUBLAS_RETURN_IF_ERROR(cublasSetStream(ctx->cublas, ctx->compute));
   CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&ctx->cublas_lt));

@@ -15,6 +15,7 @@
 
 #include "graph/status.h"
 #include "runtime/allocator.h"
+#include "runtime/cuda/index_faults.h"
 #include "runtime/cuda/pinned_staging.h"
 #include "runtime/device.h"
 
@@ -29,6 +30,7 @@ struct CudaContext {
   cudnnHandle_t cudnn = nullptr;
   std::shared_ptr<Allocator> allocator;  // the process-wide caching device allocator
   std::unique_ptr<PinnedStaging> staging;
+  std::unique_ptr<IndexFaults> index_faults;  // bad indices the kernels skipped, read after each stream wait
   bool deterministic = false;
   bool allow_tf32 = true;
 

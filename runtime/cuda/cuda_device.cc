@@ -38,12 +38,13 @@ class CudaDevice : public Device {
     if (src.device() == DeviceKind::kCpu && !to_host) return upload(dst.raw(), src.raw(), src.nbytes());
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst.raw(), src.raw(), src.nbytes(), cudaMemcpyDefault, c_->compute));
     // A pageable host destination is only complete once the stream reaches the copy.
-    if (to_host) CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(c_->compute));
+    if (to_host) return synchronize();
     return Status::Ok();
   }
+  // Every wait on the stream also reads what its kernels recorded of a bad index.
   Status synchronize() override {
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(c_->compute));
-    return Status::Ok();
+    return c_->index_faults->check();
   }
   Result<std::map<std::string, Tensor>> stage(std::map<std::string, Tensor> batch) override {
     std::shared_ptr<BatchStaging> staging;

@@ -18,6 +18,10 @@ Result<Tensor> temp(KernelContext& ctx, DType dtype, Dims dims) {
   return t;
 }
 
+IndexFaultSite index_fault_site(const KernelContext& ctx) {
+  return context().index_faults->site(ctx.node().describe());
+}
+
 Status unsupported_cuda_dtype(const KernelContext& ctx, DType t) {
   return unsupported("{}: input dtype {} is not supported by the CUDA kernel", ctx.node().describe(), dtype_name(t));
 }

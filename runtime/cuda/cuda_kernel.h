@@ -26,6 +26,9 @@ Result<Tensor*> output(KernelContext& ctx, size_t i);
 Result<Tensor> temp(KernelContext& ctx, DType dtype, Dims dims);
 // The error for an input dtype a CUDA kernel does not handle.
 Status unsupported_cuda_dtype(const KernelContext& ctx, DType t);
+// Where the kernel records an index it skips for lying outside what it
+// indexes; the device reports it, naming this node, after its next wait.
+IndexFaultSite index_fault_site(const KernelContext& ctx);
 // Input i on the host: the executor's host copy when it has one, else copied
 // from the device (which waits for the stream: avoid in the steady state).
 Result<Tensor> host_input(KernelContext& ctx, size_t i);

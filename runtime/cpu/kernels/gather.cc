@@ -6,6 +6,7 @@
 #include "graph/dispatch.h"
 #include "runtime/cpu/copy.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/index_fault_error.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -15,9 +16,9 @@ namespace {
 Result<std::vector<int64_t>> wrapped_indices(const KernelContext& ctx, const Tensor& indices, int64_t n) {
   std::vector<int64_t> idx = indices.to_int64_vector();
   for (int64_t& v : idx) {
-    if (v < -n || v >= n)
-      return invalid_argument("{}: index {} is out of range for an axis of size {}", ctx.node().describe(), v, n);
-    if (v < 0) v += n;
+    const int64_t k = wrap_axis_index(v, n);
+    if (k < 0) return axis_index_error(ctx.node().describe(), v, n);
+    v = k;
   }
   return idx;
 }

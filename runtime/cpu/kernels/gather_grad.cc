@@ -8,6 +8,7 @@
 
 #include "graph/dispatch.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/index_fault_error.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -25,8 +26,9 @@ Status gather_grad(KernelContext& ctx) {
   for (int64_t d = axis + 1; d < rank; ++d) inner *= dx.dims()[d];
   int64_t m = static_cast<int64_t>(idx.size());
   for (int64_t& i : idx) {
-    if (i < -n || i >= n) return invalid_argument("{}: index {} out of range for {} entries", ctx.node().describe(), i, n);
-    if (i < 0) i += n;
+    const int64_t k = wrap_axis_index(i, n);
+    if (k < 0) return axis_index_error(ctx.node().describe(), i, n);
+    i = k;
   }
   if (dy.numel() != outer * m * inner)
     return shape_error("{}: dY has {} elements, expected {}", ctx.node().describe(), dy.numel(), outer * m * inner);

@@ -9,6 +9,7 @@
 #include "graph/dispatch.h"
 #include "runtime/cpu/fast_exp.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/index_fault_error.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -70,7 +71,7 @@ Status loss(KernelContext& ctx) {
       int64_t y = labels[static_cast<size_t>(t)];
       if (ignore_attr && y == ignore) continue;
       if (y < 0 || y >= C) {
-        st = invalid_argument("{}: label {} is out of range for {} classes", ctx.node().describe(), y, C);
+        st = label_error(ctx.node().describe(), y, C);
         return;
       }
       double wt = w ? static_cast<double>(w[y]) : 1.0;

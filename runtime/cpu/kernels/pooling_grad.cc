@@ -12,6 +12,7 @@
 #include "graph/ops/window_geometry.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/pool_window.h"
+#include "runtime/index_fault_error.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
@@ -33,8 +34,7 @@ Status max_pool_grad(KernelContext& ctx) {
   for (int64_t i = 0; i < idx.numel(); ++i) {
     int64_t first = (i / std::max<int64_t>(out_plane, 1)) * in_plane;
     if (ix[i] < first || ix[i] >= first + in_plane)
-      return invalid_argument("{}: index {} at position {} is outside its plane of X [{}, {})", ctx.node().describe(),
-                              ix[i], i, first, first + in_plane);
+      return plane_index_error(ctx.node().describe(), ix[i], i, first, first + in_plane);
   }
   bool ok = dispatch_float(dY.dtype(), [&]<typename T>() {
     const T* dy = dY.data<T>();

@@ -29,7 +29,7 @@ Status gather(KernelContext& ctx) {
   around_axis(data.dims(), ctx.node().attr_int("axis", 0), outer, n, inner);
   CUDA_RETURN_IF_ERROR(launch_gather(data.raw(), static_cast<int>(dtype_size(data.dtype())), dtype_is_float(data.dtype()),
                                      idx.raw(), idx.dtype() == DType::kInt32, out.raw(), outer, n, idx.numel(), inner,
-                                     stream()));
+                                     index_fault_site(ctx), stream()));
   return Status::Ok();
 }
 
@@ -55,7 +55,7 @@ Status gather_grad(KernelContext& ctx) {
   }
   CUDA_RETURN_IF_ERROR(launch_gather_grad(*t, dy.raw(), idx.raw(), idx.dtype() == DType::kInt32, dx.raw(), outer, n, m,
                                           inner, deterministic, scratch.defined() ? scratch.raw() : nullptr, bytes,
-                                          stream()));
+                                          index_fault_site(ctx), stream()));
   return Status::Ok();
 }
 

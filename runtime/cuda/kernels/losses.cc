@@ -39,6 +39,7 @@ Status loss(KernelContext& ctx) {
   const Tensor& scores = ctx.input(0);
   const Tensor* weights = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   ASSIGN_OR_RETURN(LossArgs a, loss_args(ctx, scores, ctx.input(1), weights));
+  a.fault = index_fault_site(ctx);
   CUDA_OUTPUT(out, ctx, 0);
   Tensor logp = scores;
   if (kSoftmax) {

@@ -91,7 +91,7 @@ Status max_pool_grad(KernelContext& ctx) {
   int64_t planes = dX.dims()[0] * dX.dims()[1];
   int64_t out_plane = planes ? dY.numel() / planes : 0, in_plane = planes ? dX.numel() / planes : 0;
   CUDA_RETURN_IF_ERROR(launch_max_pool_grad(dY.data<float>(), idx.data<int64_t>(), dX.data<float>(), planes, out_plane,
-                                            in_plane, context().deterministic, stream()));
+                                            in_plane, context().deterministic, index_fault_site(ctx), stream()));
   return Status::Ok();
 }
 

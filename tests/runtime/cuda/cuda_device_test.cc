@@ -448,6 +448,81 @@ TEST_CASE("cuda.cli_resume_is_exact_and_export_has_the_trained_weights") {
 }
 
 
+// An index read from data that lies outside what it indexes stops the CPU at
+// once. The GPU's kernel skips it and records it (numerics/index_fault.h); the
+// device returns the CPU's error, naming the node, at its next wait on the
+// stream (here the copy of the output to the host), and the next run starts
+// clean. Feeds are on the device, so every node runs its GPU kernel.
+TEST_CASE("cuda.an_index_out_of_range_is_the_cpus_error_naming_the_node") {
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
+  auto device = gpu();
+  const Tensor dy4 = random_tensor({1, 1, 2, 2}, 3);
+  struct Case {
+    const char* what;
+    NodeSpec spec;
+    size_t index_input;      // the input holding the indices
+    Tensor bad, good;
+  };
+  std::vector<Case> cases = {
+      {"Gather", NodeSpec{"Gather", {random_tensor({3, 2}, 1), make<int64_t>({2}, {0, 1})}}, 1,
+       make<int64_t>({2}, {0, 5}), make<int64_t>({2}, {0, -1})},
+      {"GatherGrad",
+       NodeSpec{"GatherGrad", {random_tensor({2, 2}, 2), make<int64_t>({2}, {3, 2}), make<int64_t>({2}, {0, 1})}, {},
+                1, 17, {1}, std::string(kOrtTrainDomain)},
+       2, make<int64_t>({2}, {0, -4}), make<int64_t>({2}, {2, 2})},
+      {"MaxPoolGrad",
+       NodeSpec{"MaxPoolGrad", {dy4, make<int64_t>({1, 1, 2, 2}, {0, 1, 4, 5}), make<int64_t>({4}, {1, 1, 4, 4})}, {},
+                1, 17, {2}, std::string(kOrtTrainDomain)},
+       1, make<int64_t>({1, 1, 2, 2}, {0, 99999, 3, 5}), make<int64_t>({1, 1, 2, 2}, {0, 3, 12, 15})},
+      {"NegativeLogLikelihoodLoss",
+       NodeSpec{"NegativeLogLikelihoodLoss", {random_tensor({2, 3}, 4, -3.f, -0.1f), make<int64_t>({2}, {0, 1})}}, 1,
+       make<int64_t>({2}, {0, 7}), make<int64_t>({2}, {2, 1})},
+  };
+  for (Case& c : cases) {
+    INFO(c.what);
+    Model m = single_node_model(c.spec);
+    REQUIRE(infer_shapes(m).ok());
+    auto on_cpu = Executor::create(m);
+    auto on_gpu = Executor::create(m, device);
+    REQUIRE(on_cpu.ok());
+    REQUIRE(on_gpu.ok());
+    auto feeds = [&](const Tensor& indices, bool gpu_feeds) {
+      std::map<std::string, Tensor> f;
+      for (const ValueInfo& v : m.graph.inputs) {
+        const size_t i = std::stoul(v.name.substr(2));
+        Tensor t = i == c.index_input ? indices : c.spec.inputs[i];
+        if (gpu_feeds) {
+          auto d = to_device(*device, t);
+          REQUIRE(d.ok());
+          t = *d;
+        }
+        f[v.name] = t;
+      }
+      return f;
+    };
+    auto cpu_error = (*on_cpu)->run(feeds(c.bad, false));
+    REQUIRE_FALSE(cpu_error.ok());
+    const std::string& expected = cpu_error.status().message();
+    CHECK(expected.find(c.spec.op + "_node") != std::string::npos);
+    auto launched = (*on_gpu)->run(feeds(c.bad, true));
+    Status gpu_status = launched.ok() ? to_host(*device, launched->at("out0")).status() : launched.status();
+    INFO(gpu_status.message());
+    REQUIRE_FALSE(gpu_status.ok());
+    CHECK(gpu_status.message().rfind(expected, 0) == 0);
+    CHECK(gpu_status.message().find("found on the GPU") != std::string::npos);
+    // The record was cleared: good indices run clean and match the CPU.
+    auto good_cpu = (*on_cpu)->run(feeds(c.good, false));
+    auto good_gpu = (*on_gpu)->run(feeds(c.good, true));
+    REQUIRE(good_cpu.ok());
+    INFO((good_gpu.ok() ? std::string() : good_gpu.status().message()));
+    REQUIRE(good_gpu.ok());
+    auto back = to_host(*device, good_gpu->at("out0"));
+    INFO((back.ok() ? std::string() : back.status().message()));
+    REQUIRE(back.ok());
+    require_close(*back, good_cpu->at("out0"), 1e-5, 1e-6);
+  }
+}
+
 TEST_CASE("cuda.float16_conversions_match_the_cpu_bit_for_bit") {
   if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
   auto dev = gpu();
