@@ -456,7 +456,7 @@ Status train_command(const TrainArgs& args) {
   // boundary, after a checkpoint (apps/stop_signals.h); before, there is
   // nothing to lose and the signal's default ends the process.
   catch_stop_signals();
-  ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), options, source));
+  ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), std::move(step), options, source));
   size_t state_bytes = 0;
   for (const auto& [name, t] : trainer->optimizer().state()) state_bytes += t->nbytes();
   const bool zero = args.zero > 0 && comm->size() > 1;

@@ -4,16 +4,20 @@ a chain of N nodes (Add of a shared 4-element weight, then Relu, alternating,
 then ReduceSum as the loss) trained for 2 steps on synthetic data, for each N.
 
   /usr/bin/python3 bench/bench_node_chain.py [--sizes 10000,100000] [--ort-train build/ort_train]
+  /usr/bin/python3 bench/bench_node_chain.py --sizes 100000 --baseline OLD/ort_train --rounds 5
 
 Prints, per N, the training graph's build time (its log's "built in": autodiff
 and the graph passes), the first step (it runs every shape rule and records
 the replay plan and its arena), the second step (replayed), the whole run's
 wall time and peak RSS, and each against the smallest N as a ratio to the node
-count ratio (1.0 = linear).
+count ratio (1.0 = linear). --baseline BINARY times an older build on the same
+models, the two alternating round by round (--rounds, default 5), and prints
+each figure's median and range for both.
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,10 +70,33 @@ def run(binary, model, config):
             "step2_ms": (step2 - step1).total_seconds() * 1000, "wall_s": wall, "rss_mib": rss / 1024}
 
 
+def compare(args, sizes, tmp, config):
+    binaries = [("ort_train", args.ort_train), ("baseline", args.baseline)]
+    keys = ("built_ms", "step1_ms", "step2_ms", "wall_s", "rss_mib")
+    print("| nodes | binary | build (ms) | first step (ms) | second step (ms) | wall (s) | peak RSS (MiB) |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        model = os.path.join(tmp, f"chain{n}.onnx")
+        chain_model(n, model)
+        runs = {label: [] for label, _ in binaries}
+        for r in range(args.rounds):
+            for label, binary in (binaries if r % 2 == 0 else binaries[::-1]):
+                runs[label].append(run(binary, model, config))
+            print(f"measured {n} nodes, round {r + 1}", file=sys.stderr)
+        for label, _ in binaries:
+            cells = []
+            for k in keys:
+                v = [x[k] for x in runs[label]]
+                cells.append(f"{statistics.median(v):,.1f} [{min(v):,.1f}, {max(v):,.1f}]")
+            print(f"| {n:,} | {label} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--ort-train", default=os.path.join(HERE, "..", "build", "ort_train"))
+    ap.add_argument("--baseline", help="an older ort_train binary, timed round by round with --ort-train")
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     rows = []
@@ -77,6 +104,8 @@ def main():
         config = os.path.join(tmp, "chain.yaml")
         with open(config, "w") as f:
             f.write("inputs:\n  - {name: x, dtype: float32, shape: [4]}\ndata: synthetic\n")
+        if args.baseline:
+            return compare(args, sizes, tmp, config)
         for n in sizes:
             model = os.path.join(tmp, f"chain{n}.onnx")
             chain_model(n, model)

@@ -60,6 +60,7 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, std::shar
     ex->host_device_ = ex->device_;
   }
   ASSIGN_OR_RETURN(ex->plan_, build_execution_plan(ex->model_, ex->device_->kind()));
+  ex->values_ = RunValues(ex->plan_.slot_names.size(), ex->device_->kind() == DeviceKind::kCpu);
   RETURN_IF_ERROR(ex->bind_constants(constants_from));
   return ex;
 }
@@ -187,7 +188,12 @@ Result<std::map<std::string, Tensor>> Executor::run(const std::map<std::string, 
                                                     const RunOptions& options,
                                                     const std::vector<std::string>& fetch) {
   RETURN_IF_ERROR(check_feeds(feeds));
-  RunValues values(plan_.slot_names.size(), device_->kind() == DeviceKind::kCpu);
+  // The run's values belong to the caller after it, or to nobody, even when it fails.
+  struct ClearAfter {
+    RunValues& values;
+    ~ClearAfter() { values.clear(); }
+  } clear_after{values_};
+  RunValues& values = values_;
   RETURN_IF_ERROR(bind_feeds(feeds, values));
   std::vector<int> fetch_slots;
   for (const std::string& f : fetch) {
@@ -311,7 +317,7 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
                             const RunOptions& options) {
   const PlanStep& step = plan_.steps[i];
   const bool on_device = !values.on_cpu && !placement.run_on_host;
-  std::vector<Tensor> uploaded(step.inputs.size());
+  std::vector<Tensor> uploaded;  // sized on the first upload (a GPU executor's host values)
   ASSIGN_OR_RETURN(std::vector<const Tensor*> inputs, kernel_inputs(step, placement, values, uploaded));
   const KernelDef* kernel = placement.run_on_host ? step.host_kernel : step.kernel;
   Allocator& alloc = placement.run_on_host ? *host_allocator_ : *allocator_;
@@ -370,6 +376,8 @@ Result<std::vector<const Tensor*>> Executor::kernel_inputs(const PlanStep& step,
     } else if (values.slots[s].device() == device_->kind()) {
       inputs.push_back(&values.slots[s]);  // not copied: a dying input stays reusable in place
     } else {
+      // Sized once, before any pointer into it is taken.
+      if (uploaded.empty()) uploaded.resize(step.inputs.size());
       ASSIGN_OR_RETURN(uploaded[k], upload(s, values.slots[s]));
       inputs.push_back(&uploaded[k]);
     }

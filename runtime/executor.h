@@ -22,10 +22,9 @@
 #include "runtime/kernel.h"
 #include "runtime/memory_estimate.h"
 #include "runtime/plan_replay.h"
+#include "runtime/run_values.h"
 
 namespace ort_train {
-
-struct RunValues;  // the values of one run, by slot (run_values.h)
 
 class Executor {
  public:
@@ -127,6 +126,9 @@ class Executor {
   std::vector<Upload> uploads_;
   BoundOutputs bound_;
   PlanReplay replay_;
+  // The values of the run under way; kept between runs (empty) so a slot's
+  // shape storage is reused rather than allocated again every run.
+  RunValues values_{0, true};
   bool use_arena_ = false;      // set in create: on for a GPU
   int64_t arena_outputs_ = 0;
   std::vector<bool> changing_;  // per slot: initializers the caller updates (forget_host_copies)

@@ -2,6 +2,7 @@
 // on a GPU executor, a host copy that shape rules and host-side shape
 // arithmetic read (a host value, or a small integer one fetched back).
 #pragma once
+#include <algorithm>
 #include <vector>
 
 #include "graph/shape_inference.h"
@@ -14,6 +15,15 @@ struct RunValues {
   RunValues(size_t slots_count, bool cpu)
       : slots(slots_count), host(cpu ? 0 : slots_count), shapes(slots_count), keep(slots_count, false), on_cpu(cpu) {}
 
+  // Ready for the next run: no values, nothing kept. Each slot keeps its last
+  // shape's storage, which the next bind of the slot overwrites in place (a
+  // replayed step then allocates nothing for its outputs' shapes).
+  void clear() {
+    std::fill(slots.begin(), slots.end(), Tensor());
+    std::fill(host.begin(), host.end(), Tensor());
+    std::fill(keep.begin(), keep.end(), false);
+  }
+
   std::vector<Tensor> slots;
   std::vector<Tensor> host;     // GPU executors only
   std::vector<OptShape> shapes;
@@ -21,7 +31,7 @@ struct RunValues {
   bool on_cpu;
 
   void bind(int s, Tensor t) {
-    shapes[s] = shape_from_dims(t.dims());
+    set_shape(shapes[s], t.dims());
     if (!on_cpu && t.device() == DeviceKind::kCpu) host[s] = t;
     slots[s] = std::move(t);
   }
@@ -31,10 +41,10 @@ struct RunValues {
     ASSIGN_OR_RETURN(host[s], to_host(device, slots[s]));
     return Status::Ok();
   }
+  // A released slot's shape stays (nothing reads it before the slot is bound again).
   void release(int s) {
     if (keep[s]) return;
     slots[s] = Tensor();
-    shapes[s].reset();
     if (!on_cpu) host[s] = Tensor();
   }
   // What a step's shape rule sees of its inputs: dtypes, shapes and the data
@@ -46,6 +56,16 @@ struct RunValues {
       else in.push_back({slots[s].dtype(), &shapes[s], on_cpu ? &slots[s] : (host[s].defined() ? &host[s] : nullptr)});
     }
     return in;
+  }
+
+ private:
+  static void set_shape(OptShape& shape, const Dims& dims) {
+    if (!shape) shape.emplace();
+    shape->resize(dims.size());
+    for (size_t k = 0; k < dims.size(); ++k) {
+      (*shape)[k].value = dims[k];
+      (*shape)[k].symbol.clear();
+    }
   }
 };
 

@@ -4,12 +4,14 @@
 // graph saved is the graph executed.
 //
 // From the training graph (after its passes and autocast), in order:
-//   1. state outputs: each output an op declares as the next value of an
-//      initializer input (BatchNormalization's running statistics) becomes a
-//      graph output, which the trainer stores back after every micro-batch;
-//   2. hoisted weight copies: a Cast of a float32 trainable weight to 16 bits
-//      becomes an initializer of its own, refreshed once per step after the
-//      update instead of cast in every forward;
+//   1. state outputs (the state_outputs pass, graph/passes/state_outputs.h):
+//      each output an op declares as the next value of an initializer input
+//      (BatchNormalization's running statistics) becomes a graph output,
+//      which the trainer stores back after every micro-batch;
+//   2. hoisted weight copies (the weight_cast_hoisting pass,
+//      graph/passes/weight_cast_hoisting.h): a Cast of a float32 trainable
+//      weight to 16 bits becomes an initializer of its own, refreshed once per
+//      step after the update instead of cast in every forward;
 //   3. the step's outputs: the loss, the gradients and the state outputs,
 //      and only the nodes they need (a model output nothing in the step
 //      reads, such as the logits a Hugging Face export returns beside its
@@ -20,13 +22,9 @@
 #include <vector>
 
 #include "autodiff/training_graph.h"
+#include "graph/passes/weight_cast_hoisting.h"
 
 namespace ort_train {
-
-struct HoistedCopy {
-  std::string weight;  // the float32 trainable weight
-  std::string copy;    // the initializer holding its 16-bit copy (the Cast's output)
-};
 
 struct StepGraph {
   Model model;

@@ -19,6 +19,12 @@
 namespace ort_train {
 
 Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOptions options, BatchSource source) {
+  ASSIGN_OR_RETURN(StepGraph step, build_step_graph(tg));
+  return create(std::move(tg), std::move(step), std::move(options), std::move(source));
+}
+
+Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, StepGraph step, TrainerOptions options,
+                                                 BatchSource source) {
   std::unique_ptr<Trainer> t(new Trainer());
   t->tg_ = std::move(tg);
   t->options_ = std::move(options);
@@ -36,7 +42,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, TrainerOption
     t->world_ = t->options_.communicator->size();
   }
   RETURN_IF_ERROR(t->make_store());
-  RETURN_IF_ERROR(t->make_executor());
+  RETURN_IF_ERROR(t->make_executor(std::move(step)));
   RETURN_IF_ERROR(t->make_optimizer());
   if (t->world_ > 1) {
     ReducerOptions reducer;
@@ -85,8 +91,12 @@ Status Trainer::make_store() {
 
 // The executor of the step graph (training/step_graph.h), each gradient bound
 // to its slot in the store, and the hoisted 16-bit weight copies it reads.
-Status Trainer::make_executor() {
-  ASSIGN_OR_RETURN(StepGraph step, build_step_graph(tg_));
+Status Trainer::make_executor(StepGraph step) {
+  // The step graph was made before the store: it reads the store's views too.
+  for (const ParameterStore::Entry& e : store_->entries()) {
+    auto it = step.model.graph.initializers.find(e.name);
+    if (it != step.model.graph.initializers.end()) it->second = e.param;
+  }
   stat_writebacks_ = std::move(step.state_writebacks);
   ASSIGN_OR_RETURN(executor_, Executor::create(step.model, device_));
   for (const ParameterStore::Entry& e : store_->entries()) {

@@ -19,6 +19,7 @@
 #include "training/checkpoint.h"
 #include "training/gradient_reducer.h"
 #include "training/loss_scaler.h"
+#include "training/step_graph.h"
 #include "runtime/communicator.h"
 #include "runtime/executor.h"
 #include "runtime/parameter_store.h"
@@ -91,6 +92,11 @@ struct EvalReport {
 class Trainer {
  public:
   static Result<std::unique_ptr<Trainer>> create(TrainingGraph tg, TrainerOptions options, BatchSource source);
+  // The same, executing `step`, which the caller built from `tg` with
+  // build_step_graph (and may have saved or estimated): that very graph runs,
+  // and it is not built twice.
+  static Result<std::unique_ptr<Trainer>> create(TrainingGraph tg, StepGraph step, TrainerOptions options,
+                                                 BatchSource source);
   // One optimizer step. The gradient norm is taken every step: it is the
   // check that no gradient holds inf or NaN before the update.
   Result<StepReport> step();
@@ -123,7 +129,7 @@ class Trainer {
   Trainer() = default;
   // Trainer::create, in order.
   Status make_store();
-  Status make_executor();
+  Status make_executor(StepGraph step);
   Status make_optimizer();
   // Trainer::step, in order.
   Status forward_backward(StepTotals& totals);

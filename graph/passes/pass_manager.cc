@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <unordered_set>
 
 #include "graph/graph_index.h"
@@ -38,7 +39,12 @@ std::string PassReport::summary() const {
 }
 
 void sync_value_infos(Graph& g) {
-  std::unordered_set<std::string> present;
+  // Views of names the graph keeps (initializers, inputs, outputs, nodes),
+  // none of which is erased below.
+  std::unordered_set<std::string_view> present;
+  size_t names = g.initializers.size() + g.inputs.size() + g.outputs.size();
+  for (const Node& n : g.nodes) names += n.inputs.size() + n.outputs.size();
+  present.reserve(names);
   for (const auto& [name, t] : g.initializers) present.insert(name);
   for (const ValueInfo& v : g.inputs) present.insert(v.name);
   for (const ValueInfo& v : g.outputs) present.insert(v.name);
