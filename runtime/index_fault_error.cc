@@ -15,4 +15,13 @@ Status index_fault_error(const std::string& node, const IndexFault& f) {
   return make_error(ErrorCode::kInternal, "{}: an index fault of unknown kind {}", node, f.kind);
 }
 
+Status wrap_axis_indices(const Node& node, std::vector<int64_t>& indices, int64_t axis_size) {
+  for (int64_t& v : indices) {
+    const int64_t k = wrap_axis_index(v, axis_size);
+    if (k < 0) return axis_index_error(node.describe(), v, axis_size);
+    v = k;
+  }
+  return Status::Ok();
+}
+
 }  // namespace ort_train

@@ -15,11 +15,7 @@ namespace {
 // The indices as int64 with negatives wrapped, or an error for one outside [-n, n).
 Result<std::vector<int64_t>> wrapped_indices(const KernelContext& ctx, const Tensor& indices, int64_t n) {
   std::vector<int64_t> idx = indices.to_int64_vector();
-  for (int64_t& v : idx) {
-    const int64_t k = wrap_axis_index(v, n);
-    if (k < 0) return axis_index_error(ctx.node().describe(), v, n);
-    v = k;
-  }
+  RETURN_IF_ERROR(wrap_axis_indices(ctx.node(), idx, n));
   return idx;
 }
 

@@ -25,11 +25,7 @@ Status gather_grad(KernelContext& ctx) {
   for (int64_t d = 0; d < axis; ++d) outer *= dx.dims()[d];
   for (int64_t d = axis + 1; d < rank; ++d) inner *= dx.dims()[d];
   int64_t m = static_cast<int64_t>(idx.size());
-  for (int64_t& i : idx) {
-    const int64_t k = wrap_axis_index(i, n);
-    if (k < 0) return axis_index_error(ctx.node().describe(), i, n);
-    i = k;
-  }
+  RETURN_IF_ERROR(wrap_axis_indices(ctx.node(), idx, n));
   if (dy.numel() != outer * m * inner)
     return shape_error("{}: dY has {} elements, expected {}", ctx.node().describe(), dy.numel(), outer * m * inner);
   std::memset(dx.raw(), 0, dx.nbytes());
