@@ -1,5 +1,7 @@
 #include "runtime/index_fault_error.h"
 
+#include "graph/graph.h"
+
 namespace ort_train {
 
 Status index_fault_error(const std::string& node, const IndexFault& f) {

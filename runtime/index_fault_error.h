@@ -6,11 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
 #include "graph/status.h"
 #include "numerics/index_fault.h"
 
 namespace ort_train {
+
+struct Node;
 
 Status index_fault_error(const std::string& node, const IndexFault& fault);
 

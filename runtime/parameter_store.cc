@@ -105,6 +105,13 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
   return store;
 }
 
+void ParameterStore::bind_initializers(Graph& graph) const {
+  for (const Entry& e : entries_) {
+    auto it = graph.initializers.find(e.name);
+    if (it != graph.initializers.end()) it->second = e.param;
+  }
+}
+
 const ParameterStore::Entry* ParameterStore::find(const std::string& name) const {
   auto it = index_.find(name);
   return it == index_.end() ? nullptr : &entries_[it->second];

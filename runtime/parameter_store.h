@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "graph/status.h"
 #include "graph/tensor.h"
 #include "runtime/device.h"
@@ -84,6 +85,9 @@ class ParameterStore {
   const std::vector<Entry>& entries() const { return entries_; }
   const std::vector<Group>& groups() const { return groups_; }
   const Entry* find(const std::string& name) const;
+  // Points each initializer of `graph` that the store holds at the store's
+  // tensor, so executors of the graph read (and the optimizer updates) one copy.
+  void bind_initializers(Graph& graph) const;
   size_t param_bytes() const;  // the parameter buffers (masters not counted)
 
  private:

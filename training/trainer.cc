@@ -85,18 +85,14 @@ Status Trainer::make_store() {
     }
     RETURN_IF_ERROR(device_->synchronize());
   }
-  for (const ParameterStore::Entry& e : store_->entries()) g.initializers[e.name] = e.param;
+  store_->bind_initializers(g);
   return Status::Ok();
 }
 
 // The executor of the step graph (training/step_graph.h), each gradient bound
 // to its slot in the store, and the hoisted 16-bit weight copies it reads.
 Status Trainer::make_executor(StepGraph step) {
-  // The step graph was made before the store: it reads the store's views too.
-  for (const ParameterStore::Entry& e : store_->entries()) {
-    auto it = step.model.graph.initializers.find(e.name);
-    if (it != step.model.graph.initializers.end()) it->second = e.param;
-  }
+  store_->bind_initializers(step.model.graph);  // the step graph was made before the store
   stat_writebacks_ = std::move(step.state_writebacks);
   ASSIGN_OR_RETURN(executor_, Executor::create(step.model, device_));
   for (const ParameterStore::Entry& e : store_->entries()) {

@@ -188,10 +188,11 @@ TEST_CASE("step_graph.the_saved_training_graph_is_the_executed_one") {
 }
 
 // train builds the step graph once, saves and estimates it, and hands that
-// object to the trainer (Trainer::create with a StepGraph), which rebinds its
-// weights to the parameter store (here they are copies the store never sees). Three steps from it are the bits of three
-// steps from a trainer that builds its own: the weights train, BatchNorm's
-// statistics are written back, the 16-bit copies are refreshed.
+// object to the trainer (Trainer::create with a StepGraph), which points its
+// weights at the parameter store (here they are copies the store never sees).
+// Three steps from it are the bits of three steps from a trainer that builds
+// its own: the weights train, BatchNorm's statistics are written back, the
+// 16-bit copies are refreshed.
 TEST_CASE("step_graph.a_trainer_given_the_built_graph_trains_as_one_that_builds_it") {
   for (auto [name, precision] : {std::pair{"cnn_bn", DType::kFloat}, std::pair{"bert", DType::kBFloat16}}) {
     INFO(name);
