@@ -50,7 +50,9 @@ class InferContext {
   int64_t input_rank(size_t i) const;
   const Tensor* input_value(size_t i) const {
     if (!has_input(i)) return nullptr;
-    if (inputs_[i].value) values_read_ |= i < 64 ? uint64_t{1} << i : ~uint64_t{0};
+    const uint64_t bit = i < 64 ? uint64_t{1} << i : ~uint64_t{0};
+    values_wanted_ |= bit;
+    if (inputs_[i].value) values_read_ |= bit;
     return inputs_[i].value;
   }
   // The partial value of a shape tensor input (known element by element), or nullptr.
@@ -58,6 +60,10 @@ class InferContext {
   // Which inputs' values the rule read (bit i; all bits past input 63): the
   // executor replays a rule's answer only when those values cannot change.
   uint64_t values_read() const { return values_read_; }
+  // Which inputs' data the rule asked for, known or not: the executor checks
+  // them against the op's declared kRuleReadsInput traits, which a GPU plan
+  // relies on to copy exactly those inputs to the host.
+  uint64_t values_wanted() const { return values_wanted_; }
   size_t num_outputs() const { return outputs_.size(); }
   bool has_output(size_t i) const { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
 
@@ -87,6 +93,7 @@ class InferContext {
   std::vector<Input> inputs_;
   std::vector<Output> outputs_;
   mutable uint64_t values_read_ = 0;
+  mutable uint64_t values_wanted_ = 0;
 };
 
 using ShapeRule = std::function<Status(InferContext&)>;
@@ -108,8 +115,20 @@ enum OpTrait : uint32_t {
   // depend on the branch taken or the trips made): the rule may leave them
   // unknown at run time, and the kernel sets every output itself.
   kShapedByKernel = 1u << 4,
+  // The rule computes every output itself from shapes and attributes (Shape,
+  // Size, Constant): no kernel runs, and on a GPU the outputs are host values.
+  kValueFromRule = 1u << 5,
   kTraitsUndeclared = 1u << 31,  // an OpSchema made without ORT_REGISTER_OP's traits
 };
+
+// The shape rule reads the data of input `input` (a Reshape target, Slice
+// starts, NonZero's count), declared with the op's other traits: a GPU plan
+// copies that input to the host before the step when it lives on the device
+// only, and the executor refuses a rule that reads an undeclared input's data.
+// Inputs 0 to 15 (trait bits 8 to 23).
+constexpr uint32_t kRuleReadsInput(size_t input) { return uint32_t{1} << (8 + input); }
+// The inputs, as a bit mask (bit i: input i), whose data the rule may read.
+constexpr uint64_t rule_data_inputs(uint32_t traits) { return (traits >> 8) & 0xffffu; }
 
 struct OpSchema {
   std::string domain;  // "" = ai.onnx

@@ -12,9 +12,18 @@
 
 namespace ort_train {
 
+// Where a step runs. A CPU plan runs every step on its device (kDevice); a
+// GPU plan's places are set by place_steps (plan_placement.h).
+enum class StepPlace : uint8_t {
+  kDevice,  // the device kernel, on device values
+  kHost,    // the CPU kernel, on host copies: small integer shape arithmetic
+  kRule,    // no kernel: the shape rule computes every output (Shape, Size, Constant)
+};
+
 struct PlanStep {
   const Node* node = nullptr;
   int64_t opset = 0;
+  StepPlace place = StepPlace::kDevice;  // (here, not last: a replayed step reads only its first bytes)
   const OpSchema* schema = nullptr;
   const KernelDef* kernel = nullptr;       // on the executor's device (null: host only)
   const KernelDef* host_kernel = nullptr;  // CPU kernel for shape arithmetic on a GPU executor
@@ -25,6 +34,15 @@ struct PlanStep {
   std::vector<int> outputs_done;  // graph outputs read or made last here (RunOptions::release_outputs)
 };
 
+// The copies that run before a step of a GPU plan: device values copied to
+// the host (a host step's inputs, the data its rule reads), and host values
+// the device kernel reads, copied to the device (once per slot while their
+// bytes stay the same).
+struct StepCopies {
+  std::vector<int> fetch;
+  std::vector<int> upload;
+};
+
 struct ExecutionPlan {
   std::vector<PlanStep> steps;
   std::map<std::string, int> slots;  // value name -> slot
@@ -32,6 +50,10 @@ struct ExecutionPlan {
   std::vector<int> constant_slots;   // initializers, bound once
   std::vector<int> feed_slots;       // graph inputs fed per run
   std::vector<int> output_slots;     // graph outputs
+  // GPU plans: per step, the copies before it (place_steps). Empty on a CPU
+  // plan, whose steps copy nothing; kept beside the steps rather than in
+  // them, so a replayed CPU step touches no more memory than before.
+  std::vector<StepCopies> copies;
 
   // Slots whose values the caller supplies or reads: never released, never
   // written in place of another value.

@@ -9,6 +9,7 @@
 
 #include "graph/op_schema.h"
 #include "runtime/cpu/host_memory.h"
+#include "runtime/plan_placement.h"
 #include "runtime/run_values.h"
 
 namespace ort_train {
@@ -23,20 +24,23 @@ bool keep_host_copy(const Tensor& t) {
   return t.device() == DeviceKind::kCpu && (is_integer_or_bool(t.dtype()) || t.numel() <= 16);
 }
 
-// Host-side shape arithmetic on a GPU executor is limited to small integer outputs.
-constexpr int64_t kMaxHostOutputElements = 4096;
-// A shape rule that needs an integer or bool input's data (NonZero's count,
-// computation_reduction's labelled rows) gets it copied over up to this size.
-constexpr int64_t kMaxHostFetchElements = int64_t{1} << 22;
-
 Status with_node(const PlanStep& step, const Status& st) {
   if (st.ok()) return st;
   return st.message().find(step.node->name) == std::string::npos ? st.with_context(step.node->describe()) : st;
 }
 
-// Runs the step's shape rule; every output it leaves must be fully known.
+// Runs the step's shape rule; every output it leaves must be fully known. A
+// rule that asked for an input's data its op does not declare
+// (kRuleReadsInput) is a registration bug that a GPU plan would miss.
 Status run_rule(const PlanStep& step, InferContext& ictx) {
-  RETURN_IF_ERROR(step.schema->infer(ictx));
+  Status st = step.schema->infer(ictx);
+  if (const uint64_t undeclared = ictx.values_wanted() & ~rule_data_inputs(step.schema->traits)) {
+    return make_error(ErrorCode::kInternal,
+                      "{}: the shape rule reads the data of input {}, which {}'s registration does not declare "
+                      "(kRuleReadsInput)",
+                      step.node->describe(), __builtin_ctzll(undeclared), step.node->op_type);
+  }
+  RETURN_IF_ERROR(st);
   if (step.schema->traits & kShapedByKernel) return Status::Ok();
   for (size_t i = 0; i < step.outputs.size(); ++i)
     if (step.outputs[i] >= 0 && (!ictx.output(i).shape || !shape_fully_known(*ictx.output(i).shape)))
@@ -62,7 +66,15 @@ Result<std::unique_ptr<Executor>> Executor::create(const Model& model, std::shar
   ASSIGN_OR_RETURN(ex->plan_, build_execution_plan(ex->model_, ex->device_->kind()));
   ex->values_ = RunValues(ex->plan_.slot_names.size(), ex->device_->kind() == DeviceKind::kCpu);
   RETURN_IF_ERROR(ex->bind_constants(constants_from));
+  ex->place();
   return ex;
+}
+
+void Executor::place() {
+  if (device_->kind() == DeviceKind::kCpu) return;
+  std::vector<bool> host_copies(plan_.slot_names.size(), false);
+  for (int s : plan_.constant_slots) host_copies[s] = host_constants_[s].defined();
+  place_steps(plan_, model_.graph, host_copies);
 }
 
 Status Executor::bind_constants(const Executor* constants_from) {
@@ -99,6 +111,7 @@ void Executor::forget_host_copies(const std::vector<std::string>& names) {
     auto it = plan_.slots.find(n);
     if (it != plan_.slots.end()) host_constants_[it->second] = Tensor();
   }
+  place();  // steps that read those host copies run elsewhere now
 }
 
 Result<Tensor> Executor::constant(const std::string& name) const {
@@ -227,16 +240,16 @@ Status Executor::run_step(size_t i, RunValues& values, const RunOptions& options
     if (s >= 0 && !values.slots[s].defined())
       return make_error(ErrorCode::kInternal, "{}: input '{}' has no value at run time", step.node->describe(),
                         plan_.slot_names[s]);
+  // The plan's copies to the host before this step: a host step's inputs, the data its rule reads.
+  if (!plan_.copies.empty())
+    for (int s : plan_.copies[i].fetch) RETURN_IF_ERROR(with_node(step, values.fetch_host(s, *device_)));
   std::optional<InferContext> rule_answer;  // the rule's answer, when the step does not replay one
-  StepPlacement placement;
-  ASSIGN_OR_RETURN(const InferContext* answer, step_shapes(i, values, rule_answer, placement));
-  RETURN_IF_ERROR(place_step(step, *answer, !rule_answer, values, placement));
-  if (!replay_.replaying()) replay_.record(i, step, *answer, placement);
-  if (placement.computed_by_rule) {
-    for (size_t k = 0; k < step.outputs.size(); ++k)
-      if (step.outputs[k] >= 0) values.bind(step.outputs[k], *answer->output(k).value);
+  ASSIGN_OR_RETURN(const InferContext* answer, step_shapes(i, values, rule_answer));
+  if (!replay_.replaying()) replay_.record(i, step, *answer);
+  if (step.place == StepPlace::kRule) {
+    RETURN_IF_ERROR(bind_rule_values(step, *answer, values));
   } else {
-    RETURN_IF_ERROR(run_kernel(i, *answer, placement, values, options));
+    RETURN_IF_ERROR(run_kernel(i, *answer, values, options));
   }
   RETURN_IF_ERROR(deliver_bound_outputs(step, values, options));
   if (options.on_output_ready)
@@ -251,85 +264,49 @@ Status Executor::run_step(size_t i, RunValues& values, const RunOptions& options
 }
 
 // The step's output dtypes and shapes: the recorded answer when replaying,
-// else its shape rule's. On a GPU executor a rule that needs the data of
-// values computed on the device (a shape computed by device kernels) gets the
-// small integer ones copied to the host and runs again.
-Result<const InferContext*> Executor::step_shapes(size_t i, RunValues& values, std::optional<InferContext>& answer,
-                                                  StepPlacement& placement) {
+// else its shape rule's, which reads the host copies of the values whose
+// data it needs (the plan fetched those that lived on the device only).
+Result<const InferContext*> Executor::step_shapes(size_t i, RunValues& values, std::optional<InferContext>& answer) {
   const PlanStep& step = plan_.steps[i];
   if (const PlanReplay::StepRecord* record = replay_.replayed(i)) {
     ++replayed_steps_;
-    for (int s : record->placement.host_fetched) RETURN_IF_ERROR(values.fetch_host(s, *device_));
-    placement = record->placement;
     return record->shapes.get();
   }
   answer.emplace(*step.node, step.opset, values.infer_inputs(step));
-  Status st = run_rule(step, *answer);
-  if (!st.ok() && !values.on_cpu) {
-    for (int s : step.inputs)
-      if (s >= 0 && !values.host[s].defined() && is_integer_or_bool(values.slots[s].dtype()) &&
-          values.slots[s].numel() <= kMaxHostFetchElements) {
-        RETURN_IF_ERROR(values.fetch_host(s, *device_));
-        placement.host_fetched.push_back(s);
-      }
-    if (!placement.host_fetched.empty()) {
-      answer.emplace(*step.node, step.opset, values.infer_inputs(step));
-      st = run_rule(step, *answer);
-    }
-  }
-  if (!st.ok()) return with_node(step, st);
+  RETURN_IF_ERROR(with_node(step, run_rule(step, *answer)));
   RETURN_IF_ERROR(with_node(step, check_output_sizes(*answer, *step.node, device_->memory_budget())));
   return &*answer;
 }
 
-// Where a GPU executor runs the step: the rule's own values when it computed
-// every output (Shape, Size, Constant); the host, for small integer results
-// whose inputs all have host copies (or ops with no device kernel); else the
-// device. A replayed step keeps its recorded placement.
-Status Executor::place_step(const PlanStep& step, const InferContext& answer, bool replayed, RunValues& values,
-                            StepPlacement& placement) {
-  if (values.on_cpu) return Status::Ok();
-  if (!replayed) {
-    bool all_known = !step.outputs.empty();
-    int64_t out_elems = 0;
-    for (size_t k = 0; k < step.outputs.size(); ++k) {
-      if (step.outputs[k] < 0) continue;
-      all_known = all_known && answer.output(k).value.has_value();
-      // An op shaped by its kernel (If, Loop, Scan) may leave a shape unknown
-      // here: then its size is unknown too, too large for the host.
-      const OptShape& shape = answer.output(k).shape;
-      const int64_t elems = shape && shape_fully_known(*shape) ? num_elements(dims_from_shape(*shape)) : INT64_MAX;
-      if (__builtin_add_overflow(out_elems, elems, &out_elems)) out_elems = INT64_MAX;
-    }
-    bool inputs_on_host = true;
-    for (int s : step.inputs) inputs_on_host = inputs_on_host && (s < 0 || values.host[s].defined());
-    placement.computed_by_rule = all_known;
-    placement.run_on_host = !all_known && step.host_kernel &&
-                            (!step.kernel || (inputs_on_host && out_elems <= kMaxHostOutputElements));
+// A step the plan gave to its rule (Shape, Size, Constant): the rule's values are its outputs.
+Status Executor::bind_rule_values(const PlanStep& step, const InferContext& answer, RunValues& values) {
+  for (size_t k = 0; k < step.outputs.size(); ++k) {
+    if (step.outputs[k] < 0) continue;
+    if (!answer.output(k).value)
+      return make_error(ErrorCode::kInternal, "{}: the shape rule computed no value for output {}",
+                        step.node->describe(), k);
+    values.bind(step.outputs[k], *answer.output(k).value);
   }
-  if (placement.run_on_host)
-    for (int s : step.inputs)
-      if (s >= 0) RETURN_IF_ERROR(values.fetch_host(s, *device_));
   return Status::Ok();
 }
 
-Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlacement& placement, RunValues& values,
-                            const RunOptions& options) {
+Status Executor::run_kernel(size_t i, const InferContext& answer, RunValues& values, const RunOptions& options) {
   const PlanStep& step = plan_.steps[i];
-  const bool on_device = !values.on_cpu && !placement.run_on_host;
+  const bool on_host = step.place == StepPlace::kHost;
+  const bool on_device = !values.on_cpu && !on_host;
   std::vector<Tensor> uploaded;  // sized on the first upload (a GPU executor's host values)
-  ASSIGN_OR_RETURN(std::vector<const Tensor*> inputs, kernel_inputs(step, placement, values, uploaded));
-  const KernelDef* kernel = placement.run_on_host ? step.host_kernel : step.kernel;
-  Allocator& alloc = placement.run_on_host ? *host_allocator_ : *allocator_;
+  ASSIGN_OR_RETURN(std::vector<const Tensor*> inputs, kernel_inputs(step, values, uploaded));
+  const KernelDef* kernel = on_host ? step.host_kernel : step.kernel;
+  Allocator& alloc = on_host ? *host_allocator_ : *allocator_;
   KernelContext kctx(*step.node, step.opset, std::move(inputs), answer, alloc, options, i);
-  kctx.set_device(placement.run_on_host ? host_device_ : device_);
+  kctx.set_device(on_host ? host_device_ : device_);
   if (on_device) {
     std::vector<const Tensor*> host_inputs;
     for (int s : step.inputs) host_inputs.push_back(s >= 0 && values.host[s].defined() ? &values.host[s] : nullptr);
     kctx.set_host_inputs(std::move(host_inputs));
   }
   const bool shaped_by_kernel = (step.schema->traits & kShapedByKernel) != 0;
-  if (!shaped_by_kernel) preset_outputs(i, *kernel, answer, placement, values, options, kctx);
+  if (!shaped_by_kernel) preset_outputs(i, *kernel, answer, values, options, kctx);
   auto started = std::chrono::steady_clock::now();
   Status st = Status::Ok();
   try {
@@ -355,15 +332,16 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, const StepPlac
     }
     values.bind(s, std::move(t));
     // Recording: an output taken fresh from the device allocator gets an arena slot.
-    if (!placement.run_on_host) replay_.note_output(i, k, s, values.slots[s], kctx.allocated_output(k));
+    if (!on_host) replay_.note_output(i, k, s, values.slots[s], kctx.allocated_output(k));
   }
   return Status::Ok();
 }
 
-// The tensors the kernel reads: where they live for a CPU executor or a host
-// step, else on the device (host values uploaded, cached per slot).
-Result<std::vector<const Tensor*>> Executor::kernel_inputs(const PlanStep& step, const StepPlacement& placement,
-                                                           RunValues& values, std::vector<Tensor>& uploaded) {
+// The tensors the kernel reads: where they live for a CPU executor; the host
+// copies for a host step; else the device values, with the host values the
+// plan lists for upload copied over (cached per slot).
+Result<std::vector<const Tensor*>> Executor::kernel_inputs(const PlanStep& step, RunValues& values,
+                                                           std::vector<Tensor>& uploaded) {
   std::vector<const Tensor*> inputs;
   for (size_t k = 0; k < step.inputs.size(); ++k) {
     int s = step.inputs[k];
@@ -371,13 +349,17 @@ Result<std::vector<const Tensor*>> Executor::kernel_inputs(const PlanStep& step,
       inputs.push_back(nullptr);
     } else if (values.on_cpu) {
       inputs.push_back(&values.slots[s]);
-    } else if (placement.run_on_host) {
+    } else if (step.place == StepPlace::kHost) {
+      if (!values.host[s].defined())
+        return make_error(ErrorCode::kInternal, "{}: the plan left input '{}' without a host copy",
+                          step.node->describe(), plan_.slot_names[s]);
       inputs.push_back(&values.host[s]);
     } else if (values.slots[s].device() == device_->kind()) {
       inputs.push_back(&values.slots[s]);  // not copied: a dying input stays reusable in place
     } else {
-      // Sized once, before any pointer into it is taken.
-      if (uploaded.empty()) uploaded.resize(step.inputs.size());
+      // A host value: one the plan lists in its copies' upload, or a host tensor a
+      // device kernel returned, which no plan can foresee.
+      if (uploaded.empty()) uploaded.resize(step.inputs.size());  // sized once, before any pointer into it
       ASSIGN_OR_RETURN(uploaded[k], upload(s, values.slots[s]));
       inputs.push_back(&uploaded[k]);
     }
@@ -388,15 +370,15 @@ Result<std::vector<const Tensor*>> Executor::kernel_inputs(const PlanStep& step,
 // Where the kernel writes, decided before it runs: replayed outputs at their
 // arena offsets, an input dying here reused in place, bound outputs in their
 // destination.
-void Executor::preset_outputs(size_t i, const KernelDef& kernel, const InferContext& answer,
-                              const StepPlacement& placement, RunValues& values, const RunOptions& options,
-                              KernelContext& kctx) {
+void Executor::preset_outputs(size_t i, const KernelDef& kernel, const InferContext& answer, RunValues& values,
+                              const RunOptions& options, KernelContext& kctx) {
   const PlanStep& step = plan_.steps[i];
-  if (!placement.run_on_host) arena_outputs_ += replay_.preset_outputs(i, answer, kctx);
+  const bool on_host = step.place == StepPlace::kHost;
+  if (!on_host) arena_outputs_ += replay_.preset_outputs(i, answer, kctx);
   if (kernel.may_reuse_input) {
     // An input dying here whose storage nobody else holds (not a feed, an
     // initializer, a fetched value or the source of a live view).
-    const DeviceKind where = placement.run_on_host ? DeviceKind::kCpu : device_->kind();
+    const DeviceKind where = on_host ? DeviceKind::kCpu : device_->kind();
     for (int s : step.release) {
       const Tensor& t = values.slots[s];
       if (values.keep[s] || !t.storage() || t.storage().use_count() != 1 || t.device() != where ||
@@ -408,7 +390,7 @@ void Executor::preset_outputs(size_t i, const KernelDef& kernel, const InferCont
       }
     }
   }
-  if (!bound_.empty() && !placement.run_on_host) bound_.preset(step, answer, options, kctx);
+  if (!bound_.empty() && !on_host) bound_.preset(step, answer, options, kctx);
 }
 
 // Bound outputs end in their destination: written there already, or copied or added now.

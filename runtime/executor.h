@@ -3,10 +3,10 @@
 // value slots numbered, and for every node the list of values whose last use
 // it is. Those are released right after the node runs, so their buffers return
 // to the caching allocator and the next node reuses them. The allocator's peak
-// is the run's peak memory. A run goes step by step: the step's shapes (its
-// rule, or the answer PlanReplay recorded), its placement (GPU executors run
-// small integer shape arithmetic on the host), its kernel, then its bound
-// outputs (BoundOutputs) and releases.
+// is the run's peak memory. A run goes step by step: the copies the plan put
+// before the step (a GPU plan's, placed by plan_placement.h), the step's
+// shapes (its rule, or the answer PlanReplay recorded), its kernel where the
+// plan placed it, then its bound outputs (BoundOutputs) and releases.
 #pragma once
 #include <map>
 #include <memory>
@@ -90,18 +90,17 @@ class Executor {
   Status bind_constants(const Executor* constants_from);
   Status check_feeds(const std::map<std::string, Tensor>& feeds) const;
   Status bind_feeds(const std::map<std::string, Tensor>& feeds, RunValues& values);
+  // GPU executors: places the plan's steps for the host copies held now.
+  void place();
   // One step of a run, and its parts in the order they happen.
   Status run_step(size_t i, RunValues& values, const RunOptions& options);
-  Result<const InferContext*> step_shapes(size_t i, RunValues& values, std::optional<InferContext>& answer,
-                                          StepPlacement& placement);
-  Status place_step(const PlanStep& step, const InferContext& answer, bool replayed, RunValues& values,
-                    StepPlacement& placement);
-  Status run_kernel(size_t i, const InferContext& answer, const StepPlacement& placement, RunValues& values,
-                    const RunOptions& options);
-  Result<std::vector<const Tensor*>> kernel_inputs(const PlanStep& step, const StepPlacement& placement,
-                                                   RunValues& values, std::vector<Tensor>& uploaded);
-  void preset_outputs(size_t i, const KernelDef& kernel, const InferContext& answer, const StepPlacement& placement,
-                      RunValues& values, const RunOptions& options, KernelContext& kctx);
+  Result<const InferContext*> step_shapes(size_t i, RunValues& values, std::optional<InferContext>& answer);
+  Status bind_rule_values(const PlanStep& step, const InferContext& answer, RunValues& values);
+  Status run_kernel(size_t i, const InferContext& answer, RunValues& values, const RunOptions& options);
+  Result<std::vector<const Tensor*>> kernel_inputs(const PlanStep& step, RunValues& values,
+                                                   std::vector<Tensor>& uploaded);
+  void preset_outputs(size_t i, const KernelDef& kernel, const InferContext& answer, RunValues& values,
+                      const RunOptions& options, KernelContext& kctx);
   Status deliver_bound_outputs(const PlanStep& step, RunValues& values, const RunOptions& options);
   Result<Tensor> upload(int s, const Tensor& t);
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <queue>
 
+#include "graph/op_schema.h"
 #include "graph/passes/op_traits.h"
 
 namespace ort_train {
@@ -42,7 +43,7 @@ const PlanReplay::StepRecord* PlanReplay::replayed(size_t i) const {
   return replaying_ && rec_.steps[i].replayable ? &rec_.steps[i] : nullptr;
 }
 
-void PlanReplay::record(size_t i, const PlanStep& step, const InferContext& answer, const StepPlacement& placement) {
+void PlanReplay::record(size_t i, const PlanStep& step, const InferContext& answer) {
   bool replayable = true;
   const uint64_t read = answer.values_read();
   for (size_t k = 0; k < step.inputs.size(); ++k) {
@@ -52,8 +53,8 @@ void PlanReplay::record(size_t i, const PlanStep& step, const InferContext& answ
     replayable = replayable && shape_fixed_[s] && (!data_read || data_fixed_[s]);
   }
   // Mark what this step's outputs leave fixed.
-  const std::string& op = step.node->op_type;
-  bool shape_only = step.node->domain.empty() && (op == "Shape" || op == "Size");
+  // Shape, Size, Constant: their values follow from shapes and attributes alone.
+  const bool shape_only = (step.schema->traits & kValueFromRule) != 0;
   bool random = is_random_op(*step.node);
   for (size_t k = 0; k < step.outputs.size(); ++k) {
     int o = step.outputs[k];
@@ -72,7 +73,6 @@ void PlanReplay::record(size_t i, const PlanStep& step, const InferContext& answ
     record.shapes->set_output(k, out.dtype, out.shape);
     if (out.value) record.shapes->set_output_value(k, *out.value);
   }
-  record.placement = placement;
 }
 
 void PlanReplay::finish(size_t steps) {

@@ -2,9 +2,8 @@
 // step, kept so the next runs with the same feed shapes skip the deciding.
 //
 // The first run with a new set of feed dtypes and dims records, per step, the
-// shape rule's answer (output dtypes, dims and rule-computed values) and where
-// the step ran; the next runs with the same feed shapes replay it without
-// running the rule. A step is replayable when its answer cannot change while
+// shape rule's answer (output dtypes, dims and rule-computed values); the
+// next runs with the same feed shapes replay it without running the rule. A step is replayable when its answer cannot change while
 // the feed shapes stay: every input's shape is itself replayed (or a feed's,
 // part of the key) and every input whose data the rule read
 // (InferContext::values_read) is fixed: an initializer nothing updates, or a
@@ -38,20 +37,11 @@
 
 namespace ort_train {
 
-// Where a GPU executor runs one step (a CPU executor runs every step on its
-// device, and leaves this as it is).
-struct StepPlacement {
-  bool run_on_host = false;       // its CPU kernel, on host copies of small integer values
-  bool computed_by_rule = false;  // the shape rule computed every output (Shape, Size, Constant)
-  std::vector<int> host_fetched;  // slots whose host copy the rule needed
-};
-
 class PlanReplay {
  public:
   struct StepRecord {
     std::unique_ptr<InferContext> shapes;  // the recorded answer (no inputs: kernels read only outputs)
     bool replayable = false;
-    StepPlacement placement;
   };
 
   // Starts a run with these feed dtypes and dims (in the plan's feed_slots
@@ -63,8 +53,8 @@ class PlanReplay {
   bool replaying() const { return replaying_; }
   // Step i's recorded answer when this run replays it; null when its rule runs.
   const StepRecord* replayed(size_t i) const;
-  // Recording: keeps step i's answer and placement when later runs may replay them.
-  void record(size_t i, const PlanStep& step, const InferContext& answer, const StepPlacement& placement);
+  // Recording: keeps step i's answer when later runs may replay it.
+  void record(size_t i, const PlanStep& step, const InferContext& answer);
   // A run that reached its last step: the recording is complete.
   void finish(size_t steps);
   // Drops the recording: a rule may have read initializers that now change.

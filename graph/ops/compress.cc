@@ -57,6 +57,6 @@ Status compress_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Compress", 9, 1000, compress_rule, kPlainOp);
+ORT_REGISTER_OP("", "Compress", 9, 1000, compress_rule, kRuleReadsInput(1));
 
 }  // namespace ort_train

@@ -116,6 +116,6 @@ Status split_rule(InferContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_OP("", "Concat", 4, 1000, concat_rule, kPlainOp);
-ORT_REGISTER_OP("", "Split", 2, 1000, split_rule, kPlainOp);
+ORT_REGISTER_OP("", "Split", 2, 1000, split_rule, kRuleReadsInput(1));
 
 }  // namespace ort_train

@@ -232,8 +232,8 @@ Status scan_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "If", 1, 1000, if_rule, kShapedByKernel | kReadsRunOptions);
-ORT_REGISTER_OP(kOrtTrainDomain, "Loop", 1, 1000, loop_rule, kShapedByKernel | kReadsRunOptions);
+ORT_REGISTER_OP(kOrtTrainDomain, "If", 1, 1000, if_rule, kRuleReadsInput(0) | kShapedByKernel | kReadsRunOptions);
+ORT_REGISTER_OP(kOrtTrainDomain, "Loop", 1, 1000, loop_rule, kRuleReadsInput(0) | kShapedByKernel | kReadsRunOptions);
 ORT_REGISTER_OP(kOrtTrainDomain, "Scan", 1, 1000, scan_rule, kShapedByKernel | kReadsRunOptions);
 
 }  // namespace ort_train

@@ -49,7 +49,7 @@ Status average_pool_grad_rule(InferContext& ctx) {
 }  // namespace
 
 ORT_REGISTER_OP(kOrtTrainDomain, "ConvGrad", 1, 1000, conv_grad_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "MaxPoolGrad", 1, 1000, max_pool_grad_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "AveragePoolGrad", 1, 1000, average_pool_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "MaxPoolGrad", 1, 1000, max_pool_grad_rule, kRuleReadsInput(2));
+ORT_REGISTER_OP(kOrtTrainDomain, "AveragePoolGrad", 1, 1000, average_pool_grad_rule, kRuleReadsInput(1));
 
 }  // namespace ort_train

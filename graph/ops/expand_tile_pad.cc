@@ -125,8 +125,8 @@ Status pad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Expand", 8, 1000, expand_rule, kPlainOp);
-ORT_REGISTER_OP("", "Tile", 6, 1000, tile_rule, kPlainOp);
-ORT_REGISTER_OP("", "Pad", 2, 1000, pad_rule, kPlainOp);
+ORT_REGISTER_OP("", "Expand", 8, 1000, expand_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "Tile", 6, 1000, tile_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "Pad", 2, 1000, pad_rule, kRuleReadsInput(1) | kRuleReadsInput(3));
 
 }  // namespace ort_train

@@ -48,7 +48,7 @@ Status slice_grad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "GatherGrad", 1, 1000, gather_grad_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "SliceGrad", 1, 1000, slice_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "GatherGrad", 1, 1000, gather_grad_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP(kOrtTrainDomain, "SliceGrad", 1, 1000, slice_grad_rule, kRuleReadsInput(1) | kRuleReadsInput(2) | kRuleReadsInput(3) | kRuleReadsInput(4) | kRuleReadsInput(5));
 
 }  // namespace ort_train

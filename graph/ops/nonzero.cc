@@ -27,6 +27,6 @@ Status nonzero_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "NonZero", 9, 1000, nonzero_rule, kPlainOp);
+ORT_REGISTER_OP("", "NonZero", 9, 1000, nonzero_rule, kRuleReadsInput(0));
 
 }  // namespace ort_train

@@ -39,7 +39,7 @@ Status eye_like_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "OneHot", 9, 1000, one_hot_rule, kPlainOp);
+ORT_REGISTER_OP("", "OneHot", 9, 1000, one_hot_rule, kRuleReadsInput(1));
 ORT_REGISTER_OP("", "EyeLike", 9, 1000, eye_like_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -29,6 +29,6 @@ Status rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "PadGrad", 1, 1000, rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "PadGrad", 1, 1000, rule, kRuleReadsInput(1));
 
 }  // namespace ort_train

@@ -63,16 +63,16 @@ Status reduce_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "ReduceMean", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceSum", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceMax", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceMin", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceProd", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceSumSquare", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceL1", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceL2", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceLogSumExp", 1, 1000, reduce_rule, kPlainOp);
-ORT_REGISTER_OP("", "ReduceLogSum", 1, 1000, reduce_rule, kPlainOp);
+ORT_REGISTER_OP("", "ReduceMean", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceSum", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceMax", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceMin", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceProd", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceSumSquare", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceL1", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceL2", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceLogSumExp", 1, 1000, reduce_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "ReduceLogSum", 1, 1000, reduce_rule, kRuleReadsInput(1));
 
 std::vector<bool> sum_to_axes(const Dims& x, const Dims& target) {
   size_t lead = x.size() - target.size();

@@ -59,7 +59,7 @@ Status resize_grad_rule(InferContext& ctx) { return shape_from_value(ctx, 0, 1);
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Resize", 10, 1000, resize_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "ResizeGrad", 1, 1000, resize_grad_rule, kPlainOp);
+ORT_REGISTER_OP("", "Resize", 10, 1000, resize_rule, kRuleReadsInput(1) | kRuleReadsInput(2) | kRuleReadsInput(3));
+ORT_REGISTER_OP(kOrtTrainDomain, "ResizeGrad", 1, 1000, resize_grad_rule, kRuleReadsInput(1));
 
 }  // namespace ort_train

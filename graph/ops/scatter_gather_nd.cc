@@ -43,6 +43,6 @@ ORT_REGISTER_OP("", "Scatter", 9, 10, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "ScatterElements", 11, 1000, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "ScatterND", 11, 1000, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "GatherND", 11, 1000, gather_nd_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "GatherNDGrad", 1, 1000, gather_nd_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "GatherNDGrad", 1, 1000, gather_nd_grad_rule, kRuleReadsInput(0));
 
 }  // namespace ort_train

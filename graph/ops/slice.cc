@@ -104,6 +104,6 @@ Status slice_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Slice", 1, 1000, slice_rule, kPlainOp);
+ORT_REGISTER_OP("", "Slice", 1, 1000, slice_rule, kRuleReadsInput(1) | kRuleReadsInput(2) | kRuleReadsInput(3) | kRuleReadsInput(4));
 
 }  // namespace ort_train

@@ -38,6 +38,6 @@ Status sum_to_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "SumTo", 1, 1000, sum_to_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "SumTo", 1, 1000, sum_to_rule, kRuleReadsInput(1));
 
 }  // namespace ort_train

@@ -31,6 +31,6 @@ Status topk_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "TopK", 1, 1000, topk_rule, kPlainOp);
+ORT_REGISTER_OP("", "TopK", 1, 1000, topk_rule, kRuleReadsInput(1));
 
 }  // namespace ort_train

@@ -36,7 +36,7 @@ Status cumsum_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Trilu", 14, 1000, trilu_rule, kPlainOp);
-ORT_REGISTER_OP("", "CumSum", 11, 1000, cumsum_rule, kPlainOp);
+ORT_REGISTER_OP("", "Trilu", 14, 1000, trilu_rule, kRuleReadsInput(1));
+ORT_REGISTER_OP("", "CumSum", 11, 1000, cumsum_rule, kRuleReadsInput(1));
 
 }  // namespace ort_train
