@@ -1,19 +1,37 @@
 #include "training/gradient_buckets.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace ort_train {
 
+namespace {
+
+// ZeRO-1: how many of the elements [first, first + n) of the buffer fall in each rank's range.
+std::vector<int64_t> counts_in_ranges(const ParameterStore::Shard& zero, int64_t first, int64_t n) {
+  std::vector<int64_t> counts;
+  for (size_t r = 0; r < zero.counts.size(); ++r)
+    counts.push_back(std::max<int64_t>(0, std::min(first + n, zero.begin(r + 1)) - std::max(first, zero.begin(r))));
+  return counts;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<GradientBuckets>> GradientBuckets::create(const ParameterStore& store, const GradientGraph& gg,
-                                                                 size_t bucket_bytes, DType wire, Device& device) {
+                                                                 size_t bucket_bytes, DType wire, Device& device,
+                                                                 const ParameterStore::Shard* zero) {
   if (wire != DType::kFloat && wire != DType::kBFloat16)
     return invalid_argument("gradients are reduced in float32 or bfloat16, not {}", dtype_name(wire));
+  if (zero && (wire != DType::kFloat || store.groups().size() != 1))
+    return make_error(ErrorCode::kInternal, "ZeRO-1's buckets need one float32-wire buffer");
   std::unique_ptr<GradientBuckets> made(new GradientBuckets());
   GradientBuckets& self = *made;
   ASSIGN_OR_RETURN(self.math_, vector_ops(device.kind()));
-  auto with_wire = [&](Tensor slice) -> Result<Bucket> {
+  // `first`: the slice's first element in its buffer.
+  auto with_wire = [&](Tensor slice, int64_t first) -> Result<Bucket> {
     Bucket b;
     b.slice = std::move(slice);
+    if (zero) b.counts = counts_in_ranges(*zero, first, b.slice.numel());
     if (wire == DType::kBFloat16) {
       ASSIGN_OR_RETURN(b.wire, to_device(device, Tensor::host(DType::kBFloat16, b.slice.dims())));
     }
@@ -21,7 +39,7 @@ Result<std::unique_ptr<GradientBuckets>> GradientBuckets::create(const Parameter
   };
   for (const ParameterStore::Group& grp : store.groups()) {
     if (grp.has_masters() || grp.dtype != DType::kFloat || bucket_bytes == 0) {
-      ASSIGN_OR_RETURN(Bucket b, with_wire(grp.master_grads));
+      ASSIGN_OR_RETURN(Bucket b, with_wire(grp.master_grads, 0));
       self.after_run_.push_back(std::move(b));
       continue;
     }
@@ -38,7 +56,8 @@ Result<std::unique_ptr<GradientBuckets>> GradientBuckets::create(const Parameter
       }
       size_t first = entries[begin]->offset, last = entries[end - 1]->offset + entries[end - 1]->grad.nbytes();
       ASSIGN_OR_RETURN(Bucket b, with_wire(Tensor(DType::kFloat, {static_cast<int64_t>((last - first) / 4)},
-                                                  Storage::view(grp.grads.storage(), first, last - first))));
+                                                  Storage::view(grp.grads.storage(), first, last - first)),
+                                           static_cast<int64_t>(first / 4)));
       b.members = end - begin;
       for (size_t i = begin; i < end; ++i) self.bucket_of_[gg.gradient.at(entries[i]->name)] = self.buckets_.size();
       self.buckets_.push_back(std::move(b));
@@ -49,6 +68,10 @@ Result<std::unique_ptr<GradientBuckets>> GradientBuckets::create(const Parameter
 }
 
 Status GradientBuckets::start(Bucket& b, Communicator& comm) {
+  if (!b.counts.empty()) {
+    ASSIGN_OR_RETURN(b.request, comm.ireduce_scatter_sum(b.slice, b.counts));
+    return Status::Ok();
+  }
   if (!b.wire.defined()) {
     ASSIGN_OR_RETURN(b.request, comm.iallreduce_sum(b.slice));
     return Status::Ok();

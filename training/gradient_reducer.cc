@@ -17,8 +17,6 @@ Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const Parameter
   std::unique_ptr<GradientReducer> r(new GradientReducer());
   r->job_ = job;
   r->device_ = device;
-  r->store_ = &store;
-  r->zero_ = options.zero;
   if (options.zero) {
     if (options.wire != DType::kFloat)
       return unsupported("--allreduce-dtype bf16 with --zero {}: ZeRO reduce-scatters float32 gradients so far",
@@ -26,7 +24,12 @@ Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const Parameter
     if (options.zero_stage == 2) {
       ASSIGN_OR_RETURN(r->sharded_, ShardedGradients::create(store, *options.zero, job->rank(), gg, executor,
                                                              std::max<size_t>(options.bucket_bytes, 1), job));
+      return r;
     }
+    // ZeRO-1: the buckets, reduce-scattered into each rank's range (ZeRO runs on the CPU).
+    r->sums_ = job;
+    ASSIGN_OR_RETURN(r->buckets_, GradientBuckets::create(store, gg, options.bucket_bytes, DType::kFloat, *device,
+                                                          options.zero));
     return r;
   }
   size_t bucket_bytes = options.bucket_bytes;
@@ -71,10 +74,9 @@ Result<double> GradientReducer::reduce(StepTotals& totals) {
   RETURN_IF_ERROR(device_->synchronize());
   if (sharded_) {
     // ZeRO-2: summed micro-batch by micro-batch, during the backward.
-  } else if (zero_) {
-    // This rank's share of the sums (in deterministic mode the rank-ordered sum of everything).
-    RETURN_IF_ERROR(job_->reduce_scatter_sum(store_->groups()[0].master_grads, zero_->counts));
   } else {
+    // ZeRO-1 leaves this rank's share of the sums (in deterministic mode the
+    // rank-ordered sum of everything); otherwise every rank has every sum.
     RETURN_IF_ERROR(buckets_->finish(*sums_).status());
   }
   // The loss and counts ride along in one small reduction.

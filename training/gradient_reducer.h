@@ -4,8 +4,8 @@
 //   - ZeRO-2: each micro-batch's gradients are reduce-scattered bucket by
 //     bucket as the backward makes them final, into the rank's share; no
 //     rank keeps them whole (ShardedGradients);
-//   - ZeRO-1: the one float32 gradient buffer is reduce-scattered; each rank
-//     keeps the sum of its share (ParameterStore::Shard);
+//   - ZeRO-1: the buckets below, each reduce-scattered as it becomes final;
+//     each rank keeps the sum of its share (ParameterStore::Shard);
 //   - buckets (GradientBuckets): each bucket's allreduce starts as its last
 //     gradient becomes final, overlapping the backward (MPI on the CPU, NCCL
 //     on GPUs that have it);
@@ -66,10 +66,8 @@ class GradientReducer {
   std::shared_ptr<Communicator> job_;      // the job's (MPI, or one process)
   std::shared_ptr<Communicator> sums_;     // who sums gradient buffers: NCCL, host-staged MPI, or MPI
   std::shared_ptr<Device> device_;
-  std::unique_ptr<GradientBuckets> buckets_;  // null under ZeRO
+  std::unique_ptr<GradientBuckets> buckets_;  // null under ZeRO-2
   std::unique_ptr<ShardedGradients> sharded_;  // ZeRO-2
-  const ParameterStore* store_ = nullptr;
-  const ParameterStore::Shard* zero_ = nullptr;
 };
 
 }  // namespace ort_train

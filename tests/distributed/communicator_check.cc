@@ -116,6 +116,16 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < len; ++i)  // the other ranks' ranges are left as they were
       if (i < lo || i >= lo + counts[static_cast<size_t>(r)])
         expect(rs.data<float>()[i] == static_cast<float>(100 * r + i), "reduce-scatter leaves the rest" + mode, r);
+    // A range that lies in one rank's part (a ZeRO-1 bucket): the others receive nothing, and keep theirs.
+    std::vector<int64_t> one_owner(static_cast<size_t>(n), 0);
+    one_owner[static_cast<size_t>(n - 1)] = len;
+    Tensor owned = up(floats(v));
+    if (blocking) must(c.reduce_scatter_sum(owned, one_owner), "reduce-scatter to one rank", r);
+    else finish(c.ireduce_scatter_sum(owned, one_owner), "ireduce-scatter to one rank");
+    owned = down(owned);
+    for (int64_t i = 0; i < len; ++i)
+      expect(owned.data<float>()[i] == static_cast<float>(r == n - 1 ? 100 * n * (n - 1) / 2 + n * i : 100 * r + i),
+             "reduce-scatter to one rank" + mode, r);
     // all-gather: each rank writes its own range, everyone ends with all of them.
     Tensor ag = floats(std::vector<float>(static_cast<size_t>(len), -1.f));
     for (int64_t i = lo; i < lo + counts[static_cast<size_t>(r)]; ++i) ag.data<float>()[i] = static_cast<float>(r);

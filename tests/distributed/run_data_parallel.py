@@ -309,10 +309,11 @@ def zero_checkpoint_resumes(args, folder, stage, desc):
 
 def check_zero(args, folder):
     # --zero 1 (each rank keeps 1/N of the optimizer state) equals --zero 0:
-    # within 1e-6, and bit for bit with --deterministic; its checkpoints are
+    # within 1e-6 (also in small buckets), and bit for bit with --deterministic; its checkpoints are
     # complete (they resume without ZeRO).
+    # Buckets of 1 KB: reduce-scattered one by one, most inside one rank's range, some across a boundary.
     failures = zero_matches_zero0(args, folder, 1, ("sgd_momentum", "adam", "adamw", "adamw_hf", "lamb"),
-                                  (([], False), (["--deterministic"], True)))
+                                  (([], False), (["--deterministic"], True), (["--bucket-mb", "0.001"], False)))
     failures += zero_checkpoint_resumes(args, folder, 1, os.path.join(folder, "z1_adam_False.yaml"))
     # Optimizer-state bytes per rank at 1, 2 and 4 ranks (Adam: two float32 buffers).
     desc = os.path.join(folder, "z1_adam_False.yaml")
