@@ -13,6 +13,24 @@ constexpr size_t kAlign = 64;  // each view starts on a cache line: vector loads
 
 size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// Zeroes `dest` (on any device) from one small host block of zeros, copied
+// over it piece by piece. A host zero tensor of the buffer's size added that
+// size to the setup's peak: a 50M-parameter model trained with SGD peaked at
+// 791 MiB, the model's parameters, the store's parameters and gradients, and
+// that zero tensor, each 192 MiB.
+Status zero_fill(Device& device, const Tensor& dest) {
+  constexpr size_t kBlock = size_t{4} << 20;
+  const size_t total = dest.nbytes();
+  Tensor zeros = Tensor::host(DType::kUInt8, {static_cast<int64_t>(std::min(total, kBlock))});
+  for (size_t at = 0; at < total; at += kBlock) {
+    const size_t n = std::min(kBlock, total - at);
+    Tensor from(DType::kUInt8, {static_cast<int64_t>(n)}, Storage::view(zeros.storage(), 0, n));
+    Tensor to(DType::kUInt8, {static_cast<int64_t>(n)}, Storage::view(dest.storage(), at, n));
+    RETURN_IF_ERROR(device.copy(from, to));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
@@ -56,13 +74,11 @@ Result<std::unique_ptr<ParameterStore>> ParameterStore::create(
   }
   // Zero gradients and padding: a whole-buffer reduction must never see stale bytes.
   for (const Group& grp : store->groups_) {
-    Tensor zeros = Tensor::host(grp.dtype, grp.params.dims());
-    if (grp.grads.defined()) RETURN_IF_ERROR(device.copy(zeros, grp.grads));
-    RETURN_IF_ERROR(device.copy(zeros, grp.params));
+    if (grp.grads.defined()) RETURN_IF_ERROR(zero_fill(device, grp.grads));
+    RETURN_IF_ERROR(zero_fill(device, grp.params));
     if (grp.has_masters()) {
-      Tensor zeros32 = Tensor::host(DType::kFloat, grp.masters.dims());
-      RETURN_IF_ERROR(device.copy(zeros32, grp.masters));
-      if (grp.master_grads.defined()) RETURN_IF_ERROR(device.copy(zeros32, grp.master_grads));
+      RETURN_IF_ERROR(zero_fill(device, grp.masters));
+      if (grp.master_grads.defined()) RETURN_IF_ERROR(zero_fill(device, grp.master_grads));
     }
   }
   std::set<const Storage*> moved;
