@@ -6,6 +6,8 @@
 // micro-batches), the optimizers update the parameter views in place, and a
 // communicator can reduce a gradient buffer, or a bucket of it, as one block.
 #pragma once
+#include <algorithm>
+#include <utility>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +68,12 @@ class ParameterStore {
       int64_t at = 0;
       for (size_t q = 0; q < r; ++q) at += counts[q];
       return at;
+    }
+    // Where the elements [first, first + n) of the buffer meet rank r's
+    // range: {the first shared element, how many} (count 0: they do not meet).
+    std::pair<int64_t, int64_t> overlap(size_t r, int64_t first, int64_t n) const {
+      const int64_t a = std::max(first, begin(r)), z = std::min(first + n, begin(r + 1));
+      return {a, std::max<int64_t>(z - a, 0)};
     }
     struct Part {
       size_t entry = 0;    // index into entries()

@@ -3,11 +3,12 @@
 //
 // The first run with a new set of feed dtypes and dims records, per step, the
 // shape rule's answer (output dtypes, dims and rule-computed values); the
-// next runs with the same feed shapes replay it without running the rule. A step is replayable when its answer cannot change while
-// the feed shapes stay: every input's shape is itself replayed (or a feed's,
-// part of the key) and every input whose data the rule read
-// (InferContext::values_read) is fixed: an initializer nothing updates, or a
-// value computed only from fixed data or from shapes (Shape, Size). Rules
+// next runs with the same feed shapes replay it without running the rule. A
+// step is replayable when its answer cannot change while the feed shapes
+// stay: every input's shape is itself replayed (or a feed's, part of the key)
+// and every input whose data the rule read (InferContext::values_read) is
+// fixed: an initializer nothing updates, or a value computed only from fixed
+// data or from shapes (Shape, Size, Constant). Rules
 // that read activations or fed data (a Reshape target computed from an
 // input's values, a Range bound from a reduction) run again every time.
 //

@@ -10,8 +10,7 @@ namespace {
 // ZeRO-1: how many of the elements [first, first + n) of the buffer fall in each rank's range.
 std::vector<int64_t> counts_in_ranges(const ParameterStore::Shard& zero, int64_t first, int64_t n) {
   std::vector<int64_t> counts;
-  for (size_t r = 0; r < zero.counts.size(); ++r)
-    counts.push_back(std::max<int64_t>(0, std::min(first + n, zero.begin(r + 1)) - std::max(first, zero.begin(r))));
+  for (size_t r = 0; r < zero.counts.size(); ++r) counts.push_back(zero.overlap(r, first, n).second);
   return counts;
 }
 

@@ -17,6 +17,7 @@ Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const Parameter
   std::unique_ptr<GradientReducer> r(new GradientReducer());
   r->job_ = job;
   r->device_ = device;
+  r->sums_ = job;  // NCCL or host staging replace it on a GPU (ZeRO runs on the CPU)
   if (options.zero) {
     if (options.wire != DType::kFloat)
       return unsupported("--allreduce-dtype bf16 with --zero {}: ZeRO reduce-scatters float32 gradients so far",
@@ -26,14 +27,12 @@ Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const Parameter
                                                              std::max<size_t>(options.bucket_bytes, 1), job));
       return r;
     }
-    // ZeRO-1: the buckets, reduce-scattered into each rank's range (ZeRO runs on the CPU).
-    r->sums_ = job;
+    // ZeRO-1: the buckets, reduce-scattered into each rank's range.
     ASSIGN_OR_RETURN(r->buckets_, GradientBuckets::create(store, gg, options.bucket_bytes, DType::kFloat, *device,
                                                           options.zero));
     return r;
   }
   size_t bucket_bytes = options.bucket_bytes;
-  r->sums_ = job;
   if (device->kind() == DeviceKind::kCuda) {
     // NCCL reduces the gradients on the GPU; without it they go through host
     // memory over MPI, after the whole backward. On the trainer's own GPU

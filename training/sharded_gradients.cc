@@ -59,9 +59,8 @@ Result<std::unique_ptr<ShardedGradients>> ShardedGradients::create(const Paramet
     // Each member's overlap with each rank's share: its pieces.
     auto overlap = [&](const ParameterStore::Entry& e, int r) {
       int64_t first = static_cast<int64_t>(e.offset / dtype_size(e.param.dtype()));
-      int64_t a = std::max(first, shard.begin(static_cast<size_t>(r)));
-      int64_t z = std::min(first + e.param.numel(), shard.begin(static_cast<size_t>(r) + 1));
-      return std::array<int64_t, 3>{first, a, std::max<int64_t>(z - a, 0)};
+      auto [a, count] = shard.overlap(static_cast<size_t>(r), first, e.param.numel());
+      return std::array<int64_t, 3>{first, a, count};
     };
     for (const std::string& name : names)
       for (int r = 0; r < world; ++r) b.counts[static_cast<size_t>(r)] += overlap(store.entries()[entry_of.at(name)], r)[2];
