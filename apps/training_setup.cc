@@ -1,5 +1,7 @@
 #include "apps/training_setup.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -50,11 +52,14 @@ void add_precision_option(CLI::App* cmd, SetupArgs& args) {
 }
 
 void add_pass_options(CLI::App* cmd, SetupArgs& args) {
-  std::string known;
-  for (const std::string& n : PassRegistry::instance().names()) known += (known.empty() ? "" : ", ") + n;
+  std::string defaults;
+  for (const std::string& n : default_pass_names()) defaults += (defaults.empty() ? "" : ", ") + n;
   cmd->add_option("--passes", args.passes,
-                  "graph passes to run, comma-separated, or 'none' (default: " + known + ")");
+                  "graph passes to run, comma-separated, or 'none' (default: " + defaults + ")");
   cmd->add_option("--disable-pass", args.disabled_passes, "skip this graph pass (repeatable)");
+  cmd->add_option("--enable-pass", args.enabled_passes,
+                  "also run this graph pass, one off by default (repeatable; half_activations: with --precision "
+                  "bf16|fp16, GEMM outputs stay 16-bit through GELU, Dropout, views and adds of two 16-bit values)");
 }
 
 void add_recompute_option(CLI::App* cmd, SetupArgs& args) {
@@ -97,6 +102,12 @@ PassManagerOptions pass_options(const SetupArgs& args) {
       start = comma + 1;
     }
   }
+  for (const std::string& name : args.enabled_passes) {
+    if (std::find(o.passes.begin(), o.passes.end(), name) == o.passes.end()) o.passes.push_back(name);
+    if (name == "half_activations" && args.precision != "bf16" && args.precision != "fp16")
+      spdlog::warn("--enable-pass half_activations changes nothing without --precision bf16|fp16{}",
+                   args.precision.empty() ? " (or the description's precision:)" : "");
+  }
   o.disabled.insert(args.disabled_passes.begin(), args.disabled_passes.end());
   return o;
 }
@@ -132,8 +143,12 @@ void log_training_graph(const TrainingGraph& tg) {
   spdlog::info("parameters: {} trainable tensors ({} elements), {} frozen tensors ({} elements)", gg.trainable.size(),
                count_elements(tg.model, gg.trainable), tg.frozen.size(), count_elements(tg.model, tg.frozen));
   if (tg.autocast.nodes > 0)
-    spdlog::info("autocast: {} forward GEMMs in {} ({} casts added; their gradients follow)", tg.autocast.nodes,
-                 dtype_name(tg.autocast.low), tg.autocast.casts);
+    spdlog::info("autocast: {} forward GEMMs in {} ({} casts added; their gradients follow){}", tg.autocast.nodes,
+                 dtype_name(tg.autocast.low), tg.autocast.casts,
+                 tg.autocast.half_activations > 0
+                     ? fmt::format("; half_activations: {} ops after them in {} too", tg.autocast.half_activations,
+                                   dtype_name(tg.autocast.low))
+                     : "");
   for (const auto& w : gg.unreached)
     spdlog::warn("initializer '{}' has no differentiable path to the loss: it gets no gradient", w);
   for (const auto& glob : tg.unused_globs) spdlog::warn("trainable.exclude glob '{}' matches no initializer", glob);

@@ -19,6 +19,7 @@ struct SetupArgs {
   std::vector<std::string> dims;             // --dim NAME=SIZE (repeatable), over the description's dims:
   std::string passes;                        // --passes: comma-separated names, or "none"
   std::vector<std::string> disabled_passes;  // --disable-pass (repeatable)
+  std::vector<std::string> enabled_passes;   // --enable-pass (repeatable): added to the passes run
   std::string max_memory;                    // --max-memory: the memory budget (apps/memory_option.cc)
   std::string recompute = "none";            // --recompute: none, cheap, layers or auto (training/recompute.h)
   std::string precision;                     // --precision fp32|bf16|fp16, over the description's precision:

@@ -129,6 +129,13 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   PassManagerOptions before = passes;
   if (std::find(before.passes.begin(), before.passes.end(), "loop_unrolling") == before.passes.end())
     before.passes.insert(before.passes.begin(), "loop_unrolling");
+  // half_activations (off by default) keeps autocast's 16-bit GEMM products
+  // 16-bit through the ops after them; it needs a GELU's bias inside the GEMM
+  // (matmul_add_fusion's), where PyTorch's addmm adds it, not in BiasGelu.
+  const bool half_activations =
+      desc.precision != DType::kFloat && !passes.disabled.count("half_activations") &&
+      std::find(passes.passes.begin(), passes.passes.end(), "half_activations") != passes.passes.end();
+  if (half_activations) before.disabled.insert("bias_gelu_fusion");
   ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, pinned, before));
   // After the fusions (autocast casts around the FusedMatMuls they made) and
   // before the backward, whose GEMMs then run in the low precision as well.
@@ -136,12 +143,14 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   if (desc.precision != DType::kFloat) {
     PassManagerOptions casting;
     casting.passes = {"autocast"};
+    if (half_activations) casting.passes.push_back("half_activations");
     casting.precision = desc.precision;
     casting.max_rounds = 1;
     ASSIGN_OR_RETURN(PassReport cast, run_passes(tg.model, pinned, casting));
     const PassStats& stats = cast.passes.at("autocast");
     tg.autocast.nodes = static_cast<int64_t>(stats.matched.size());
     tg.autocast.casts = stats.changed - tg.autocast.nodes;
+    if (half_activations) tg.autocast.half_activations = static_cast<int64_t>(cast.passes.at("half_activations").matched.size());
   }
   ASSIGN_OR_RETURN(auto builder, GraphBuilder::create(tg.model, desc.dims));
   ASSIGN_OR_RETURN(std::string loss, append_loss(*builder, loss_spec));

@@ -165,13 +165,13 @@ def export(name, c, folder, training):
     return params_of(model)
 
 
-def run_ort_train(args, name, c, folder, steps):
-    """Trains the export in `folder`; returns its --metrics lines and the peak memory it logged."""
+def run_ort_train(args, name, c, folder, steps, extra=()):
+    """Trains the export in `folder` (with `extra` flags); returns its --metrics lines and the peak memory it logged."""
     metrics = os.path.join(folder, "m.jsonl")
     cmd = [args.ort_train, "train", "--model", os.path.join(folder, "model.onnx"), "--config",
            os.path.join(folder, "desc.yaml"), "--data", os.path.join(folder, "data"), "--optimizer", c["opt"],
            "--lr", "1e-4", "--steps", str(steps), "--device", args.device, "--metrics", metrics,
-           "--log-every", str(steps), "--precision", args.precision]
+           "--log-every", str(steps), "--precision", args.precision] + list(extra)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"ort_train failed ({name}):\n{r.stderr[-4000:]}")
@@ -230,14 +230,22 @@ def main():
         with tempfile.TemporaryDirectory() as folder:
             n_params = export(name, c, folder, training=True)
             lines, ort_peak = run_ort_train(args, name, c, folder, steps=args.steps + WARMUP)
-        ort_ms = statistics.median([m["step_ms"] for m in lines][WARMUP:])
+            ort_ms = statistics.median([m["step_ms"] for m in lines][WARMUP:])
+            # bf16: also with half_activations (off by default until measured on a GPU), which keeps the
+            # GEMMs' 16-bit outputs 16-bit through GELU, Dropout and the views as autocast does.
+            rows = []
+            if args.precision == "bf16":
+                half, half_peak = run_ort_train(args, name, c, folder, steps=args.steps + WARMUP,
+                                                extra=["--enable-pass", "half_activations"])
+                rows.append(("ort_train half_activations", statistics.median([m["step_ms"] for m in half][WARMUP:]),
+                             half_peak))
         t = run_torch(torch_cmd, name)
         t_compiled = None if args.no_compile else run_torch(torch_cmd + ["--compile-worker"], name)
         # Each model's rows as soon as they are measured: a run cut short at a time limit keeps them.
         if not printed_header:
             print_header(t["device"], args)
             printed_header = True
-        print_rows(name, c, n_params, t, ort_ms, ort_peak, t_compiled, peak_of(t["device"], args.precision))
+        print_rows(name, c, n_params, t, ort_ms, ort_peak, t_compiled, peak_of(t["device"], args.precision), rows)
 
 
 def print_header(device, args):
@@ -248,13 +256,14 @@ def print_header(device, args):
           f"{'ratio':>7}", flush=True)
 
 
-def print_rows(name, c, n, t, ort_ms, ort_peak, tc, peak):
+def print_rows(name, c, n, t, ort_ms, ort_peak, tc, peak, rows=()):
     fl = flops_per_step(name, c, n)
     tokens = c["batch"] * c["seq"]
     frameworks = [(f"PyTorch {t['version']}", t["ms"], t["peak_mib"])]
     if tc:
         frameworks.append((f"torch.compile {tc['version']}", tc["ms"], tc["peak_mib"]))
     frameworks.append(("ort_train", ort_ms, ort_peak))
+    frameworks.extend(rows)
     for label, ms, mib in frameworks:
         mfu = fl / (ms / 1000) / peak
         print(f"{name:6}{label:26}{ms:10.2f}{c['batch'] * 1000 / ms:9.1f}{tokens * 1000 / ms:11.0f}"

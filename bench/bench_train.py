@@ -11,7 +11,8 @@ vocabulary). Prints ms/step (median after 3 warm-up steps; ort_train's from its
 --metrics step_ms), samples/s, each framework's peak RSS (measured from outside
 the process) and the ratios. --baseline BINARY adds an older ort_train build
 timed in the same run on the same exported model (before/after comparisons);
---grad-accum N runs ort_train with N micro-batches per step. ort_train's rows
+--grad-accum N runs ort_train with N micro-batches per step; --ort-args and
+--baseline-args add flags to each (one binary, two settings). ort_train's rows
 also give the time it took to build the training graph (its log's "built in").
 """
 import argparse
@@ -106,6 +107,9 @@ def main():
     ap.add_argument("--baseline", help="another ort_train binary (an older build) timed in the same run on the "
                     "same exported model: its row and the current/baseline ratio are added")
     ap.add_argument("--grad-accum", type=int, default=1, help="micro-batches per step for ort_train")
+    ap.add_argument("--ort-args", default="", help="more ort_train train flags, e.g. \"--precision bf16\"")
+    ap.add_argument("--baseline-args", default="", help="more flags for the --baseline binary (which may be the same "
+                    "binary: flag against flag)")
     ap.add_argument("--rounds", type=int, default=1, help="repeat every framework this many times, interleaved")
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -117,7 +121,7 @@ def main():
         with tempfile.TemporaryDirectory() as folder:
             batch = export(name, folder)
 
-            def run_binary(binary):
+            def run_binary(binary, extra):
                 # Timed from --metrics in one run, peak RSS from a second run without the metrics file.
                 metrics = os.path.join(folder, "m.jsonl")
                 if os.path.exists(metrics):
@@ -128,6 +132,7 @@ def main():
                           "--threads", str(args.threads)]
                 if args.grad_accum > 1:
                     common += ["--grad-accum", str(args.grad_accum)]
+                common += extra.split()
                 out, _, _ = bench_forward.measured(common + ["--log-level", "info", "--metrics", metrics],
                                                    f"{binary} ({name})")
                 built = re.search(r"built in ([\d.]+) ms", out)
@@ -145,9 +150,9 @@ def main():
             # Round by round, each framework once per round, so drift on a shared machine hits all alike;
             # the order rotates every round, since a run just after PyTorch's (1.3 GB) measured slower.
             runs = {"ort": [], "base": [], "torch": []}
-            jobs = [("ort", lambda: run_binary(args.ort_train))]
+            jobs = [("ort", lambda: run_binary(args.ort_train, args.ort_args))]
             if args.baseline:
-                jobs.append(("base", lambda: run_binary(args.baseline)))
+                jobs.append(("base", lambda: run_binary(args.baseline, args.baseline_args)))
             jobs.append(("torch", run_torch))
             for r in range(args.rounds):
                 for key, job in jobs[r % len(jobs):] + jobs[:r % len(jobs)]:

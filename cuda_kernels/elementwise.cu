@@ -48,6 +48,27 @@ __global__ void binary_kernel(const T* a, const T* b, R* out, int64_t n, bool sa
   }
 }
 
+template <BinaryOp Op, typename H>
+__global__ void binary_half_kernel(const H* a, const H* b, H* out, int64_t n, bool same_shape, IndexMap am, IndexMap bm) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    int64_t ia = same_shape ? i : index_map_offset(am, i);
+    int64_t ib = same_shape ? i : index_map_offset(bm, i);
+    out[i] = half_binary_value<H>(Op, a[ia], b[ib]);
+  }
+}
+
+template <BinaryOp Op, typename H>
+cudaError_t binary_half(const void* a, const void* b, void* out, int64_t n, bool same, const IndexMap& am,
+                        const IndexMap& bm, cudaStream_t s) {
+  if constexpr (!half_binary_op(Op)) {
+    return cudaErrorInvalidValue;
+  } else {
+    binary_half_kernel<Op, H><<<blocks_for(n), kThreads, 0, s>>>(static_cast<const H*>(a), static_cast<const H*>(b),
+                                                                 static_cast<H*>(out), n, same, am, bm);
+    return cudaGetLastError();
+  }
+}
+
 constexpr bool is_compare(BinaryOp op) {
   return op == BinaryOp::kEqual || op == BinaryOp::kLess || op == BinaryOp::kGreater ||
          op == BinaryOp::kLessOrEqual || op == BinaryOp::kGreaterOrEqual;
@@ -82,7 +103,9 @@ cudaError_t binary_dispatch(ElemType t, const void* a, const void* b, void* out,
       case ElemType::kBool:
         if constexpr (Op == BinaryOp::kEqual) return binary_typed<Op, bool>(a, b, out, n, same, am, bm, s);
         return cudaErrorInvalidValue;
-      default: return cudaErrorInvalidValue;  // no 16-bit float arithmetic yet
+      case ElemType::kBF16: return binary_half<Op, BFloat16>(a, b, out, n, same, am, bm, s);
+      case ElemType::kF16: return binary_half<Op, Float16>(a, b, out, n, same, am, bm, s);
+      default: return cudaErrorInvalidValue;
     }
   }
   return cudaErrorInvalidValue;
@@ -99,6 +122,12 @@ template <typename T>
 __global__ void unary_kernel(UnaryOp op, const T* in, T* out, int64_t n, float alpha) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     out[i] = unary_value<T>(op, in[i], alpha);
+}
+
+template <typename H>
+__global__ void unary_half_kernel(UnaryOp op, const H* in, H* out, int64_t n, float alpha) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    out[i] = half_unary_value<H>(op, in[i], alpha);
 }
 
 template <typename T>
@@ -135,6 +164,12 @@ template <typename T>
 __global__ void activation_grad_kernel(ActivationGrad op, const T* dy, const T* saved, T* dx, int64_t n, float alpha) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     dx[i] = activation_grad_value<T>(op, dy[i], saved[i], alpha);
+}
+
+template <typename H>
+__global__ void activation_grad_half_kernel(ActivationGrad op, const H* dy, const H* saved, H* dx, int64_t n, float alpha) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+    dx[i] = half_activation_grad_value<H>(op, dy[i], saved[i], alpha);
 }
 
 }  // namespace
@@ -174,7 +209,9 @@ cudaError_t launch_unary(UnaryOp op, ElemType t, const void* in, void* out, int6
     case ElemType::kI32: unary_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const int32_t*>(in), static_cast<int32_t*>(out), n, alpha); break;
     case ElemType::kI64: unary_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const int64_t*>(in), static_cast<int64_t*>(out), n, alpha); break;
     case ElemType::kBool: unary_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const bool*>(in), static_cast<bool*>(out), n, alpha); break;
-    default: return cudaErrorInvalidValue;  // no 16-bit float arithmetic yet
+    case ElemType::kBF16: unary_half_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const BFloat16*>(in), static_cast<BFloat16*>(out), n, alpha); break;
+    case ElemType::kF16: unary_half_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const Float16*>(in), static_cast<Float16*>(out), n, alpha); break;
+    default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }
@@ -212,6 +249,10 @@ cudaError_t launch_activation_grad(ActivationGrad op, ElemType t, const void* dy
     activation_grad_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const float*>(dy), static_cast<const float*>(saved), static_cast<float*>(dx), n, alpha);
   else if (t == ElemType::kF64)
     activation_grad_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const double*>(dy), static_cast<const double*>(saved), static_cast<double*>(dx), n, alpha);
+  else if (t == ElemType::kBF16)
+    activation_grad_half_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const BFloat16*>(dy), static_cast<const BFloat16*>(saved), static_cast<BFloat16*>(dx), n, alpha);
+  else if (t == ElemType::kF16)
+    activation_grad_half_kernel<<<blocks_for(n), kThreads, 0, s>>>(op, static_cast<const Float16*>(dy), static_cast<const Float16*>(saved), static_cast<Float16*>(dx), n, alpha);
   else
     return cudaErrorInvalidValue;
   return cudaGetLastError();

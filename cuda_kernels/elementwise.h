@@ -111,4 +111,30 @@ ORT_HOST_DEVICE T activation_grad_value(ActivationGrad op, T g, T s, float alpha
   return g;
 }
 
+// 16-bit elements (bfloat16, float16; H is numerics/float16.h's type): widened,
+// computed as float32, rounded once. The CPU's 16-bit kernels compute the same
+// (runtime/cpu/kernels/half_twins.cc); the host tests compare the two.
+template <typename H>
+ORT_HOST_DEVICE H half_unary_value(UnaryOp op, H v, float alpha) {
+  return H(unary_value<float>(op, static_cast<float>(v), alpha));
+}
+template <typename H>
+ORT_HOST_DEVICE H half_activation_grad_value(ActivationGrad op, H g, H s, float alpha) {
+  return H(activation_grad_value<float>(op, static_cast<float>(g), static_cast<float>(s), alpha));
+}
+// The arithmetic ops in 16 bits: Add, Sub, Mul, Div (others are refused).
+ORT_HOST_DEVICE constexpr bool half_binary_op(BinaryOp op) {
+  return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul || op == BinaryOp::kDiv;
+}
+template <typename H>
+ORT_HOST_DEVICE H half_binary_value(BinaryOp op, H a, H b) {
+  float x = static_cast<float>(a), y = static_cast<float>(b);
+  switch (op) {
+    case BinaryOp::kAdd: return H(x + y);
+    case BinaryOp::kSub: return H(x - y);
+    case BinaryOp::kMul: return H(x * y);
+    default: return H(x / y);
+  }
+}
+
 }  // namespace ort_train::cuda

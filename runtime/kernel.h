@@ -96,6 +96,14 @@ class KernelContext {
     c.device_ = device_;
     return c;
   }
+  // A context over the same node, run and outputs-to-come with other input
+  // tensors (of the same dims): the 16-bit CPU twins run the float32 kernel
+  // on widened copies through it (runtime/cpu/kernels/half_twins.cc).
+  KernelContext with_inputs(std::vector<const Tensor*> inputs) const {
+    KernelContext c(node_, opset_, std::move(inputs), shapes_, allocator_, options_, node_index_);
+    c.device_ = device_;
+    return c;
+  }
   // An input whose storage output 0 may take over (set by the executor).
   void set_reusable_input(const Tensor* t) { reusable_ = t; }
   // The storage output(i) took fresh from the allocator, or null (preset,

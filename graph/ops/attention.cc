@@ -12,6 +12,11 @@
 //   which is all the gradient keeps of P.
 // AttentionGrad(dO, Q, K, V, O, LSE[, bias][, mask]) -> (dQ, dK, dV[, dScores]):
 //   dScores (of [B, H, T, S]) only when the bias needs a gradient.
+// Q, K, V (and O, dO, dQ, dK, dV) are float32, float64, or 16-bit
+// (half_activations' attention, PyTorch autocast's scaled_dot_product_attention):
+// then the bias, LSE and dScores are float32, and the scores and their softmax
+// are computed in float32; the probabilities and the score gradient are
+// rounded to 16 bits where a 16-bit GEMM reads them.
 #include "graph/op_schema.h"
 
 namespace ort_train {
@@ -22,8 +27,9 @@ bool same_dim(const Dim& a, const Dim& b) { return !a.known() || !b.known() || a
 // Checks the operands' ranks, dtypes and agreeing dims; returns [B, H, T, S].
 Result<OptShape> check_operands(InferContext& ctx, size_t q, const char* op) {
   DType dt = ctx.input_dtype(q);
-  if (dt != DType::kFloat && dt != DType::kDouble && dt != DType::kUndefined)
-    return shape_error("{}: {} takes float32 or float64, got {}", ctx.node().describe(), op, dtype_name(dt));
+  if (dt != DType::kFloat && dt != DType::kDouble && !dtype_is_half(dt) && dt != DType::kUndefined)
+    return shape_error("{}: {} takes float32, float64, float16 or bfloat16, got {}", ctx.node().describe(), op,
+                       dtype_name(dt));
   for (size_t i = q + 1; i < q + 3; ++i)
     if (ctx.input_dtype(i) != dt && ctx.input_dtype(i) != DType::kUndefined && dt != DType::kUndefined)
       return shape_error("{}: input {} is {}, Q {}", ctx.node().describe(), i, dtype_name(ctx.input_dtype(i)),
@@ -47,12 +53,17 @@ Result<OptShape> check_operands(InferContext& ctx, size_t q, const char* op) {
   return OptShape{Shape{(*qs)[0], h, (*qs)[2], kseq}};
 }
 
-// The optional bias (float, Q's dtype) and mask (bool) must broadcast to the scores.
-Status check_bias_and_mask(InferContext& ctx, size_t bias, const OptShape& scores) {
-  if (ctx.has_input(bias) && ctx.input_dtype(bias) != ctx.input_dtype(0) &&
-      ctx.input_dtype(bias) != DType::kUndefined && ctx.input_dtype(0) != DType::kUndefined)
+// The dtype the scores, LSE, bias and dScores have for operands of `dt`:
+// float32 for 16-bit operands, else dt.
+DType score_dtype(DType dt) { return dtype_is_half(dt) ? DType::kFloat : dt; }
+
+// The optional bias (the scores' dtype) and mask (bool) must broadcast to the scores.
+Status check_bias_and_mask(InferContext& ctx, size_t q, size_t bias, const OptShape& scores) {
+  DType want = score_dtype(ctx.input_dtype(q));
+  if (ctx.has_input(bias) && ctx.input_dtype(bias) != want && ctx.input_dtype(bias) != DType::kUndefined &&
+      ctx.input_dtype(q) != DType::kUndefined)
     return shape_error("{}: the bias is {}, the scores {}", ctx.node().describe(),
-                       dtype_name(ctx.input_dtype(bias)), dtype_name(ctx.input_dtype(0)));
+                       dtype_name(ctx.input_dtype(bias)), dtype_name(want));
   if (ctx.has_input(bias + 1) && ctx.input_dtype(bias + 1) != DType::kBool &&
       ctx.input_dtype(bias + 1) != DType::kUndefined)
     return shape_error("{}: the mask must be bool, got {}", ctx.node().describe(),
@@ -73,22 +84,22 @@ Status check_bias_and_mask(InferContext& ctx, size_t bias, const OptShape& score
 
 Status attention_rule(InferContext& ctx) {
   ASSIGN_OR_RETURN(OptShape scores, check_operands(ctx, 0, "Attention"));
-  RETURN_IF_ERROR(check_bias_and_mask(ctx, 3, scores));
+  RETURN_IF_ERROR(check_bias_and_mask(ctx, 0, 3, scores));
   DType dt = ctx.input_dtype(0);
   const OptShape &q = ctx.input_shape(0), &v = ctx.input_shape(2);
   if (q && v) ctx.set_output(0, dt, Shape{(*q)[0], (*q)[1], (*q)[2], (*v)[3]});
   else ctx.set_output(0, dt, std::nullopt);
-  if (q) ctx.set_output(1, dt, Shape{(*q)[0], (*q)[1], (*q)[2]});
-  else ctx.set_output(1, dt, std::nullopt);
+  if (q) ctx.set_output(1, score_dtype(dt), Shape{(*q)[0], (*q)[1], (*q)[2]});
+  else ctx.set_output(1, score_dtype(dt), std::nullopt);
   return Status::Ok();
 }
 
 Status attention_grad_rule(InferContext& ctx) {
   ASSIGN_OR_RETURN(OptShape scores, check_operands(ctx, 1, "AttentionGrad"));
-  RETURN_IF_ERROR(check_bias_and_mask(ctx, 6, scores));
+  RETURN_IF_ERROR(check_bias_and_mask(ctx, 1, 6, scores));
   DType dt = ctx.input_dtype(1);
   for (size_t i = 0; i < 3; ++i) ctx.set_output(i, dt, ctx.input_shape(1 + i));
-  ctx.set_output(3, dt, scores);
+  ctx.set_output(3, score_dtype(dt), scores);
   return Status::Ok();
 }
 

@@ -103,10 +103,8 @@ class Rewriter {
 
 }  // namespace
 
-Result<AutocastReport> autocast(Model& model, DType low) {
-  if (low == DType::kFloat) return AutocastReport{};
-  if (!dtype_is_half(low)) return invalid_argument("autocast: {} is not a low precision", dtype_name(low));
-  Graph& g = model.graph;
+Result<std::unordered_map<std::string, DType>> value_dtypes(const Model& model) {
+  const Graph& g = model.graph;
   std::unordered_map<std::string, DType> types;
   for (const auto& [name, v] : g.values) types[name] = v.dtype;
   bool complete = std::all_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) {
@@ -119,10 +117,19 @@ Result<AutocastReport> autocast(Model& model, DType low) {
     // Inferred on a copy, for the types only: the graph keeps its own value
     // infos, which later inference completes with the description's dims.
     Model copy = model;
-    RETURN_IF_ERROR(infer_shapes(copy).with_context("autocast"));
+    RETURN_IF_ERROR(infer_shapes(copy));
     for (const auto& [name, v] : copy.graph.values) types[name] = v.dtype;
   }
-  Rewriter rw(g, low, std::move(types));
+  return types;
+}
+
+Result<AutocastReport> autocast(Model& model, DType low) {
+  if (low == DType::kFloat) return AutocastReport{};
+  if (!dtype_is_half(low)) return invalid_argument("autocast: {} is not a low precision", dtype_name(low));
+  Graph& g = model.graph;
+  auto types = value_dtypes(model);
+  if (!types.ok()) return types.status().with_context("autocast");
+  Rewriter rw(g, low, std::move(*types));
   std::vector<Node> nodes;
   nodes.reserve(g.nodes.size());
   for (Node& n : g.nodes) {

@@ -20,9 +20,13 @@
 //   type is left as it is.
 // - Attention (com.ort_train Attention, attention_fusion's) and Conv stay
 //   float32 for now: they have no 16-bit kernel yet.
+// - Each GEMM's product is cast back to float32 at once. The half_activations
+//   pass (off by default) keeps it in 16 bits through the ops after it that
+//   PyTorch's autocast leaves in the input's type (GELU, Dropout, views).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/graph.h"
@@ -34,6 +38,7 @@ struct AutocastReport {
   DType low = DType::kFloat;
   int64_t nodes = 0;  // GEMMs that now compute in the low precision
   int64_t casts = 0;  // Cast nodes inserted
+  int64_t half_activations = 0;  // ops after the GEMMs the half_activations pass kept in 16 bits
   std::vector<std::string> gemms;  // "MatMul at <node>" for each GEMM cast
 };
 
@@ -41,5 +46,10 @@ struct AutocastReport {
 // the pass manager, with PassContext::precision); `low` is DType::kBFloat16 or
 // DType::kFloat16 (whose training also scales the loss: training/loss_scaler.h).
 Result<AutocastReport> autocast(Model& model, DType low);
+
+// Every value's element type: the graph's value infos, completed by shape
+// inference on a copy where a node's output has none (a model from a file has
+// them only where its exporter wrote them). Shared with half_activations.
+Result<std::unordered_map<std::string, DType>> value_dtypes(const Model& model);
 
 }  // namespace ort_train

@@ -39,4 +39,36 @@ void parallel_bfloat16_to_float(const BFloat16* src, float* dst, int64_t n) {
   parallel_for(n, kGrain, [&](int64_t b, int64_t e) { bfloat16_to_float(src + b, dst + b, e - b); });
 }
 
+void widen_half(const Tensor& h, Tensor& f) {
+  if (h.dtype() == DType::kBFloat16) {
+    parallel_bfloat16_to_float(h.data<BFloat16>(), f.data<float>(), h.numel());
+    return;
+  }
+  const Float16* src = h.data<Float16>();
+  float* dst = f.data<float>();
+  parallel_for(h.numel(), kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = static_cast<float>(src[i]);
+  });
+}
+
+void narrow_to_half(const Tensor& f, Tensor& h) {
+  if (h.dtype() == DType::kBFloat16) {
+    parallel_float_to_bfloat16(f.data<float>(), h.data<BFloat16>(), f.numel());
+    return;
+  }
+  const float* src = f.data<float>();
+  Float16* dst = h.data<Float16>();
+  parallel_for(f.numel(), kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = Float16(src[i]);
+  });
+}
+
+void round_to_half(DType half, float* x, int64_t n) {
+  if (half == DType::kBFloat16) {
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(BFloat16(x[i]));
+  } else {
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(Float16(x[i]));
+  }
+}
+
 }  // namespace ort_train

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/onnx_io.h"
+#include "graph/passes/pass_manager.h"
 #include "training/trainer.h"
 #include "test_util.h"
 
@@ -22,10 +23,11 @@ fs::path model_dir(const std::string& name) { return fs::path(source_dir()) / "t
 fs::path mlp_dir() { return model_dir("mlp"); }
 
 std::unique_ptr<Trainer> make_trainer(const ModelDescription& desc, const std::string& data, int64_t steps,
-                                      int64_t accum = 1, const std::string& model_name = "mlp") {
+                                      int64_t accum = 1, const std::string& model_name = "mlp",
+                                      const PassManagerOptions& passes = {}) {
   auto model = load_model((model_dir(model_name) / "model.onnx").string());
   REQUIRE(model.ok());
-  auto tg = build_training_graph(std::move(model).value(), desc);
+  auto tg = build_training_graph(std::move(model).value(), desc, passes);
   INFO(tg.status().message());
   REQUIRE(tg.ok());
   auto source = make_batch_source(data, *tg, desc, 0);
@@ -92,7 +94,9 @@ void check_trajectories(const std::string& model_name) {
 // and LeNet agree to about the distance between PyTorch's own bfloat16 and
 // float32 runs, not 1e-5. The MLP (GEMMs with biases and a ReLU) rounds at
 // the same places and agrees to float32's rounding.
-void check_bf16_trajectories(const std::string& model_name, double bound) {
+// With half_activations on, the GEMMs' products stay bfloat16 through GELU,
+// Dropout and the views where PyTorch keeps them so (`half` below).
+double check_bf16_trajectories(const std::string& model_name, double bound, bool half = false) {
   std::ifstream in(model_dir(model_name) / "trajectories_bf16.json");
   REQUIRE(in.good());
   nlohmann::json j = nlohmann::json::parse(in);
@@ -100,7 +104,9 @@ void check_bf16_trajectories(const std::string& model_name, double bound) {
   const nlohmann::json& cfg = j["configs"]["adamw"];
   ModelDescription desc = model_description({{"optimizer", cfg["optimizer"]}}, model_name);
   desc.precision = DType::kBFloat16;
-  auto trainer = make_trainer(desc, (model_dir(model_name) / "train_batches").string(), steps, 1, model_name);
+  PassManagerOptions passes;
+  if (half) passes.passes.push_back("half_activations");
+  auto trainer = make_trainer(desc, (model_dir(model_name) / "train_batches").string(), steps, 1, model_name, passes);
   double worst = 0, worst_fp32 = 0, torch_gap = 0;
   for (int64_t s = 0; s < steps; ++s) {
     auto r = trainer->step();
@@ -111,10 +117,12 @@ void check_bf16_trajectories(const std::string& model_name, double bound) {
     worst_fp32 = std::max(worst_fp32, std::abs(r->loss - fp32) / std::abs(fp32));
     torch_gap = std::max(torch_gap, std::abs(expected - fp32) / std::abs(fp32));
   }
-  std::printf("bf16 parity %-15s over %lld AdamW steps, worst relative loss difference: vs PyTorch autocast bf16 "
+  std::printf("bf16 parity %-15s%s over %lld AdamW steps, worst relative loss difference: vs PyTorch autocast bf16 "
               "%.2e (bound %.0e), vs PyTorch fp32 %.2e; PyTorch's own bf16 vs fp32 %.2e\n",
-              model_name.c_str(), static_cast<long long>(steps), worst, bound, worst_fp32, torch_gap);
+              model_name.c_str(), half ? " (half_activations)" : "", static_cast<long long>(steps), worst, bound,
+              worst_fp32, torch_gap);
   CHECK(worst <= bound);
+  return worst;
 }
 
 TEST_CASE("precision.bf16_follows_pytorch_autocast") {
@@ -135,6 +143,17 @@ TEST_CASE("precision.bf16_follows_pytorch_autocast") {
   check_bf16_trajectories("hf/bert_opset14", 1.5e-3);
 }
 
+TEST_CASE("precision.bf16_with_half_activations_follows_pytorch_autocast") {
+  // half_activations keeps the GEMMs' products in bfloat16 where PyTorch
+  // does, so the trajectories should come closer to PyTorch's than
+  // autocast's own (the test above), not only stay within its bounds.
+  for (const char* model : {"mlp", "bert", "gpt", "hf/bert_opset14"}) {
+    const std::string m = model;
+    double bound = m == "mlp" ? 1e-4 : m == "bert" ? 4e-3 : m == "gpt" ? 3e-3 : 1.5e-3;  // the test above's
+    check_bf16_trajectories(model, bound, true);
+  }
+}
+
 // --precision fp16 against PyTorch's CPU autocast in float16 with a
 // GradScaler (trajectories_fp16.json, tools/training_reference.py --precision
 // fp16): 50 AdamW steps from a scale of 2^24 growing every 4 clean steps, so
@@ -142,7 +161,7 @@ TEST_CASE("precision.bf16_follows_pytorch_autocast") {
 // float16 again is skipped. The skipped steps and the scale at every step
 // must be PyTorch's exactly; the losses follow to float16's rounding (the
 // places differ as for bf16, with float16's 3 more mantissa bits).
-void check_fp16_trajectories(const std::string& model_name, double bound) {
+void check_fp16_trajectories(const std::string& model_name, double bound, bool half = false) {
   std::ifstream in(model_dir(model_name) / "trajectories_fp16.json");
   REQUIRE(in.good());
   nlohmann::json j = nlohmann::json::parse(in);
@@ -151,7 +170,9 @@ void check_fp16_trajectories(const std::string& model_name, double bound) {
   ModelDescription desc =
       model_description({{"optimizer", cfg["optimizer"]}, {"loss_scale", cfg["loss_scale"]}}, model_name);
   desc.precision = DType::kFloat16;
-  auto trainer = make_trainer(desc, (model_dir(model_name) / "train_batches").string(), steps, 1, model_name);
+  PassManagerOptions passes;
+  if (half) passes.passes.push_back("half_activations");
+  auto trainer = make_trainer(desc, (model_dir(model_name) / "train_batches").string(), steps, 1, model_name, passes);
   double worst = 0;
   int skipped = 0;
   for (int64_t s = 0; s < steps; ++s) {
@@ -167,9 +188,10 @@ void check_fp16_trajectories(const std::string& model_name, double bound) {
     double expected = cfg["losses"][k];
     worst = std::max(worst, std::abs(r->loss - expected) / std::abs(expected));
   }
-  std::printf("fp16 parity %-15s over %lld AdamW steps: %d skipped, at PyTorch's steps and scales; worst relative "
+  std::printf("fp16 parity %-15s%s over %lld AdamW steps: %d skipped, at PyTorch's steps and scales; worst relative "
               "loss difference vs PyTorch autocast fp16 + GradScaler %.2e (bound %.0e)\n",
-              model_name.c_str(), static_cast<long long>(steps), skipped, worst, bound);
+              model_name.c_str(), half ? " (half_activations)" : "", static_cast<long long>(steps), skipped, worst,
+              bound);
   CHECK(skipped > 0);
   CHECK(worst <= bound);
 }
@@ -180,6 +202,10 @@ TEST_CASE("precision.fp16_follows_pytorch_autocast_and_grad_scaler") {
   // LeNet 3.3e-4 (16), BERT 1.9e-4 (15), GPT 1.2e-4 (14), the Hugging Face
   // BERT export 5.3e-4 (13). The bound leaves about 2x.
   for (const char* model : {"mlp", "lenet", "bert", "gpt", "hf/bert_opset14"}) check_fp16_trajectories(model, 1e-3);
+}
+
+TEST_CASE("precision.fp16_with_half_activations_follows_pytorch_autocast_and_grad_scaler") {
+  for (const char* model : {"mlp", "bert", "gpt", "hf/bert_opset14"}) check_fp16_trajectories(model, 1e-3, true);
 }
 
 TEST_CASE("optimizers.pytorch_trajectories_mlp") { check_trajectories("mlp"); }

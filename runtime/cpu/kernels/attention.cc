@@ -20,5 +20,11 @@ ORT_REGISTER_KERNEL(kOrtTrainDomain, "Attention", 1, 1000, DeviceKind::kCpu,
                     measured_choice(DeviceKind::kCpu, kForward));
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "AttentionGrad", 1, 1000, DeviceKind::kCpu,
                     measured_choice(DeviceKind::kCpu, kBackward));
+// 16-bit Q, K, V (half_activations'): one implementation, the gemm algorithm
+// with the CUDA 16-bit kernel's rounding points.
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Attention", 1, 1000, DeviceKind::kCpu, attention_gemm_half,
+                               (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "AttentionGrad", 1, 1000, DeviceKind::kCpu, attention_grad_gemm_half,
+                               (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
 
 }  // namespace ort_train

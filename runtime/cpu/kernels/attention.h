@@ -21,6 +21,11 @@ Status attention_gemm(KernelContext& ctx);
 // AttentionGrad(dO, Q, K, V, O, LSE[, bias][, mask]) -> (dQ, dK, dV[, dScores]).
 Status attention_grad_flash(KernelContext& ctx);
 Status attention_grad_gemm(KernelContext& ctx);
+// float16/bfloat16 Q, K, V (float32 bias, LSE, dScores): the gemm algorithm
+// in float32 with the probabilities and the score gradient rounded to 16 bits
+// before the GEMMs that read them; outputs rounded once.
+Status attention_gemm_half(KernelContext& ctx);
+Status attention_grad_gemm_half(KernelContext& ctx);
 
 template <typename T>
 struct Operands {

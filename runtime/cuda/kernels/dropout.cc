@@ -118,5 +118,10 @@ Status dropout_grad(KernelContext& ctx) {
 ORT_REGISTER_CUDA_KERNEL_INPLACE("Dropout", 7, 1000, dropout);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "DropoutAdd", 1, 1000, dropout_add);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "DropoutGrad", 1, 1000, dropout_grad);
+// 16-bit data (half_activations'): the product in float32, rounded once, as the CPU's 16-bit kernels.
+ORT_REGISTER_KERNEL_FOR_DTYPES("", "Dropout", 7, 1000, DeviceKind::kCuda, dropout,
+                               (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "DropoutGrad", 1, 1000, DeviceKind::kCuda, dropout_grad,
+                               (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
 
 }  // namespace ort_train::cuda

@@ -58,6 +58,10 @@ KernelFn variadic(BinaryOp op, bool mean) {
       ASSIGN_OR_RETURN(IndexMap m, broadcast_map(ctx.input(0).dims(), out.dims()));
       auto t = elem_type(out.dtype());
       if (!t) return unsupported_cuda_dtype(ctx, out.dtype());
+      if (dtype_is_half(out.dtype()) && ctx.input(0).dims() == out.dims()) {  // 16 bits have no Max: a copy
+        CUDA_RETURN_IF_ERROR(launch_cast(*t, *t, ctx.input(0).raw(), out.raw(), out.numel(), stream()));
+        return Status::Ok();
+      }
       // out = in op in is wrong for Add; copy through Max(in, in), which is the identity.
       CUDA_RETURN_IF_ERROR(launch_binary(BinaryOp::kMax, *t, ctx.input(0).raw(), ctx.input(0).raw(), out.raw(),
                                          out.numel(), false, m, m, stream()));
@@ -259,5 +263,31 @@ ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, ac
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "GeluGrad", 1, 1000, activation_grad(ActivationGrad::kGelu));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "BiasGeluGrad", 1, 1000, bias_gelu_grad);
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "SiluGrad", 1, 1000, activation_grad(ActivationGrad::kSilu));
+
+// 16-bit registrations of the ops half_activations keeps in bfloat16/float16
+// (graph/passes/half_activations.cc): each element widened, computed in
+// float32 and rounded once (elementwise.h's half_* functions), the CPU twins'
+// arithmetic (runtime/cpu/kernels/half_twins.cc). A Sum of more than two
+// rounds after each addition, as the CPU's does.
+const std::vector<DType> kHalfTypes{DType::kBFloat16, DType::kFloat16};
+#define ORT_CUDA_HALF(domain, op, min_opset, fn) \
+  ORT_REGISTER_KERNEL_FOR_DTYPES(domain, op, min_opset, 1000, DeviceKind::kCuda, fn, kHalfTypes)
+ORT_CUDA_HALF("", "Relu", 6, unary(UnaryOp::kRelu, false));
+ORT_CUDA_HALF("", "Tanh", 6, unary(UnaryOp::kTanh, true));
+ORT_CUDA_HALF("", "Sigmoid", 6, unary(UnaryOp::kSigmoid, true));
+ORT_CUDA_HALF("", "Neg", 6, unary(UnaryOp::kNeg, false));
+ORT_CUDA_HALF("", "Gelu", 20, unary(UnaryOp::kGelu, true));
+ORT_CUDA_HALF(kOrtTrainDomain, "Gelu", 1, unary(UnaryOp::kGelu, true));
+ORT_CUDA_HALF(kOrtTrainDomain, "Silu", 1, unary(UnaryOp::kSilu, true));
+ORT_CUDA_HALF("", "Add", 7, binary(BinaryOp::kAdd));
+ORT_CUDA_HALF("", "Sub", 7, binary(BinaryOp::kSub));
+ORT_CUDA_HALF("", "Mul", 7, binary(BinaryOp::kMul));
+ORT_CUDA_HALF("", "Div", 7, binary(BinaryOp::kDiv));
+ORT_CUDA_HALF("", "Sum", 8, variadic(BinaryOp::kAdd, false));
+ORT_CUDA_HALF(kOrtTrainDomain, "ReluGrad", 1, activation_grad(ActivationGrad::kRelu));
+ORT_CUDA_HALF(kOrtTrainDomain, "SigmoidGrad", 1, activation_grad(ActivationGrad::kSigmoid));
+ORT_CUDA_HALF(kOrtTrainDomain, "TanhGrad", 1, activation_grad(ActivationGrad::kTanh));
+ORT_CUDA_HALF(kOrtTrainDomain, "GeluGrad", 1, activation_grad(ActivationGrad::kGelu));
+ORT_CUDA_HALF(kOrtTrainDomain, "SiluGrad", 1, activation_grad(ActivationGrad::kSilu));
 
 }  // namespace ort_train::cuda

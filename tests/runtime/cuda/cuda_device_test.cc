@@ -18,6 +18,7 @@
 #include "runtime/device.h"
 #include "runtime/executor.h"
 #include "runtime/vector_ops.h"
+#include "graph/passes/pass_manager.h"
 #include "training/trainer.h"
 #include "test_util.h"
 
@@ -55,7 +56,7 @@ std::shared_ptr<Device> gpu(bool deterministic = false) {
 // A bundled model's training graph: tests/models/<name>, or examples/char_lm
 // (the README's main job, which uses the GPU when one is usable).
 TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out = nullptr,
-                             DType precision = DType::kFloat) {
+                             DType precision = DType::kFloat, bool half_activations = false) {
   bool example = name == "char_lm";
   fs::path dir = fs::path(source_dir()) / (example ? "examples" : "tests/models") / name;
   auto desc = load_description((dir / (example ? "char_lm.yaml" : "training.yaml")).string());
@@ -64,7 +65,9 @@ TrainingGraph training_graph(const std::string& name, ModelDescription* desc_out
   auto model = load_model((dir / "model.onnx").string());
   REQUIRE(model.ok());
   desc->precision = precision;
-  auto tg = build_training_graph(std::move(model).value(), *desc);
+  PassManagerOptions passes;
+  if (half_activations) passes.passes.push_back("half_activations");
+  auto tg = build_training_graph(std::move(model).value(), *desc, passes);
   INFO(tg.status().message());
   REQUIRE(tg.ok());
   if (desc_out) *desc_out = *desc;
@@ -91,9 +94,10 @@ bool has_cuda_kernel(const std::string& op) {
 // A trainer for a reference model on `device` (null: the CPU), with
 // `settings` (the description's optimizer and loss_scale sections, as JSON).
 std::unique_ptr<Trainer> reference_trainer(const std::string& name, const nlohmann::json& settings, int64_t steps,
-                                           const std::shared_ptr<Device>& device, DType precision = DType::kFloat) {
+                                           const std::shared_ptr<Device>& device, DType precision = DType::kFloat,
+                                           bool half_activations = false) {
   ModelDescription desc;
-  TrainingGraph tg = training_graph(name, &desc, precision);
+  TrainingGraph tg = training_graph(name, &desc, precision, half_activations);
   auto parsed = parse_description(settings.dump(), "", "test");
   INFO(parsed.status().message());
   REQUIRE(parsed.ok());
@@ -149,15 +153,18 @@ TEST_CASE("cuda.bf16_and_fp16_training_graphs_have_a_kernel_for_every_node") {
   if (!cuda_build()) {
     ORT_TRAIN_SKIP("this build has no CUDA support");
   }
-  for (DType low : {DType::kBFloat16, DType::kFloat16})
-    for (std::string name : {"mlp", "bert", "gpt", "transformer_lm"}) {
-      INFO("model " << name << ", " << dtype_name(low));
-      TrainingGraph tg = training_graph(name, nullptr, low);
-      CHECK(tg.autocast.nodes > 0);
-      Status st = check_kernels(tg.model, DeviceKind::kCuda);
-      INFO(st.message());
-      CHECK(st.ok());
-    }
+  // With half_activations, the 16-bit GELU, Dropout, adds and their gradients.
+  for (bool half : {false, true})
+    for (DType low : {DType::kBFloat16, DType::kFloat16})
+      for (std::string name : {"mlp", "bert", "gpt", "transformer_lm"}) {
+        INFO("model " << name << ", " << dtype_name(low) << (half ? ", half_activations" : ""));
+        TrainingGraph tg = training_graph(name, nullptr, low, half);
+        CHECK(tg.autocast.nodes > 0);
+        if (half && name != "mlp") CHECK(tg.autocast.half_activations > 0);
+        Status st = check_kernels(tg.model, DeviceKind::kCuda);
+        INFO(st.message());
+        CHECK(st.ok());
+      }
 }
 
 TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
@@ -166,9 +173,11 @@ TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
   // the same steps. cuBLAS rounds the same products, in another order.
   if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
   auto device = gpu();
+  // Also with half_activations (its 16-bit GELU, Dropout and adds on the GPU).
+  for (bool half : {false, true})
   for (const char* precision : {"bf16", "fp16"})
     for (std::string name : {"mlp", "bert", "gpt"}) {
-      INFO("model " << name << ", " << precision);
+      INFO("model " << name << ", " << precision << (half ? ", half_activations" : ""));
       std::ifstream in(fs::path(source_dir()) / "tests/models" / name / (std::string("trajectories_") + precision + ".json"));
       REQUIRE(in.good());
       nlohmann::json j = nlohmann::json::parse(in);
@@ -177,7 +186,7 @@ TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
       if (cfg.contains("loss_scale")) settings["loss_scale"] = cfg["loss_scale"];
       int64_t steps = j["steps"];
       DType low = std::string(precision) == "bf16" ? DType::kBFloat16 : DType::kFloat16;
-      auto trainer = reference_trainer(name, settings, steps, device, low);
+      auto trainer = reference_trainer(name, settings, steps, device, low, half);
       double worst = 0;
       std::vector<double> losses;
       for (int64_t s = 0; s < steps; ++s) {
@@ -190,13 +199,13 @@ TEST_CASE("cuda.bf16_and_fp16_follow_pytorch_autocast_like_the_cpu") {
         losses.push_back(r->loss);
         worst = std::max(worst, std::abs(r->loss - expected) / std::abs(expected));
       }
-      std::printf("CUDA %s %-6s worst relative loss difference vs PyTorch autocast over %lld steps: %.2e\n", precision,
-                  name.c_str(), static_cast<long long>(steps), worst);
+      std::printf("CUDA %s %-6s%s worst relative loss difference vs PyTorch autocast over %lld steps: %.2e\n",
+                  precision, name.c_str(), half ? " (half_activations)" : "", static_cast<long long>(steps), worst);
       if (worst > 1e-2) {
         // Where the drift begins, beside the CPU's run of the same graph:
         // a first step already apart points at a forward kernel, a slow
         // drift at a gradient or the optimizer.
-        auto cpu = reference_trainer(name, settings, steps, nullptr, low);
+        auto cpu = reference_trainer(name, settings, steps, nullptr, low, half);
         for (int64_t s = 0; s < steps; ++s) {
           auto r = cpu->step();
           REQUIRE(r.ok());
