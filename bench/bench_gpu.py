@@ -176,6 +176,9 @@ def run_ort_train(args, name, c, folder, steps, extra=()):
     if r.returncode != 0:
         sys.exit(f"ort_train failed ({name}):\n{r.stderr[-4000:]}")
     m = re.search(r"peak memory: ([0-9.]+) MiB", r.stdout + r.stderr)
+    if extra:  # the measured choices it made (16-bit attention: cublas against flash), and any candidate dropped
+        for line in re.findall(r"kernel choice: .*", r.stdout + r.stderr):
+            print(f"  {name} {' '.join(extra)}: {line}", flush=True)
     return [json.loads(line) for line in open(metrics)], float(m.group(1)) if m else float("nan")
 
 

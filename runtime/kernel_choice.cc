@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -115,9 +117,14 @@ std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device) {
 
 namespace {
 
+struct Timed {
+  double ms;                    // the fastest run
+  std::vector<Tensor> outputs;  // the last run's
+};
+
 // The fastest of `runs` runs of `c` into fresh outputs, in ms; an error when it fails.
-Result<double> time_candidate(const KernelCandidate& c, const KernelContext& ctx, const std::function<Status()>& wait) {
-  double best = std::numeric_limits<double>::infinity();
+Result<Timed> time_candidate(const KernelCandidate& c, const KernelContext& ctx, const std::function<Status()>& wait) {
+  Timed t{std::numeric_limits<double>::infinity(), {}};
   // One untimed run first: first-touch page faults, cuBLAS's heuristics and
   // the caching allocator's first allocations are not the kernel's speed.
   for (int r = 0; r <= kKernelChoiceRuns; ++r) {
@@ -127,9 +134,27 @@ Result<double> time_candidate(const KernelCandidate& c, const KernelContext& ctx
     RETURN_IF_ERROR(c.fn(scratch));
     if (wait) RETURN_IF_ERROR(wait());
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (r > 0) best = std::min(best, ms);
+    if (r > 0) t.ms = std::min(t.ms, ms);
+    if (r == kKernelChoiceRuns) t.outputs = std::move(scratch.outputs());
   }
-  return best;
+  return t;
+}
+
+// The worst relative_disagreement of `outputs` with `reference` (outputs the
+// node does not ask for are skipped), read through `host_copy`.
+Result<double> disagreement(const std::vector<Tensor>& outputs, const std::vector<Tensor>& reference,
+                            const HostCopyFn& host_copy) {
+  double worst = 0;
+  for (size_t i = 0; i < outputs.size() && i < reference.size(); ++i) {
+    if (!outputs[i].defined() || !reference[i].defined()) continue;
+    Tensor a = outputs[i], b = reference[i];
+    if (host_copy) {
+      ASSIGN_OR_RETURN(a, host_copy(a));
+      ASSIGN_OR_RETURN(b, host_copy(b));
+    }
+    worst = std::max(worst, relative_disagreement(a, b));
+  }
+  return worst;
 }
 
 const KernelCandidate* by_name(const std::vector<KernelCandidate>& cs, const std::string& name) {
@@ -140,7 +165,7 @@ const KernelCandidate* by_name(const std::vector<KernelCandidate>& cs, const std
 
 // The candidate for this key: kept, pinned, or measured now.
 Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, KernelContext& ctx, DeviceKind device,
-                                      const std::function<Status()>& wait) {
+                                      const std::function<Status()>& wait, const HostCopyFn& host_copy) {
   KernelChoices& choices = KernelChoices::instance();
   if (choices.deterministic()) {
     for (const KernelCandidate& c : cs)
@@ -153,17 +178,32 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
   const KernelCandidate* best = nullptr;
   double best_ms = std::numeric_limits<double>::infinity();
   std::string report;
+  std::vector<Tensor> reference;  // the first candidate that ran: what the others must agree with
+  std::string reference_name;
   for (const KernelCandidate& c : cs) {
-    Result<double> ms = time_candidate(c, ctx, wait);
-    if (!ms.ok()) {
-      report += fmt::format(" {} failed ({})", c.name, ms.status().message());
+    Result<Timed> timed = time_candidate(c, ctx, wait);
+    if (!timed.ok()) {
+      report += fmt::format(" {} failed ({})", c.name, timed.status().message());
       continue;
     }
-    report += fmt::format(" {} {:.3f} ms", c.name, *ms);
+    if (reference_name.empty()) {
+      reference = timed->outputs;
+      reference_name = c.name;
+    } else {
+      ASSIGN_OR_RETURN(double off, disagreement(timed->outputs, reference, host_copy));
+      if (!(off <= kKernelChoiceAgreement)) {
+        report += fmt::format(" {} dropped (disagrees with {}: {:.2g} of the largest output)", c.name,
+                              reference_name, off);
+        spdlog::warn("kernel choice: {} {} on {} disagrees with {} ({:.2g} of the largest output); not used",
+                     ctx.node().op_type, c.name, device_name(device), reference_name, off);
+        continue;
+      }
+    }
+    report += fmt::format(" {} {:.3f} ms", c.name, timed->ms);
     // A later candidate must beat the kept one by 3%: timing noise alone does not switch.
-    if (!best || *ms < best_ms * 0.97) {
+    if (!best || timed->ms < best_ms * 0.97) {
       best = &c;
-      best_ms = *ms;
+      best_ms = timed->ms;
     }
   }
   if (!best) return make_error(ErrorCode::kInternal, "{}: every kernel failed:{}", ctx.node().describe(), report);
@@ -175,11 +215,29 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
 
 }  // namespace
 
-KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates, std::function<Status()> wait) {
-  return [device, cs = std::move(candidates), wait = std::move(wait)](KernelContext& ctx) -> Status {
-    ASSIGN_OR_RETURN(const KernelCandidate* c, choose(cs, ctx, device, wait));
+KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates, std::function<Status()> wait,
+                         HostCopyFn host_copy) {
+  return [device, cs = std::move(candidates), wait = std::move(wait),
+          host_copy = std::move(host_copy)](KernelContext& ctx) -> Status {
+    ASSIGN_OR_RETURN(const KernelCandidate* c, choose(cs, ctx, device, wait, host_copy));
     return c->fn(ctx);
   };
+}
+
+double relative_disagreement(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.dims() != b.dims()) return std::numeric_limits<double>::infinity();
+  if (!dtype_is_float(a.dtype())) return std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0 ? 0.0 : 1.0;
+  std::vector<double> x = a.to_double_vector(), y = b.to_double_vector();
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    bool fx = std::isfinite(x[i]), fy = std::isfinite(y[i]);
+    if (fx != fy || (!fx && !(std::isnan(x[i]) && std::isnan(y[i])) && x[i] != y[i]))
+      return std::numeric_limits<double>::infinity();
+    if (!fx) continue;
+    diff = std::max(diff, std::abs(x[i] - y[i]));
+    scale = std::max(scale, std::abs(y[i]));
+  }
+  return diff == 0 ? 0.0 : diff / scale;
 }
 
 }  // namespace ort_train

@@ -8,9 +8,14 @@
 // of memory, a size it refuses) is dropped from that key.
 //
 // The mechanism knows no device: the registering file passes how to wait for
-// queued work (a GPU stream), nothing else. So a hand-written kernel that has
-// never run on a card can never make a run slower there: it is measured
-// against the library path and dropped when slower.
+// queued work (a GPU stream) and how to read an output on the host, nothing
+// else. So a hand-written kernel that has never run on a card can never make
+// a run slower there: it is measured against the library path and dropped
+// when slower. Nor can it make a run wrong in a gross way: while timed, every
+// candidate's outputs are compared with the first candidate's (the library
+// path), and one that disagrees by more than kKernelChoiceAgreement of the
+// outputs' largest magnitude (a wrong index, layout or missing term, not the
+// rounding of TF32 or 16 bits) is dropped from that key and the log says so.
 //
 // --deterministic (the train command sets KernelChoices::set_deterministic)
 // pins every op to its first candidate marked deterministic, without timing.
@@ -67,11 +72,24 @@ std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device);
 
 // How many times each candidate runs when timed; the fastest run counts.
 inline constexpr int kKernelChoiceRuns = 3;
+// How far a candidate's outputs may be from the first candidate's: the
+// largest difference over the largest magnitude of that output.
+inline constexpr double kKernelChoiceAgreement = 2e-2;
+
+// A host copy of a device tensor (the identity on the CPU).
+using HostCopyFn = std::function<Result<Tensor>(const Tensor&)>;
 
 // The kernel an op registers: chooses among `candidates` by measurement
 // (first candidate: the default, and the one kept on a tie within 3%).
-// `wait` (may be empty) waits for the device's queued work before a clock reads.
+// `wait` (may be empty) waits for the device's queued work before a clock
+// reads; `host_copy` (empty: outputs are host tensors) reads outputs to
+// compare them with the first candidate's.
 KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates,
-                         std::function<Status()> wait = {});
+                         std::function<Status()> wait = {}, HostCopyFn host_copy = {});
+
+// The largest |a - b| over the largest |b| of two outputs of one dtype and
+// dims, widened to double (0 when both are all zeros; infinity when NaN or
+// infinity sits in one but not the other, or the dims differ).
+double relative_disagreement(const Tensor& a, const Tensor& b);
 
 }  // namespace ort_train

@@ -45,6 +45,21 @@ Tensor make(Dims dims, std::vector<T> values) {
 }
 // Deterministic pseudo-random float tensor in [lo, hi).
 Tensor random_tensor(Dims dims, uint64_t seed, float lo = -1.f, float hi = 1.f);
+
+// A float32 tensor rounded to the 16-bit type H (Float16, BFloat16), and a
+// 16-bit tensor's values as float32.
+template <typename H>
+Tensor narrowed(const Tensor& f) {
+  Tensor h = Tensor::host(dtype_of<H>(), f.dims());
+  for (int64_t i = 0; i < f.numel(); ++i) h.data<H>()[i] = H(f.data<float>()[i]);
+  return h;
+}
+template <typename H>
+Tensor widened(const Tensor& h) {
+  Tensor f = Tensor::host(DType::kFloat, h.dims());
+  for (int64_t i = 0; i < h.numel(); ++i) f.data<float>()[i] = static_cast<float>(h.data<H>()[i]);
+  return f;
+}
 // A tensor of any stored dtype holding 0, 1, 2, ... modulo 101 (so every type holds it
 // exactly; bool alternates), for layout tests that compare positions exactly.
 Tensor counting_tensor(DType dtype, Dims dims);

@@ -32,7 +32,10 @@ namespace ort_train::cuda {
 
 Result<Tensor> host_input(KernelContext& ctx, size_t i) {
   if (const Tensor* h = ctx.host_input(i)) return *h;
-  const Tensor& t = ctx.input(i);
+  return host_copy(ctx.input(i));
+}
+
+Result<Tensor> host_copy(const Tensor& t) {
   Tensor h = Tensor::host(t.dtype(), t.dims());
   if (t.nbytes()) {
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(h.raw(), t.raw(), t.nbytes(), cudaMemcpyDeviceToHost, stream()));

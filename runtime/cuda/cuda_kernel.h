@@ -32,6 +32,9 @@ IndexFaultSite index_fault_site(const KernelContext& ctx);
 // Input i on the host: the executor's host copy when it has one, else copied
 // from the device (which waits for the stream: avoid in the steady state).
 Result<Tensor> host_input(KernelContext& ctx, size_t i);
+// A host copy of a device tensor, after the compute stream's queued work (a
+// measured kernel choice compares its candidates' outputs so).
+Result<Tensor> host_copy(const Tensor& t);
 
 }  // namespace ort_train::cuda
 

@@ -1,8 +1,10 @@
 // The measured kernel choice (runtime/kernel_choice.h) with made-up
 // candidates whose speeds differ by 10x: it keeps the faster, runs only the
 // kept one afterwards, drops a failing one, pins under --deterministic, and
-// keeps its choices in a file.
+// keeps its choices in a file, and drops a candidate whose outputs disagree
+// with the first candidate's.
 #include <chrono>
+#include <cmath>
 #include <fstream>
 
 #include "runtime/kernel_choice.h"
@@ -90,6 +92,43 @@ TEST_CASE("A candidate that fails while timed is dropped; all failing is an erro
   Status s = f.run(none);
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.message(), Catch::Contains("no A") && Catch::Contains("no B") && Catch::Contains("made_up_0"));
+}
+
+TEST_CASE("A candidate whose outputs disagree with the first candidate's is dropped, however fast",
+          "[kernel_choice]") {
+  Fixture f;
+  f.node.outputs = {"y"};
+  // Writes y = values with its first element times `first`, after `ms` of work.
+  auto candidate = [](float first, double ms) {
+    return [first, ms](KernelContext& ctx) {
+      spin(ms);
+      ctx.set_output(0, Tensor::from_vector<float>({4}, {1.f * first, -2.f, 3.f, 0.5f}));
+      return Status::Ok();
+    };
+  };
+  KernelFn wrong = measured_choice(DeviceKind::kCpu, {{"library", candidate(1.f, 4.0)}, {"wrong", candidate(2.f, 0.0)}});
+  REQUIRE(f.run(wrong).ok());
+  CHECK(KernelChoices::instance().all().begin()->second == "library");
+  // A difference of rounding (TF32, 16 bits) is no disagreement: the faster is kept.
+  KernelChoices::instance().clear();
+  KernelFn rounded =
+      measured_choice(DeviceKind::kCpu, {{"library", candidate(1.f, 4.0)}, {"rounded", candidate(1.004f, 0.0)}});
+  REQUIRE(f.run(rounded).ok());
+  CHECK(KernelChoices::instance().all().begin()->second == "rounded");
+}
+
+TEST_CASE("relative_disagreement: the largest difference over the largest magnitude; NaN where the other has none",
+          "[kernel_choice]") {
+  Tensor a = Tensor::from_vector<float>({3}, {1.f, -4.f, 2.f}), b = Tensor::from_vector<float>({3}, {1.f, -4.f, 2.2f});
+  CHECK(relative_disagreement(a, a) == 0.0);
+  CHECK(relative_disagreement(b, a) == Approx(0.05).epsilon(1e-5));
+  Tensor nan = Tensor::from_vector<float>({3}, {1.f, std::nanf(""), 2.f});
+  CHECK(relative_disagreement(nan, nan) == 0.0);
+  CHECK(std::isinf(relative_disagreement(nan, a)));
+  CHECK(std::isinf(relative_disagreement(a, Tensor::from_vector<float>({2}, {1.f, -4.f}))));
+  Tensor ints = Tensor::from_vector<int64_t>({2}, {1, 2}), other = Tensor::from_vector<int64_t>({2}, {1, 3});
+  CHECK(relative_disagreement(ints, ints) == 0.0);
+  CHECK(relative_disagreement(ints, other) > 0.0);
 }
 
 TEST_CASE("Under --deterministic a measured choice runs its first deterministic candidate, untimed",

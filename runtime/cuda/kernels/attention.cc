@@ -10,9 +10,11 @@
 //     log-sum-exp is kept, as before.
 //   tiled (cuda_kernels/attention.cu): no block of scores, no tensor cores;
 //     slower wherever it was measured, kept for rows the scratch cannot hold.
-// 16-bit Q, K, V (half_activations'): the cublas algorithm on 16-bit GEMMs,
-// the one candidate (attention_cublas_half below).
+// 16-bit Q, K, V (half_activations'): the cublas algorithm on 16-bit GEMMs
+// (attention_cublas below), and for the forward a tensor-core flash
+// kernel as a second measured candidate (cuda_kernels/attention_flash16.h).
 // Geometry: runtime/attention_geometry.
+#include "cuda_kernels/attention_flash16.h"
 #include "cuda_kernels/attention_rows.h"
 #include "cuda_kernels/elementwise.h"
 #include "runtime/attention_geometry.h"
@@ -39,12 +41,37 @@ Result<Tensor> lse_output(KernelContext& ctx, const AttentionGeometry& g) {
   return temp(ctx, DType::kFloat, {g.batch, g.heads, g.queries});
 }
 
-// X [groups][rows, S] = scale * Q K^T, one strided-batched GEMM over the (b, kh) groups.
-Status group_scores(const AttentionGeometry& g, const float* q, const float* k, float* x) {
+// X [groups][rows, S] = scale * Q K^T (float32), one strided-batched GEMM over
+// the (b, kh) groups; Q and K of `dt` (float32, or 16-bit on tensor cores).
+Status group_scores(const AttentionGeometry& g, DType dt, const void* q, const void* k, float* x) {
   int64_t rows = attention_group_rows(g), S = g.keys, D = g.head_size;
-  return gemm_batched(DType::kFloat, false, !g.k_transposed, rows, S, D, g.scale, q, D, rows * D, k,
+  return gemm_batched(dt, DType::kFloat, false, !g.k_transposed, rows, S, D, g.scale, q, D, rows * D, k,
                       g.k_transposed ? S : D, S * D, 0.0, x, S, rows * S, g.batch * g.kv_heads);
 }
+
+// What a GEMM of `dt` operands reads of a float32 block: the block itself, or
+// (16-bit) a rounded copy of it. Scratch for the copy is taken from ctx.
+Result<Tensor> gemm_operand(KernelContext& ctx, const Tensor& f, DType dt) {
+  if (dt == DType::kFloat) return f;
+  ASSIGN_OR_RETURN(Tensor h, temp(ctx, dt, f.dims()));
+  CUDA_RETURN_IF_ERROR(launch_cast(ElemType::kF32, *elem_type(dt), f.raw(), h.raw(), f.numel(), stream()));
+  return h;
+}
+
+// A tensor's values as float32: itself, or (16-bit) a widened copy.
+Result<Tensor> as_float(KernelContext& ctx, const Tensor& t) {
+  if (t.dtype() == DType::kFloat) return t;
+  ASSIGN_OR_RETURN(Tensor f, temp(ctx, DType::kFloat, t.dims()));
+  CUDA_RETURN_IF_ERROR(launch_cast(*elem_type(t.dtype()), ElemType::kF32, t.raw(), f.raw(), t.numel(), stream()));
+  return f;
+}
+
+Status empty_half_attention(const KernelContext& ctx) {
+  return unsupported("{}: 16-bit attention with an empty dimension is not supported", ctx.node().describe());
+}
+
+// Float32, or (16-bit attention) bfloat16/float16 operands.
+bool cublas_dtype(DType dt) { return dt == DType::kFloat || dtype_is_half(dt); }
 
 Status attention_tiled(KernelContext& ctx) {
   if (ctx.input(0).dtype() != DType::kFloat) return unsupported_cuda_dtype(ctx, ctx.input(0).dtype());
@@ -57,21 +84,30 @@ Status attention_tiled(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// Q, K, V float32 (scores on TF32 unless --no-tf32) or 16-bit: then the five
+// GEMMs run in 16 bits on tensor cores, the scores and their rows stay
+// float32, and the probabilities (and in the backward the score gradient)
+// are rounded to 16 bits for the GEMMs that read them, as the CPU's 16-bit
+// kernel does (runtime/cpu/kernels/attention_gemm.cc).
 Status attention_cublas(KernelContext& ctx) {
-  if (ctx.input(0).dtype() != DType::kFloat) return unsupported_cuda_dtype(ctx, ctx.input(0).dtype());
+  DType dt = ctx.input(0).dtype();
+  if (!cublas_dtype(dt)) return unsupported_cuda_dtype(ctx, dt);
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
-  if (attention_has_empty_size(g)) return attention_tiled(ctx);  // cuBLAS refuses a leading dimension of 0
+  if (attention_has_empty_size(g)) {  // cuBLAS refuses a leading dimension of 0
+    if (dt != DType::kFloat) return empty_half_attention(ctx);
+    return attention_tiled(ctx);
+  }
   CUDA_OUTPUT(out, ctx, 0);
   ASSIGN_OR_RETURN(Tensor lse, lse_output(ctx, g));
   ASSIGN_OR_RETURN(Tensor x, temp(ctx, DType::kFloat, {g.batch, g.heads, g.queries, g.keys}));
   int64_t rows = attention_group_rows(g), S = g.keys, Dv = g.value_size;
-  RETURN_IF_ERROR(group_scores(g, ctx.input(0).data<float>(), ctx.input(1).data<float>(), x.data<float>()));
+  RETURN_IF_ERROR(group_scores(g, dt, ctx.input(0).raw(), ctx.input(1).raw(), x.data<float>()));
   CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(launch_attention_softmax_rows(
       g, optional_input(ctx, 3), optional_mask(ctx, 4), x.data<float>(), lse.data<float>(), stream())));
-  // O [groups][rows, Dv] = X V.
-  return gemm_batched(DType::kFloat, false, false, rows, Dv, S, 1.0, x.data<float>(), S, rows * S,
-                      ctx.input(2).data<float>(), Dv, S * Dv, 0.0, out.data<float>(), Dv, rows * Dv,
-                      g.batch * g.kv_heads);
+  ASSIGN_OR_RETURN(Tensor p, gemm_operand(ctx, x, dt));
+  // O [groups][rows, Dv] = P V.
+  return gemm_batched(dt, false, false, rows, Dv, S, 1.0, p.raw(), S, rows * S, ctx.input(2).raw(), Dv, S * Dv, 0.0,
+                      out.raw(), Dv, rows * Dv, g.batch * g.kv_heads);
 }
 
 struct GradTensors {
@@ -106,118 +142,60 @@ Status attention_grad_tiled(KernelContext& ctx) {
 
 // AttentionGrad(dO, Q, K, V, O, LSE[, bias][, mask]) -> (dQ, dK, dV[, dScores]).
 Status attention_grad_cublas(KernelContext& ctx) {
-  if (ctx.input(1).dtype() != DType::kFloat) return unsupported_cuda_dtype(ctx, ctx.input(1).dtype());
+  DType dt = ctx.input(1).dtype();
+  if (!cublas_dtype(dt)) return unsupported_cuda_dtype(ctx, dt);
   ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
-  if (attention_has_empty_size(g)) return attention_grad_tiled(ctx);
-  ASSIGN_OR_RETURN(GradTensors o, grad_outputs(ctx));
-  Dims scores{g.batch, g.heads, g.queries, g.keys};
-  ASSIGN_OR_RETURN(Tensor x, temp(ctx, DType::kFloat, scores));
-  ASSIGN_OR_RETURN(Tensor y, temp(ctx, DType::kFloat, scores));
-  int64_t groups = g.batch * g.kv_heads, rows = attention_group_rows(g), S = g.keys, D = g.head_size, Dv = g.value_size;
-  const float* dout = ctx.input(0).data<float>();
-  const float* q = ctx.input(1).data<float>();
-  const float* k = ctx.input(2).data<float>();
-  const float* v = ctx.input(3).data<float>();
-  float *px = x.data<float>(), *py = y.data<float>();
-  RETURN_IF_ERROR(group_scores(g, q, k, px));
-  // Y = dO V^T.
-  RETURN_IF_ERROR(gemm_batched(DType::kFloat, false, true, rows, S, Dv, 1.0, dout, Dv, rows * Dv, v, Dv, S * Dv, 0.0,
-                               py, S, rows * S, groups));
-  CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(
-      launch_attention_grad_rows(g, optional_input(ctx, 6), optional_mask(ctx, 7), dout, ctx.input(4).data<float>(),
-                                 ctx.input(5).data<float>(), px, py, o.dscores, stream())));
-  // dV = X^T dO: the sum over the group's heads and queries happens inside the GEMM.
-  RETURN_IF_ERROR(gemm_batched(DType::kFloat, true, false, S, Dv, rows, 1.0, px, S, rows * S, dout, Dv, rows * Dv,
-                               0.0, o.dv->data<float>(), Dv, S * Dv, groups));
-  // dQ = scale Y K (K as [S, D], or k_transposed [D, S]).
-  RETURN_IF_ERROR(gemm_batched(DType::kFloat, false, g.k_transposed, rows, D, S, g.scale, py, S, rows * S, k,
-                               g.k_transposed ? S : D, S * D, 0.0, o.dq->data<float>(), D, rows * D, groups));
-  if (g.k_transposed)  // dK [D, S] = scale Q^T Y
-    return gemm_batched(DType::kFloat, true, false, D, S, rows, g.scale, q, D, rows * D, py, S, rows * S, 0.0,
-                        o.dk->data<float>(), S, S * D, groups);
-  // dK [S, D] = scale Y^T Q
-  return gemm_batched(DType::kFloat, true, false, S, D, rows, g.scale, py, S, rows * S, q, D, rows * D, 0.0,
-                      o.dk->data<float>(), D, S * D, groups);
-}
-
-// ---- 16-bit Q, K, V (half_activations'): the cublas algorithm with 16-bit
-// GEMMs on tensor cores (float32 accumulation). The scores and their rows
-// stay float32 (LSE, bias and dScores are float32); the probabilities and the
-// score gradient are rounded to 16 bits for the GEMMs that read them, as the
-// CPU's 16-bit kernel does (runtime/cpu/kernels/attention_gemm.cc).
-
-// A float32 block rounded into a new 16-bit scratch of the same dims.
-Result<Tensor> rounded_copy(KernelContext& ctx, const Tensor& f, DType half) {
-  ASSIGN_OR_RETURN(Tensor h, temp(ctx, half, f.dims()));
-  CUDA_RETURN_IF_ERROR(launch_cast(ElemType::kF32, *elem_type(half), f.raw(), h.raw(), f.numel(), stream()));
-  return h;
-}
-
-// A 16-bit tensor widened into a new float32 scratch.
-Result<Tensor> widened_copy(KernelContext& ctx, const Tensor& h) {
-  ASSIGN_OR_RETURN(Tensor f, temp(ctx, DType::kFloat, h.dims()));
-  CUDA_RETURN_IF_ERROR(launch_cast(*elem_type(h.dtype()), ElemType::kF32, h.raw(), f.raw(), h.numel(), stream()));
-  return f;
-}
-
-Status empty_half_attention(const KernelContext& ctx) {
-  return unsupported("{}: 16-bit attention with an empty dimension is not supported", ctx.node().describe());
-}
-
-Status attention_cublas_half(KernelContext& ctx) {
-  DType half = ctx.input(0).dtype();
-  if (!dtype_is_half(half)) return unsupported_cuda_dtype(ctx, half);
-  ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
-  if (attention_has_empty_size(g)) return empty_half_attention(ctx);
-  CUDA_OUTPUT(out, ctx, 0);
-  ASSIGN_OR_RETURN(Tensor lse, lse_output(ctx, g));
-  ASSIGN_OR_RETURN(Tensor x, temp(ctx, DType::kFloat, {g.batch, g.heads, g.queries, g.keys}));
-  int64_t groups = g.batch * g.kv_heads, rows = attention_group_rows(g), S = g.keys, D = g.head_size,
-          Dv = g.value_size;
-  RETURN_IF_ERROR(gemm_batched(half, DType::kFloat, false, !g.k_transposed, rows, S, D, g.scale, ctx.input(0).raw(), D,
-                               rows * D, ctx.input(1).raw(), g.k_transposed ? S : D, S * D, 0.0, x.raw(), S, rows * S,
-                               groups));
-  CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(launch_attention_softmax_rows(
-      g, optional_input(ctx, 3), optional_mask(ctx, 4), x.data<float>(), lse.data<float>(), stream())));
-  ASSIGN_OR_RETURN(Tensor p, rounded_copy(ctx, x, half));
-  return gemm_batched(half, false, false, rows, Dv, S, 1.0, p.raw(), S, rows * S, ctx.input(2).raw(), Dv, S * Dv, 0.0,
-                      out.raw(), Dv, rows * Dv, groups);
-}
-
-Status attention_grad_cublas_half(KernelContext& ctx) {
-  DType half = ctx.input(1).dtype();
-  if (!dtype_is_half(half)) return unsupported_cuda_dtype(ctx, half);
-  ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
-  if (attention_has_empty_size(g)) return empty_half_attention(ctx);
+  if (attention_has_empty_size(g)) {
+    if (dt != DType::kFloat) return empty_half_attention(ctx);
+    return attention_grad_tiled(ctx);
+  }
   ASSIGN_OR_RETURN(GradTensors o, grad_outputs(ctx));
   Dims scores{g.batch, g.heads, g.queries, g.keys};
   ASSIGN_OR_RETURN(Tensor x, temp(ctx, DType::kFloat, scores));
   ASSIGN_OR_RETURN(Tensor y, temp(ctx, DType::kFloat, scores));
   int64_t groups = g.batch * g.kv_heads, rows = attention_group_rows(g), S = g.keys, D = g.head_size, Dv = g.value_size;
   const Tensor &dout = ctx.input(0), &q = ctx.input(1), &k = ctx.input(2), &v = ctx.input(3);
-  RETURN_IF_ERROR(gemm_batched(half, DType::kFloat, false, !g.k_transposed, rows, S, D, g.scale, q.raw(), D, rows * D,
-                               k.raw(), g.k_transposed ? S : D, S * D, 0.0, x.raw(), S, rows * S, groups));
-  // Y = dO V^T.
-  RETURN_IF_ERROR(gemm_batched(half, DType::kFloat, false, true, rows, S, Dv, 1.0, dout.raw(), Dv, rows * Dv, v.raw(),
+  RETURN_IF_ERROR(group_scores(g, dt, q.raw(), k.raw(), x.data<float>()));
+  // Y = dO V^T (float32).
+  RETURN_IF_ERROR(gemm_batched(dt, DType::kFloat, false, true, rows, S, Dv, 1.0, dout.raw(), Dv, rows * Dv, v.raw(),
                                Dv, S * Dv, 0.0, y.raw(), S, rows * S, groups));
-  // The rows read dO . O in float32: widened copies (of [B, H, T, Dv], small beside the scores).
-  ASSIGN_OR_RETURN(Tensor dout32, widened_copy(ctx, dout));
-  ASSIGN_OR_RETURN(Tensor out32, widened_copy(ctx, ctx.input(4)));
+  // The rows read dO . O in float32 (16-bit: widened copies of [B, H, T, Dv], small beside the scores).
+  ASSIGN_OR_RETURN(Tensor dout32, as_float(ctx, dout));
+  ASSIGN_OR_RETURN(Tensor out32, as_float(ctx, ctx.input(4)));
   CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(launch_attention_grad_rows(
       g, optional_input(ctx, 6), optional_mask(ctx, 7), dout32.data<float>(), out32.data<float>(),
       ctx.input(5).data<float>(), x.data<float>(), y.data<float>(), o.dscores, stream())));
-  ASSIGN_OR_RETURN(Tensor p, rounded_copy(ctx, x, half));
-  ASSIGN_OR_RETURN(Tensor ds, rounded_copy(ctx, y, half));
-  // dV = P^T dO; dQ = scale dS K; dK = scale dS^T Q (or Q^T dS, k_transposed).
-  RETURN_IF_ERROR(gemm_batched(half, true, false, S, Dv, rows, 1.0, p.raw(), S, rows * S, dout.raw(), Dv, rows * Dv,
-                               0.0, o.dv->raw(), Dv, S * Dv, groups));
-  RETURN_IF_ERROR(gemm_batched(half, false, g.k_transposed, rows, D, S, g.scale, ds.raw(), S, rows * S, k.raw(),
+  ASSIGN_OR_RETURN(Tensor p, gemm_operand(ctx, x, dt));
+  ASSIGN_OR_RETURN(Tensor ds, gemm_operand(ctx, y, dt));
+  // dV = P^T dO: the sum over the group's heads and queries happens inside the GEMM.
+  RETURN_IF_ERROR(gemm_batched(dt, true, false, S, Dv, rows, 1.0, p.raw(), S, rows * S, dout.raw(), Dv, rows * Dv, 0.0,
+                               o.dv->raw(), Dv, S * Dv, groups));
+  // dQ = scale dS K (K as [S, D], or k_transposed [D, S]).
+  RETURN_IF_ERROR(gemm_batched(dt, false, g.k_transposed, rows, D, S, g.scale, ds.raw(), S, rows * S, k.raw(),
                                g.k_transposed ? S : D, S * D, 0.0, o.dq->raw(), D, rows * D, groups));
-  if (g.k_transposed)
-    return gemm_batched(half, true, false, D, S, rows, g.scale, q.raw(), D, rows * D, ds.raw(), S, rows * S, 0.0,
+  if (g.k_transposed)  // dK [D, S] = scale Q^T dS
+    return gemm_batched(dt, true, false, D, S, rows, g.scale, q.raw(), D, rows * D, ds.raw(), S, rows * S, 0.0,
                         o.dk->raw(), S, S * D, groups);
-  return gemm_batched(half, true, false, S, D, rows, g.scale, ds.raw(), S, rows * S, q.raw(), D, rows * D, 0.0,
+  // dK [S, D] = scale dS^T Q
+  return gemm_batched(dt, true, false, S, D, rows, g.scale, ds.raw(), S, rows * S, q.raw(), D, rows * D, 0.0,
                       o.dk->raw(), D, S * D, groups);
+}
+
+// The "flash" candidate of 16-bit attention's forward (cuda_kernels/attention_flash16.h):
+// tensor-core tiles, no block of scores; head sizes 64 and 128.
+Status attention_flash_half(KernelContext& ctx) {
+  DType half = ctx.input(0).dtype();
+  if (!dtype_is_half(half)) return unsupported_cuda_dtype(ctx, half);
+  ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 0, 3));
+  if (!attention_flash16_supports(g))
+    return unsupported("{}: the flash kernel takes head and value sizes of 64 or 128 and K untransposed",
+                       ctx.node().describe());
+  CUDA_OUTPUT(out, ctx, 0);
+  ASSIGN_OR_RETURN(Tensor lse, lse_output(ctx, g));
+  CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(launch_attention_flash16_forward(
+      g, half == DType::kBFloat16, ctx.input(0).raw(), ctx.input(1).raw(), ctx.input(2).raw(), optional_input(ctx, 3),
+      optional_mask(ctx, 4), out.raw(), lse.data<float>(), stream())));
+  return Status::Ok();
 }
 
 Status wait_for_stream() {
@@ -234,13 +212,18 @@ const std::vector<KernelCandidate> kBackward{{"cublas", attention_grad_cublas, t
 }  // namespace
 
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "Attention", 1, 1000,
-                                   measured_choice(DeviceKind::kCuda, kForward, wait_for_stream));
+                                   measured_choice(DeviceKind::kCuda, kForward, wait_for_stream, host_copy));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "AttentionGrad", 1, 1000,
-                                   measured_choice(DeviceKind::kCuda, kBackward, wait_for_stream));
-// 16-bit Q, K, V: the cublas algorithm in 16 bits, the one implementation.
-ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "Attention", 1, 1000, DeviceKind::kCuda, attention_cublas_half,
+                                   measured_choice(DeviceKind::kCuda, kBackward, wait_for_stream, host_copy));
+// 16-bit Q, K, V: the cublas algorithm in 16 bits, and for the forward the
+// flash kernel as a measured candidate (dropped where slower or where its
+// outputs disagree with cublas's: it has never run on a GPU).
+ORT_REGISTER_KERNEL_FOR_DTYPES(
+    kOrtTrainDomain, "Attention", 1, 1000, DeviceKind::kCuda,
+    measured_choice(DeviceKind::kCuda, {{"cublas", attention_cublas, true}, {"flash", attention_flash_half, true}},
+                    wait_for_stream, host_copy),
+    (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
+ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "AttentionGrad", 1, 1000, DeviceKind::kCuda, attention_grad_cublas,
                                (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
-ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "AttentionGrad", 1, 1000, DeviceKind::kCuda,
-                               attention_grad_cublas_half, (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
 
 }  // namespace ort_train::cuda

@@ -37,18 +37,6 @@ Model mlp() {
   return m;
 }
 
-void apply_with_precision(const std::string& pass, Model& m, DType low, int64_t* changed = nullptr) {
-  PassContext ctx;
-  ctx.precision = low;
-  auto r = PassRegistry::instance().create(pass)->apply(m, ctx);
-  INFO(r.status().message());
-  REQUIRE(r.ok());
-  Status valid = verify_graph(m.graph);
-  INFO(valid.message());
-  REQUIRE(valid.ok());
-  if (changed) *changed = ctx.changed;
-}
-
 const Node& producer(const Model& m, const std::string& value) {
   for (const Node& n : m.graph.nodes)
     for (const std::string& o : n.outputs)
@@ -70,10 +58,10 @@ TEST_CASE("half_activations: GELU and the next GEMM read the 16-bit product; a r
           "[passes][autocast]") {
   for (DType low : {DType::kBFloat16, DType::kFloat16}) {
     Model autocast_only = mlp();
-    apply_with_precision("autocast", autocast_only, low);
+    apply_pass("autocast", autocast_only, {}, nullptr, false, low);
     Model m = autocast_only;
     int64_t changed = 0;
-    apply_with_precision("half_activations", m, low, &changed);
+    apply_pass("half_activations", m, {}, &changed, false, low);
     CHECK(changed > 0);
     REQUIRE(infer_shapes(m).ok());
     const Node& act = by_name(m, "act");
@@ -106,9 +94,9 @@ TEST_CASE("half_activations: GELU and the next GEMM read the 16-bit product; a r
 TEST_CASE("half_activations: nothing to do in float32, or without autocast's 16-bit products", "[passes][autocast]") {
   Model m = mlp();
   int64_t changed = 0;
-  apply_with_precision("half_activations", m, DType::kFloat, &changed);
+  apply_pass("half_activations", m, {}, &changed, false, DType::kFloat);
   CHECK(changed == 0);
-  apply_with_precision("half_activations", m, DType::kBFloat16, &changed);  // no autocast ran: no 16-bit values
+  apply_pass("half_activations", m, {}, &changed, false, DType::kBFloat16);  // no autocast ran: no 16-bit values
   CHECK(changed == 0);
   CHECK(count_op(m, "Cast") == 0);
 }

@@ -43,14 +43,16 @@ inline size_t count_op(const Model& m, const std::string& op) {
 }
 
 // Applies the registered pass `name`; REQUIREs success. `changed` receives
-// PassContext::changed; `shapes_bound` is PassContext's (a training graph's).
+// PassContext::changed; `shapes_bound` and `precision` are PassContext's (a
+// training graph's; --precision's).
 inline bool apply_pass(const std::string& name, Model& m, const std::set<std::string>& pinned = {},
-                       int64_t* changed = nullptr, bool shapes_bound = false) {
+                       int64_t* changed = nullptr, bool shapes_bound = false, DType precision = DType::kFloat) {
   auto pass = PassRegistry::instance().create(name);
   REQUIRE(pass != nullptr);
   PassContext ctx;
   ctx.pinned = pinned;
   ctx.shapes_bound = shapes_bound;
+  ctx.precision = precision;
   auto r = pass->apply(m, ctx);
   INFO(r.status().message());
   REQUIRE(r.ok());

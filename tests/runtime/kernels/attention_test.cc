@@ -203,20 +203,6 @@ TEST_CASE("Attention refuses operands that do not fit together", "[kernels][Atte
 
 namespace {
 
-template <typename H>
-Tensor to_half(const Tensor& f, DType half) {
-  Tensor h = Tensor::host(half, f.dims());
-  for (int64_t i = 0; i < f.numel(); ++i) h.data<H>()[i] = H(f.data<float>()[i]);
-  return h;
-}
-
-template <typename H>
-Tensor to_float(const Tensor& h) {
-  Tensor f = Tensor::host(DType::kFloat, h.dims());
-  for (int64_t i = 0; i < h.numel(); ++i) f.data<float>()[i] = static_cast<float>(h.data<H>()[i]);
-  return f;
-}
-
 // The 16-bit kernel against the float32 gemm candidate on the widened
 // operands: the same scores (LSE bit for bit), the product within the two
 // roundings (P, then O) of the 16-bit type; the gradients likewise.
@@ -226,8 +212,8 @@ void check_half_attention(DType half, double rtol) {
     NodeSpec wide = spec(c, 17, {Attribute::make_float("scale", 0.35f), Attribute::make_float("mask_fill", -1e9f)});
     NodeSpec low = wide;
     for (size_t i = 0; i < 3; ++i) {
-      low.inputs[i] = to_half<H>(wide.inputs[i], half);
-      wide.inputs[i] = to_float<H>(low.inputs[i]);
+      low.inputs[i] = narrowed<H>(wide.inputs[i]);
+      wide.inputs[i] = widened<H>(low.inputs[i]);
     }
     INFO(dtype_name(half) << " case T=" << c.t << " S=" << c.s << " heads " << c.h << "/" << c.hk);
     auto ref = run_with(wide, "gemm");
@@ -235,14 +221,14 @@ void check_half_attention(DType half, double rtol) {
     REQUIRE(got[0].dtype() == half);
     REQUIRE(got[1].dtype() == DType::kFloat);
     require_close(got[1], ref[1], 0, 0);
-    require_close(to_float<H>(got[0]), ref[0], rtol, rtol);
-    Tensor dout = to_half<H>(random_tensor(ref[0].dims(), 19), half);
-    auto ref_grads = run_with(grad_spec(wide, ref, to_float<H>(dout), c.bias), "gemm");
+    require_close(widened<H>(got[0]), ref[0], rtol, rtol);
+    Tensor dout = narrowed<H>(random_tensor(ref[0].dims(), 19));
+    auto ref_grads = run_with(grad_spec(wide, ref, widened<H>(dout), c.bias), "gemm");
     auto grads = run_node(grad_spec(low, got, dout, c.bias));
     REQUIRE(grads.size() == ref_grads.size());
     for (size_t i = 0; i < grads.size(); ++i) {
       INFO("gradient output " << i);
-      Tensor g = i < 3 ? to_float<H>(grads[i]) : grads[i];  // dScores is float32
+      Tensor g = i < 3 ? widened<H>(grads[i]) : grads[i];  // dScores is float32
       require_close(g, ref_grads[i], 4 * rtol, 4 * rtol);
     }
   }

@@ -18,20 +18,6 @@ using namespace ort_train::testing;
 namespace {
 
 template <typename H>
-Tensor narrowed(const Tensor& f) {
-  Tensor h = Tensor::host(std::is_same_v<H, BFloat16> ? DType::kBFloat16 : DType::kFloat16, f.dims());
-  for (int64_t i = 0; i < f.numel(); ++i) h.data<H>()[i] = H(f.data<float>()[i]);
-  return h;
-}
-
-template <typename H>
-Tensor widened(const Tensor& h) {
-  Tensor f = Tensor::host(DType::kFloat, h.dims());
-  for (int64_t i = 0; i < h.numel(); ++i) f.data<float>()[i] = static_cast<float>(h.data<H>()[i]);
-  return f;
-}
-
-template <typename H>
 void require_same_bits(const Tensor& actual, const Tensor& expected) {
   REQUIRE(actual.dtype() == expected.dtype());
   REQUIRE(actual.dims() == expected.dims());

@@ -10,31 +10,17 @@ using namespace ort_train::testing;
 
 namespace {
 
-template <typename T>
-Tensor narrow(const Tensor& f) {
-  Tensor t = Tensor::host(dtype_of<T>(), f.dims());
-  for (int64_t i = 0; i < f.numel(); ++i) t.data<T>()[i] = T(f.data<float>()[i]);
-  return t;
-}
-
-template <typename T>
-Tensor widen(const Tensor& b) {
-  Tensor t = Tensor::host(DType::kFloat, b.dims());
-  for (int64_t i = 0; i < b.numel(); ++i) t.data<float>()[i] = static_cast<float>(b.data<T>()[i]);
-  return t;
-}
-
 // Runs spec on 16-bit copies of its inputs and on their float32 values; the
 // 16-bit result must be the float32 one rounded, give or take an ulp.
 template <typename T>
 void require_half_matches_float(NodeSpec spec) {
   NodeSpec low_spec = spec;
-  for (Tensor& t : low_spec.inputs) t = narrow<T>(t);
-  for (Tensor& t : spec.inputs) t = widen<T>(narrow<T>(t));  // the same values, widened
+  for (Tensor& t : low_spec.inputs) t = narrowed<T>(t);
+  for (Tensor& t : spec.inputs) t = widened<T>(narrowed<T>(t));  // the same values, widened
   Tensor low = run_node(low_spec)[0], wide = run_node(spec)[0];
   REQUIRE(low.dtype() == dtype_of<T>());
   double ulp = std::is_same_v<T, BFloat16> ? 1.0 / 128 : 1.0 / 1024;
-  require_close(widen<T>(low), wide, ulp, 1e-3);
+  require_close(widened<T>(low), wide, ulp, 1e-3);
 }
 
 void require_both_match_float(const NodeSpec& spec) {
@@ -68,9 +54,9 @@ TEST_CASE("16-bit FusedMatMul with transB, alpha and a bias", "[kernels][FusedMa
 TEST_CASE("float16 GEMM overflow: a product past 65504 is inf, as PyTorch's float16 matmul", "[kernels][MatMul][half]") {
   // What --precision fp16's loss scaling detects: the product is accumulated
   // in float32 and only its rounding to float16 overflows.
-  Tensor a = narrow<Float16>(make<float>({1, 2}, {300.f, 300.f})), b = narrow<Float16>(make<float>({2, 1}, {200.f, 200.f}));
+  Tensor a = narrowed<Float16>(make<float>({1, 2}, {300.f, 300.f})), b = narrowed<Float16>(make<float>({2, 1}, {200.f, 200.f}));
   Tensor y = run_node({"MatMul", {a, b}})[0];
   CHECK(std::isinf(static_cast<float>(y.data<Float16>()[0])));
-  Tensor c = narrow<Float16>(make<float>({2, 1}, {100.f, 100.f}));
+  Tensor c = narrowed<Float16>(make<float>({2, 1}, {100.f, 100.f}));
   CHECK(static_cast<float>(run_node({"MatMul", {a, c}})[0].data<Float16>()[0]) == 60000.f);
 }
