@@ -54,10 +54,10 @@ Model single_node_model(const NodeSpec& spec) {
 }
 
 namespace {
-Result<std::vector<Tensor>> try_run(const NodeSpec& spec) {
+Result<std::vector<Tensor>> try_run(const NodeSpec& spec, const std::shared_ptr<Device>& device = nullptr) {
   Model m = single_node_model(spec);
   RETURN_IF_ERROR(infer_shapes(m));
-  ASSIGN_OR_RETURN(auto ex, Executor::create(m));
+  ASSIGN_OR_RETURN(auto ex, Executor::create(m, device));
   std::map<std::string, Tensor> feeds;
   for (const ValueInfo& v : m.graph.inputs) {
     size_t i = std::stoul(v.name.substr(2));
@@ -65,10 +65,21 @@ Result<std::vector<Tensor>> try_run(const NodeSpec& spec) {
   }
   ASSIGN_OR_RETURN(auto outs, ex->run(feeds, spec.run_options));
   std::vector<Tensor> result;
-  for (size_t i = 0; i < spec.num_outputs; ++i) result.push_back(outs["out" + std::to_string(i)]);
+  for (size_t i = 0; i < spec.num_outputs; ++i) {
+    Tensor t = outs["out" + std::to_string(i)];
+    if (device && t.defined() && t.device() != DeviceKind::kCpu) { ASSIGN_OR_RETURN(t, to_host(*device, t)); }
+    result.push_back(t);
+  }
   return result;
 }
 }  // namespace
+
+std::vector<Tensor> run_node_on(const NodeSpec& spec, const std::shared_ptr<Device>& device) {
+  auto r = try_run(spec, device);
+  INFO(r.status().message());
+  REQUIRE(r.ok());
+  return std::move(r).value();
+}
 
 std::vector<Tensor> run_node(const NodeSpec& spec) {
   auto r = try_run(spec);

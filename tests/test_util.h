@@ -12,6 +12,7 @@
 #include "graph/graph.h"
 #include "graph/onnx_io.h"
 #include "graph/shape_inference.h"
+#include "runtime/device.h"
 #include "runtime/executor.h"
 
 namespace ort_train::testing {
@@ -33,6 +34,9 @@ Model single_node_model(const NodeSpec& spec);
 
 // Runs the node; REQUIREs success and returns the outputs in order.
 std::vector<Tensor> run_node(const NodeSpec& spec);
+// Runs the node on `device` (null: the CPU); REQUIREs success and returns the
+// outputs copied to the host.
+std::vector<Tensor> run_node_on(const NodeSpec& spec, const std::shared_ptr<Device>& device);
 // Runs the node and returns the error (REQUIREs failure).
 Status run_node_error(const NodeSpec& spec);
 

@@ -4,13 +4,17 @@
 # part under its own time limit so that a call cut short still brings back the
 # parts before it:
 #   1. the CUDA tests verbosely (CPU-vs-CUDA for every gradient case, 10-step
-#      parity per model and optimizer, deterministic repeats);
+#      parity per model and optimizer, deterministic repeats, the 16-bit
+#      kernels and both 16-bit attention candidates against the CPU's);
 #   2. the BERT-base / GPT-2 small benchmark against PyTorch eager and
-#      torch.compile on the same card, fp32 (TF32) then bf16 (autocast), with MFU;
+#      torch.compile on the same card, fp32 (TF32) then bf16 (autocast), with
+#      MFU; in bf16 also ort_train with --enable-pass half_activations (its
+#      measured attention choice, cublas against flash, printed);
 #   3. the ONNX node tests (ours, and ../shared's corpus when the bundle holds
 #      it) through `ort_train run --device cuda`: every forward kernel on the GPU;
 #   4. the measured attention choice (cublas vs tiled) on four shapes;
-#   5. compute-sanitizer memcheck over the CUDA gradient cases;
+#   5. compute-sanitizer memcheck over the CUDA gradient cases and the 16-bit
+#      kernels (flash attention included);
 #   6. racecheck (shared-memory hazards) over the same cases, when asked for.
 # PARTS (default "tests bench nodes attention sanitizer"; add "racecheck")
 # picks parts, so a second call can finish what a first left; BENCH_ARGS adds
@@ -50,9 +54,9 @@ want attention && limit "${ATTENTION_S:-60}" python3 bench/bench_attention_choic
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
 if want sanitizer && [ -n "$sanitizer" ]; then
   limit "${SANITIZER_S:-120}" "$sanitizer" --tool memcheck --leak-check no --error-exitcode 9 --target-processes all \
-    /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu" 2>&1 | tail -20 | tee "$out/memcheck.txt"
+    /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu,cuda.half_kernels_match_the_cpu" 2>&1 | tail -20 | tee "$out/memcheck.txt"
 fi
 if want racecheck && [ -n "$sanitizer" ]; then
   limit "${RACECHECK_S:-90}" "$sanitizer" --tool racecheck --racecheck-report hazard --error-exitcode 9 \
-    /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu" 2>&1 | tail -20 | tee "$out/racecheck.txt"
+    /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu,cuda.half_kernels_match_the_cpu" 2>&1 | tail -20 | tee "$out/racecheck.txt"
 fi

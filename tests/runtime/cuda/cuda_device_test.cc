@@ -17,6 +17,7 @@
 #include "graph/onnx_io.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_choice.h"
 #include "runtime/vector_ops.h"
 #include "graph/passes/pass_manager.h"
 #include "training/trainer.h"
@@ -566,6 +567,77 @@ TEST_CASE("cuda.float16_conversions_match_the_cpu_bit_for_bit") {
     REQUIRE(gback.ok());
     CHECK(std::memcmp(gback->raw(), acc.raw(), acc.nbytes()) == 0);
   }
+}
+
+namespace {
+
+// The 16-bit kernels on the GPU against the CPU's (half_twins.cc,
+// attention_gemm.cc): elementwise within one 16-bit unit (or 1e-6 in GELU's
+// tail), attention within two units (the flash candidate rounds its
+// probabilities before normalizing them), LSE within float32 accumulation.
+template <typename H>
+void check_half_kernels_on(const std::shared_ptr<Device>& device, double unit) {
+  Tensor x = narrowed<H>(random_tensor({3, 5, 64}, 31, -4.f, 4.f)), y = narrowed<H>(random_tensor({3, 5, 64}, 32));
+  Tensor row = narrowed<H>(random_tensor({64}, 33));
+  std::vector<NodeSpec> elementwise = {
+      {"Gelu", {x}, {}, 1, 1, {}, kOrtTrainDomain}, {"Silu", {x}, {}, 1, 1, {}, kOrtTrainDomain},
+      {"Relu", {x}}, {"Add", {x, row}}, {"Mul", {x, y}}, {"Sub", {y, x}}, {"Div", {x, row}}, {"Sum", {x, y, x}},
+      {"GeluGrad", {y, x}, {}, 1, 1, {}, kOrtTrainDomain}, {"SiluGrad", {y, x}, {}, 1, 1, {}, kOrtTrainDomain}};
+  NodeSpec dropout{"Dropout", {x, Tensor::scalar_f32(0.25f), Tensor::from_vector<bool>({}, {true})}, {}, 2, 17};
+  dropout.run_options.seed = 9;
+  elementwise.push_back(dropout);
+  for (const NodeSpec& n : elementwise) {
+    INFO(n.op << " in " << dtype_name(x.dtype()));
+    auto cpu = run_node(n), gpu = run_node_on(n, device);
+    for (size_t i = 0; i < cpu.size(); ++i) require_close(gpu[i], cpu[i], unit, 1e-6);
+  }
+  // Attention: GQA with a causal mask and a bias; head sizes 64 and 128; dropout.
+  struct Shape { int64_t b, h, hk, t, s, d; float dropout; };
+  for (const Shape& c : {Shape{2, 4, 2, 70, 150, 64, 0.f}, Shape{1, 2, 2, 130, 130, 128, 0.f},
+                         Shape{2, 2, 1, 33, 64, 64, 0.1f}}) {
+    Tensor q = narrowed<H>(random_tensor({c.b, c.h, c.t, c.d}, 41, -2, 2));
+    Tensor k = narrowed<H>(random_tensor({c.b, c.hk, c.s, c.d}, 42, -2, 2));
+    Tensor v = narrowed<H>(random_tensor({c.b, c.hk, c.s, c.d}, 43));
+    Tensor bias = random_tensor({c.b, 1, 1, c.s}, 44, -3, 0);
+    Tensor mask = Tensor::host(DType::kBool, {1, 1, c.t, c.s});
+    for (int64_t t = 0; t < c.t; ++t)
+      for (int64_t s = 0; s < c.s; ++s) mask.data<bool>()[t * c.s + s] = s <= t + (c.s - c.t);
+    NodeSpec fwd{"Attention", {q, k, v, bias, mask},
+                 {Attribute::make_float("scale", 0.125f), Attribute::make_float("mask_fill", -1e9f),
+                  Attribute::make_float("dropout_ratio", c.dropout), Attribute::make_int("seed", 5)},
+                 2, 1, {}, kOrtTrainDomain};
+    auto cpu = run_node(fwd);
+    for (const char* candidate : {"cublas", "flash"}) {
+      INFO("Attention " << candidate << " T=" << c.t << " S=" << c.s << " D=" << c.d << " dropout " << c.dropout);
+      KernelChoices::instance().clear();
+      KernelChoices::instance().keep("com.ort_train.Attention", candidate);
+      auto gpu = run_node_on(fwd, device);
+      KernelChoices::instance().clear();
+      require_close(gpu[0], cpu[0], 2 * unit, 1e-3);
+      require_close(gpu[1], cpu[1], 1e-4, 1e-4);
+    }
+    Tensor dout = narrowed<H>(random_tensor(cpu[0].dims(), 45));
+    NodeSpec grad = fwd;
+    grad.op = "AttentionGrad";
+    grad.inputs = {dout, q, k, v, cpu[0], cpu[1], bias, mask};
+    grad.num_outputs = 4;
+    auto cpu_grads = run_node(grad), gpu_grads = run_node_on(grad, device);
+    for (size_t i = 0; i < cpu_grads.size(); ++i) {
+      INFO("AttentionGrad output " << i);
+      require_close(gpu_grads[i], cpu_grads[i], 4 * unit, 1e-3);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cuda.half_kernels_match_the_cpu") {
+  // half_activations' 16-bit kernels, and both candidates of 16-bit attention
+  // (the flash kernel forced, so it runs whatever it measures).
+  if (std::string why = no_gpu_reason(); !why.empty()) ORT_TRAIN_SKIP(why);
+  auto device = gpu();
+  check_half_kernels_on<BFloat16>(device, 8e-3);
+  check_half_kernels_on<Float16>(device, 1e-3);
 }
 
 }  // namespace ort_train::testing
