@@ -4,9 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 
 #include "cuda_kernels/mma_fragments.h"
+#include "cuda_kernels/mma_sync.cuh"
 #include "numerics/float16.h"
 
 namespace ort_train {
@@ -16,30 +16,6 @@ constexpr int kWarps = 4;
 constexpr int kRows = 16 * kWarps;  // query rows per block: 16 per warp
 constexpr int kKeys = 64;           // keys per shared-memory tile
 constexpr unsigned kFullMask = 0xffffffffu;
-
-__device__ __forceinline__ uint32_t pack(uint16_t lo, uint16_t hi) {
-  return static_cast<uint32_t>(lo) | (static_cast<uint32_t>(hi) << 16);
-}
-
-// c += a b on the tensor cores (one m16n8k16 tile; layouts in mma_fragments.h).
-template <typename H>
-__device__ __forceinline__ void mma16816(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same<H, BFloat16>::value) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-#endif
-}
 
 // The shift of a row's exponentials: its running maximum, or 0 while every
 // score so far is -inf (attention_rows.h's attention_row_shift).
@@ -65,20 +41,11 @@ __global__ void __launch_bounds__(kWarps * 32)
 
   // This warp's 16 rows of Q as D / 16 A tiles.
   uint32_t qa[D / 16][4];
-  #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk)
-    #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      MmaIndex at = mma_a_index(lane, 2 * r);
-      int64_t t = t0 + at.row;
-      int d = kk * 16 + at.col;
-      uint16_t lo = t < T ? qh[t * D + d].bits : 0, hi = t < T ? qh[t * D + d + 1].bits : 0;
-      qa[kk][r] = pack(lo, hi);
-    }
+  load_a_rows<H, D>(qh, t0, T, lane, qa);
   float o[D / 8][4];
-  #pragma unroll
+#pragma unroll
   for (int nd = 0; nd < D / 8; ++nd)
-    #pragma unroll
+#pragma unroll
     for (int i = 0; i < 4; ++i) o[nd][i] = 0.f;
   float m[2] = {-INFINITY, -INFINITY};  // running maxima of rows g and g + 8 (g = lane / 4)
   float l[2] = {0.f, 0.f};              // this lane's part of their sums
@@ -95,25 +62,13 @@ __global__ void __launch_bounds__(kWarps * 32)
 
     // S = Q K^T: B(k = d, n = key) = K[key][d].
     float sc[kKeys / 8][4];
-    #pragma unroll
-    for (int nb = 0; nb < kKeys / 8; ++nb)
-      #pragma unroll
-      for (int i = 0; i < 4; ++i) sc[nb][i] = 0.f;
-    const MmaIndex kb = mma_b_index(lane, 0);
-    #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      #pragma unroll
-      for (int nb = 0; nb < kKeys / 8; ++nb) {
-        const uint16_t* row = ks[nb * 8 + kb.col];
-        int d = kk * 16 + kb.row;
-        mma16816<H>(sc[nb], qa[kk], pack(row[d], row[d + 1]), pack(row[d + 8], row[d + 9]));
-      }
+    rows_times_tile_t<H, D, kKeys>(qa, ks, lane, sc);
 
     // The scores and this tile's row maxima (over the 4 lanes of a row).
     float tile_max[2] = {-INFINITY, -INFINITY};
-    #pragma unroll
+#pragma unroll
     for (int nb = 0; nb < kKeys / 8; ++nb)
-      #pragma unroll
+#pragma unroll
       for (int i = 0; i < 4; ++i) {
         MmaIndex c = mma_c_index(lane, i);
         int64_t t = t0 + c.row, s = s0 + nb * 8 + c.col;
@@ -122,7 +77,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         tile_max[i >> 1] = fmaxf(tile_max[i >> 1], x);
       }
     float shift[2];
-    #pragma unroll
+#pragma unroll
     for (int r = 0; r < 2; ++r) {
       tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(kFullMask, tile_max[r], 1));
       tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(kFullMask, tile_max[r], 2));
@@ -131,57 +86,45 @@ __global__ void __launch_bounds__(kWarps * 32)
       m[r] = grown;
       shift[r] = row_shift(grown);
       l[r] *= factor;
-      #pragma unroll
+#pragma unroll
       for (int nd = 0; nd < D / 8; ++nd) {
         o[nd][2 * r] *= factor;
         o[nd][2 * r + 1] *= factor;
       }
     }
 
-    // P = exp(S - shift) as A tiles (each lane keeps its own values), then O += P V
-    // with B(k = key, n = d) = V[key][d].
-    const MmaIndex vb = mma_b_index(lane, 0);
-    #pragma unroll
-    for (int j = 0; j < kKeys / 16; ++j) {
-      uint32_t pa[4];
-      #pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        int tile = 2 * j + mma_a_from_c_tile(2 * r), cv = mma_a_from_c_value(2 * r);
-        float p0 = expf(sc[tile][cv] - shift[cv >> 1]), p1 = expf(sc[tile][cv + 1] - shift[cv >> 1]);
-        l[cv >> 1] += p0 + p1;  // the softmax's sum is of the undropped probabilities
+    // P = exp(S - shift) (dropped), its sums; then O += P V with P rounded to
+    // 16 bits and read in place as A tiles, B(k = key, n = d) = V[key][d].
+#pragma unroll
+    for (int nb = 0; nb < kKeys / 8; ++nb)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float p = expf(sc[nb][i] - shift[i >> 1]);
+        l[i >> 1] += p;  // the softmax's sum is of the undropped probabilities
         if (g.dropout_ratio != 0.0f) {
-          MmaIndex c = mma_c_index(lane, cv);
-          int64_t t = t0 + c.row, s = s0 + tile * 8 + c.col;
-          p0 *= attention_dropout_factor<float>(g, b, h, t, s);
-          p1 *= attention_dropout_factor<float>(g, b, h, t, s + 1);
+          MmaIndex c = mma_c_index(lane, i);
+          p *= attention_dropout_factor<float>(g, b, h, t0 + c.row, s0 + nb * 8 + c.col);
         }
-        pa[r] = pack(H(p0).bits, H(p1).bits);
+        sc[nb][i] = p;
       }
-      int key = j * 16 + vb.row;
-      #pragma unroll
-      for (int nd = 0; nd < D / 8; ++nd) {
-        int d = nd * 8 + vb.col;
-        mma16816<H>(o[nd], pa, pack(vs[key][d], vs[key + 1][d]), pack(vs[key + 8][d], vs[key + 9][d]));
-      }
-    }
+    c_tiles_times_tile<H, D, kKeys>(sc, vs, lane, o);
   }
 
-  #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l[r] += __shfl_xor_sync(kFullMask, l[r], 1);
     l[r] += __shfl_xor_sync(kFullMask, l[r], 2);
   }
   H* oh = out + (b * g.heads + h) * T * D;
-  #pragma unroll
+#pragma unroll
   for (int nd = 0; nd < D / 8; ++nd)
-    #pragma unroll
+#pragma unroll
     for (int i = 0; i < 4; ++i) {
       MmaIndex c = mma_c_index(lane, i);
       int64_t t = t0 + c.row;
       if (t < T) oh[t * D + nd * 8 + c.col] = H(o[nd][i] / l[i >> 1]);
     }
   if ((lane & 3) == 0)
-    #pragma unroll
+#pragma unroll
     for (int r = 0; r < 2; ++r) {
       int64_t t = t0 + (lane >> 2) + 8 * r;
       if (t < T) lse[(b * g.heads + h) * T + t] = row_shift(m[r]) + logf(l[r]);
@@ -205,11 +148,7 @@ int launch_attention_flash16_forward(const AttentionGeometry& g, bool bf16, cons
                                      void* stream) {
   if (!attention_flash16_supports(g) || g.batch * g.heads > 65535 || (g.queries + kRows - 1) / kRows > 2147483647)
     return cudaErrorInvalidValue;
-  int device = 0, major = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (e != cudaSuccess) return e;
-  if (major < 8) return cudaErrorInvalidDeviceFunction;  // mma.sync with 16-bit operands needs sm_80
+  if (cudaError_t e = require_sm80(); e != cudaSuccess) return e;
   auto s = static_cast<cudaStream_t>(stream);
   if (bf16)
     return g.head_size == 64 ? launch_typed<BFloat16, 64>(g, q, k, v, bias, mask, out, lse, s)

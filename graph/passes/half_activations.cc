@@ -72,6 +72,7 @@ class HalfActivations : public Pass {
     low_of_.clear();
     taken_.clear();
     for (const auto& [name, v] : g.values) taken_.insert(name);
+    for (const auto& [name, t] : g.initializers) taken_.insert(name);
     for (const Node& n : g.nodes) {
       taken_.insert(n.name);
       taken_.insert(n.outputs.begin(), n.outputs.end());

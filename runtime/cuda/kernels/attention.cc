@@ -11,8 +11,8 @@
 //   tiled (cuda_kernels/attention.cu): no block of scores, no tensor cores;
 //     slower wherever it was measured, kept for rows the scratch cannot hold.
 // 16-bit Q, K, V (half_activations'): the cublas algorithm on 16-bit GEMMs
-// (attention_cublas below), and for the forward a tensor-core flash
-// kernel as a second measured candidate (cuda_kernels/attention_flash16.h).
+// (attention_cublas below), and tensor-core flash kernels, forward and
+// backward, as second measured candidates (cuda_kernels/attention_flash16.h).
 // Geometry: runtime/attention_geometry.
 #include "cuda_kernels/attention_flash16.h"
 #include "cuda_kernels/attention_rows.h"
@@ -198,6 +198,23 @@ Status attention_flash_half(KernelContext& ctx) {
   return Status::Ok();
 }
 
+// The "flash" candidate of 16-bit AttentionGrad (attention_flash16.h): head size 64; dQ through atomics.
+Status attention_grad_flash_half(KernelContext& ctx) {
+  DType half = ctx.input(1).dtype();
+  if (!dtype_is_half(half)) return unsupported_cuda_dtype(ctx, half);
+  ASSIGN_OR_RETURN(AttentionGeometry g, attention_geometry(ctx, 1, 6));
+  if (!attention_flash16_backward_supports(g))
+    return unsupported("{}: the flash backward takes head and value size 64 and K untransposed",
+                       ctx.node().describe());
+  ASSIGN_OR_RETURN(GradTensors o, grad_outputs(ctx));
+  ASSIGN_OR_RETURN(Tensor dq32, temp(ctx, DType::kFloat, o.dq->dims()));
+  CUDA_RETURN_IF_ERROR(static_cast<cudaError_t>(launch_attention_flash16_backward(
+      g, half == DType::kBFloat16, ctx.input(0).raw(), ctx.input(1).raw(), ctx.input(2).raw(), ctx.input(3).raw(),
+      ctx.input(4).raw(), ctx.input(5).data<float>(), optional_input(ctx, 6), optional_mask(ctx, 7),
+      dq32.data<float>(), o.dq->raw(), o.dk->raw(), o.dv->raw(), o.dscores, stream())));
+  return Status::Ok();
+}
+
 Status wait_for_stream() {
   CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream()));
   return Status::Ok();
@@ -215,15 +232,20 @@ ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "Attention", 1, 1000,
                                    measured_choice(DeviceKind::kCuda, kForward, wait_for_stream, host_copy));
 ORT_REGISTER_CUDA_KERNEL_IN_DOMAIN(kOrtTrainDomain, "AttentionGrad", 1, 1000,
                                    measured_choice(DeviceKind::kCuda, kBackward, wait_for_stream, host_copy));
-// 16-bit Q, K, V: the cublas algorithm in 16 bits, and for the forward the
-// flash kernel as a measured candidate (dropped where slower or where its
-// outputs disagree with cublas's: it has never run on a GPU).
+// 16-bit Q, K, V: the cublas algorithm in 16 bits, and the flash kernels as
+// measured candidates (dropped where slower or where their outputs disagree
+// with cublas's: they have never run on a GPU). The flash backward adds dQ
+// with atomics, so --deterministic keeps cublas.
 ORT_REGISTER_KERNEL_FOR_DTYPES(
     kOrtTrainDomain, "Attention", 1, 1000, DeviceKind::kCuda,
     measured_choice(DeviceKind::kCuda, {{"cublas", attention_cublas, true}, {"flash", attention_flash_half, true}},
                     wait_for_stream, host_copy),
     (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
-ORT_REGISTER_KERNEL_FOR_DTYPES(kOrtTrainDomain, "AttentionGrad", 1, 1000, DeviceKind::kCuda, attention_grad_cublas,
-                               (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
+ORT_REGISTER_KERNEL_FOR_DTYPES(
+    kOrtTrainDomain, "AttentionGrad", 1, 1000, DeviceKind::kCuda,
+    measured_choice(DeviceKind::kCuda,
+                    {{"cublas", attention_grad_cublas, true}, {"flash", attention_grad_flash_half, false}},
+                    wait_for_stream, host_copy),
+    (std::vector<DType>{DType::kBFloat16, DType::kFloat16}));
 
 }  // namespace ort_train::cuda
