@@ -49,11 +49,17 @@ int stop_signal() { return g_signal.load(); }
 Result<int> agreed_stop_signal(Communicator& comm) {
   int mine = stop_signal();
   if (comm.size() <= 1) return mine;
-  Tensor noted = Tensor::host(DType::kFloat, {1});
-  noted.data<float>()[0] = mine != 0 ? 1.f : 0.f;
+  // One slot per stop signal, summed over the ranks: every rank names the
+  // same signal, one some rank received. (A rank the signal had not reached
+  // yet used to name SIGTERM: rank 0 logged "stopped by SIGTERM" for Slurm's
+  // SIGUSR1 that had reached rank 1 first.)
+  constexpr size_t kCount = sizeof(kStopSignals) / sizeof(kStopSignals[0]);
+  Tensor noted = Tensor::host(DType::kFloat, {static_cast<int64_t>(kCount)});
+  for (size_t i = 0; i < kCount; ++i) noted.data<float>()[i] = mine == kStopSignals[i] ? 1.f : 0.f;
   RETURN_IF_ERROR(comm.allreduce_sum(noted));
-  if (noted.data<float>()[0] < 0.5f) return 0;
-  return mine != 0 ? mine : SIGTERM;
+  for (size_t i = 0; i < kCount; ++i)
+    if (noted.data<float>()[i] >= 0.5f) return kStopSignals[i];
+  return 0;
 }
 
 const char* signal_name(int sig) {

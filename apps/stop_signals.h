@@ -27,8 +27,8 @@ void catch_stop_signals();
 int stop_signal();
 // Whether any rank noted a stop signal: a collective every rank calls after
 // the same step, so all stop after it (a scheduler may signal ranks apart).
-// The signal is this rank's, or SIGTERM's number when only another rank's
-// was noted; 0 when none was.
+// Every rank returns the same signal, one that some rank noted (the first of
+// SIGTERM, SIGINT, SIGUSR1 that any did); 0 when none was.
 Result<int> agreed_stop_signal(Communicator& comm);
 // "SIGTERM" for a signal number.
 const char* signal_name(int sig);

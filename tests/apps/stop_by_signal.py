@@ -15,7 +15,8 @@ Without --checkpoint-dir it exits 128 + the signal, saying that nothing was save
 --ranks 1: SIGTERM, and SIGINT (Ctrl-C) without a checkpoint folder.
 --ranks 2: under mpirun, SIGUSR1 to mpirun (which forwards it to every rank),
 SIGTERM to each rank (as slurmstepd signals a job's tasks) and to one rank
-only; every rank stops after the same step. Exits 77 (CTest's skip code) without mpirun or
+only, SIGUSR1 to the last rank only; every rank stops after the same step,
+and rank 0's log names the signal sent. Exits 77 (CTest's skip code) without mpirun or
 the MPI plugin. A second signal ending the process at once is a unit test
 (apps.stop_signals_*). Standard library only.
 """
@@ -45,9 +46,9 @@ def rows(path):
         return [json.loads(line) for line in f]
 
 
-def stopped_run(args, folder, name, ranks, sig, to_ranks=0, checkpoint=True):
-    """Starts a long run, signals it (or `to_ranks` of its ranks) after 20
-    logged steps; returns (exit code,
+def stopped_run(args, folder, name, ranks, sig, to_ranks=0, checkpoint=True, last=False):
+    """Starts a long run, signals it (or `to_ranks` of its ranks, the last ones
+    with `last`) after 20 logged steps; returns (exit code,
     seconds from the signal to the exit, output, metrics path, checkpoint dir)."""
     ck = os.path.join(folder, name + "_ck")
     m = os.path.join(folder, name + ".jsonl")
@@ -66,7 +67,8 @@ def stopped_run(args, folder, name, ranks, sig, to_ranks=0, checkpoint=True):
     if job.poll() is not None:
         return job.returncode, 0.0, job.communicate()[0], m, ck
     started = time.time()
-    targets = [pid for _, pid in sorted(rank_pids(job.pid).items())][:to_ranks] if to_ranks else [job.pid]
+    pids = [pid for _, pid in sorted(rank_pids(job.pid).items())]
+    targets = (pids[-to_ranks:] if last else pids[:to_ranks]) if to_ranks else [job.pid]
     for pid in targets:
         os.kill(pid, sig)
     try:
@@ -77,8 +79,8 @@ def stopped_run(args, folder, name, ranks, sig, to_ranks=0, checkpoint=True):
     return job.returncode, time.time() - started, out, m, ck
 
 
-def check_stop_and_resume(args, folder, name, ranks, sig, to_ranks=0):
-    code, took, out, m, ck = stopped_run(args, folder, name, ranks, sig, to_ranks)
+def check_stop_and_resume(args, folder, name, ranks, sig, to_ranks=0, last=False):
+    code, took, out, m, ck = stopped_run(args, folder, name, ranks, sig, to_ranks, last=last)
     label = f"{name}: {signal.Signals(sig).name}{f' to {to_ranks} of the ranks' if to_ranks else ''}, {ranks} rank(s)"
     print(f"{label}: exit {code} {took:.1f} s after the signal")
     # mpirun reports SIGTERM's end of a job as 1 whatever the ranks returned; it passes
@@ -88,8 +90,10 @@ def check_stop_and_resume(args, folder, name, ranks, sig, to_ranks=0):
     failures = []
     if took > 30:
         failures.append(f"{label}: took {took:.0f} s to stop")
-    if "stopped by" not in out or "--resume" not in out:
-        failures.append(f"{label}: no line saying it stopped and how to resume: {out[-800:]}")
+    # Rank 0 logs, and names the signal some rank received, even one that reached only another rank.
+    if f"stopped by {signal.Signals(sig).name}" not in out or "--resume" not in out:
+        failures.append(f"{label}: no line saying it stopped by {signal.Signals(sig).name} and how to resume: "
+                        f"{out[-800:]}")
     kept = sorted(f for f in os.listdir(ck) if f.endswith(".ortc"))
     got = rows(m)  # the metrics file itself, finished: not a .partial
     step = got[-1]["step"] if got else 0
@@ -144,6 +148,8 @@ def main():
             failures += check_stop_and_resume(args, folder, "term_ranks", 2, signal.SIGTERM, to_ranks=2)
             # One rank signalled: the other learns it in the step's agreement and stops after the same step.
             failures += check_stop_and_resume(args, folder, "term_one_rank", 2, signal.SIGTERM, to_ranks=1)
+            # Slurm's SIGUSR1 reaching rank 1 before rank 0: rank 0 still says SIGUSR1 (it said SIGTERM).
+            failures += check_stop_and_resume(args, folder, "usr1_last_rank", 2, signal.SIGUSR1, to_ranks=1, last=True)
     for f in failures:
         print("FAIL", f)
     return 1 if failures else 0
