@@ -42,11 +42,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   // This warp's 16 rows of Q as D / 16 A tiles.
   uint32_t qa[D / 16][4];
   load_a_rows<H, D>(qh, t0, T, lane, qa);
-  float o[D / 8][4];
-#pragma unroll
-  for (int nd = 0; nd < D / 8; ++nd)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) o[nd][i] = 0.f;
+  float o[D / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY};  // running maxima of rows g and g + 8 (g = lane / 4)
   float l[2] = {0.f, 0.f};              // this lane's part of their sums
 
@@ -114,15 +110,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     l[r] += __shfl_xor_sync(kFullMask, l[r], 1);
     l[r] += __shfl_xor_sync(kFullMask, l[r], 2);
   }
-  H* oh = out + (b * g.heads + h) * T * D;
-#pragma unroll
-  for (int nd = 0; nd < D / 8; ++nd)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      MmaIndex c = mma_c_index(lane, i);
-      int64_t t = t0 + c.row;
-      if (t < T) oh[t * D + nd * 8 + c.col] = H(o[nd][i] / l[i >> 1]);
-    }
+  const float inverse_sum[2] = {1.f / l[0], 1.f / l[1]};
+  store_c_rows<H, D>(o, inverse_sum, out + (b * g.heads + h) * T * D, t0, T, lane);
   if ((lane & 3) == 0)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {

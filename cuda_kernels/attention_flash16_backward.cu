@@ -51,11 +51,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   uint32_t ka[D / 16][4], va[D / 16][4];  // this warp's 16 keys of K and V as A tiles
   load_a_rows<H, D>(kh_base, w0, S, lane, ka);
   load_a_rows<H, D>(vh_base, w0, S, lane, va);
-  float dk_acc[D / 8][4], dv_acc[D / 8][4];
-#pragma unroll
-  for (int nd = 0; nd < D / 8; ++nd)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) dk_acc[nd][i] = dv_acc[nd][i] = 0.f;
+  float dk_acc[D / 8][4] = {}, dv_acc[D / 8][4] = {};
 
   for (int64_t hh = 0; hh < group; ++hh) {
     const int64_t h = kh * group + hh, bh = b * g.heads + h;
@@ -112,12 +108,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       __syncthreads();
 
       // dQ rows of this warp's 16 queries: dS (16 x 64 keys, read from dS^T) times K.
-      float dq_acc[D / 8][4];
-#pragma unroll
-      for (int nd = 0; nd < D / 8; ++nd)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) dq_acc[nd][i] = 0.f;
-      const MmaIndex bi = mma_b_index(lane, 0);
+      float dq_acc[D / 8][4] = {};
 #pragma unroll
       for (int kk = 0; kk < kKeys / 16; ++kk) {
         uint32_t a[4];
@@ -127,12 +118,7 @@ __global__ void __launch_bounds__(kWarps * 32)
           int ql = warp * 16 + at.row, key = kk * 16 + at.col;
           a[r] = pack16x2(dst[key][ql], dst[key + 1][ql]);
         }
-        int key = kk * 16 + bi.row;
-#pragma unroll
-        for (int nd = 0; nd < D / 8; ++nd) {
-          int d = nd * 8 + bi.col;
-          mma16816<H>(dq_acc[nd], a, pack16x2(ks[key][d], ks[key + 1][d]), pack16x2(ks[key + 8][d], ks[key + 9][d]));
-        }
+        a_times_tile_rows<H, D>(a, ks, kk * 16, lane, dq_acc);
       }
 #pragma unroll
       for (int nd = 0; nd < D / 8; ++nd)
@@ -144,19 +130,9 @@ __global__ void __launch_bounds__(kWarps * 32)
         }
     }
   }
-  H* dkh = dk + (b * g.kv_heads + kh) * S * D;
-  H* dvh = dv + (b * g.kv_heads + kh) * S * D;
-#pragma unroll
-  for (int nd = 0; nd < D / 8; ++nd)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      MmaIndex c = mma_c_index(lane, i);
-      int64_t s = w0 + c.row;
-      if (s < S) {
-        dkh[s * D + nd * 8 + c.col] = H(scale * dk_acc[nd][i]);
-        dvh[s * D + nd * 8 + c.col] = H(dv_acc[nd][i]);
-      }
-    }
+  const float scaled[2] = {scale, scale}, unscaled[2] = {1.f, 1.f};
+  store_c_rows<H, D>(dk_acc, scaled, dk + (b * g.kv_heads + kh) * S * D, w0, S, lane);
+  store_c_rows<H, D>(dv_acc, unscaled, dv + (b * g.kv_heads + kh) * S * D, w0, S, lane);
 }
 
 template <typename H>

@@ -76,12 +76,25 @@ __device__ __forceinline__ void rows_times_tile_t(const uint32_t (&a)[D / 16][4]
     }
 }
 
+// acc (16 x D as D / 8 C tiles) += A (one 16 x 16 A tile) times rows row0 ..
+// row0 + 15 of a shared tile: B(k = row, n = d) = tile[row0 + k][d].
+template <typename H, int D>
+__device__ __forceinline__ void a_times_tile_rows(const uint32_t (&a)[4], const uint16_t (*tile)[D], int row0,
+                                                  int lane, float (&acc)[D / 8][4]) {
+  const MmaIndex bi = mma_b_index(lane, 0);
+  const int row = row0 + bi.row;
+#pragma unroll
+  for (int nd = 0; nd < D / 8; ++nd) {
+    int d = nd * 8 + bi.col;
+    mma16816<H>(acc[nd], a, pack16x2(tile[row][d], tile[row + 1][d]), pack16x2(tile[row + 8][d], tile[row + 9][d]));
+  }
+}
+
 // acc (16 x D as D / 8 C tiles) += round(p) times tile: p is 16 x N as C
 // tiles, read in place as A tiles (rounded to H); B(k = row, n = d) = tile[row][d].
 template <typename H, int D, int N>
 __device__ __forceinline__ void c_tiles_times_tile(const float (&p)[N / 8][4], const uint16_t (*tile)[D], int lane,
                                                    float (&acc)[D / 8][4]) {
-  const MmaIndex bi = mma_b_index(lane, 0);
 #pragma unroll
   for (int j = 0; j < N / 16; ++j) {
     uint32_t a[4];
@@ -90,13 +103,24 @@ __device__ __forceinline__ void c_tiles_times_tile(const float (&p)[N / 8][4], c
       int t = 2 * j + mma_a_from_c_tile(2 * r), cv = mma_a_from_c_value(2 * r);
       a[r] = pack16x2(H(p[t][cv]).bits, H(p[t][cv + 1]).bits);
     }
-    int row = j * 16 + bi.row;
-#pragma unroll
-    for (int nd = 0; nd < D / 8; ++nd) {
-      int d = nd * 8 + bi.col;
-      mma16816<H>(acc[nd], a, pack16x2(tile[row][d], tile[row + 1][d]), pack16x2(tile[row + 8][d], tile[row + 9][d]));
-    }
+    a_times_tile_rows<H, D>(a, tile, j * 16, lane, acc);
   }
+}
+
+// Rows row0 .. row0 + 15 of `base` ([rows, D]) from C tiles acc, each row's
+// values times its factor (rows g and g + 8 of the tile: factor[0], [1]),
+// rounded to H; rows past `limit` are not written.
+template <typename H, int D>
+__device__ __forceinline__ void store_c_rows(const float (&acc)[D / 8][4], const float (&factor)[2], H* base,
+                                             int64_t row0, int64_t limit, int lane) {
+#pragma unroll
+  for (int nd = 0; nd < D / 8; ++nd)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      MmaIndex c = mma_c_index(lane, i);
+      int64_t row = row0 + c.row;
+      if (row < limit) base[row * D + nd * 8 + c.col] = H(acc[nd][i] * factor[i >> 1]);
+    }
 }
 
 // Whether this GPU can run the kernels that use it (sm_80 or later).

@@ -140,20 +140,21 @@ Result<Timed> time_candidate(const KernelCandidate& c, const KernelContext& ctx,
   return t;
 }
 
-// The worst relative_disagreement of `outputs` with `reference` (outputs the
-// node does not ask for are skipped), read through `host_copy`.
-Result<double> disagreement(const std::vector<Tensor>& outputs, const std::vector<Tensor>& reference,
-                            const HostCopyFn& host_copy) {
+// A candidate's outputs where the host reads them (through `host_copy` when
+// given; outputs the node does not ask for stay undefined).
+Result<std::vector<Tensor>> on_host(std::vector<Tensor> outputs, const HostCopyFn& host_copy) {
+  if (host_copy)
+    for (Tensor& t : outputs)
+      if (t.defined()) { ASSIGN_OR_RETURN(t, host_copy(t)); }
+  return outputs;
+}
+
+// The worst relative_disagreement of host `outputs` with host `reference`.
+double disagreement(const std::vector<Tensor>& outputs, const std::vector<Tensor>& reference) {
   double worst = 0;
-  for (size_t i = 0; i < outputs.size() && i < reference.size(); ++i) {
-    if (!outputs[i].defined() || !reference[i].defined()) continue;
-    Tensor a = outputs[i], b = reference[i];
-    if (host_copy) {
-      ASSIGN_OR_RETURN(a, host_copy(a));
-      ASSIGN_OR_RETURN(b, host_copy(b));
-    }
-    worst = std::max(worst, relative_disagreement(a, b));
-  }
+  for (size_t i = 0; i < outputs.size() && i < reference.size(); ++i)
+    if (outputs[i].defined() && reference[i].defined())
+      worst = std::max(worst, relative_disagreement(outputs[i], reference[i]));
   return worst;
 }
 
@@ -178,7 +179,7 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
   const KernelCandidate* best = nullptr;
   double best_ms = std::numeric_limits<double>::infinity();
   std::string report;
-  std::vector<Tensor> reference;  // the first candidate that ran: what the others must agree with
+  std::vector<Tensor> reference;  // the first candidate that ran, on the host: what the others must agree with
   std::string reference_name;
   for (const KernelCandidate& c : cs) {
     Result<Timed> timed = time_candidate(c, ctx, wait);
@@ -186,11 +187,12 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
       report += fmt::format(" {} failed ({})", c.name, timed.status().message());
       continue;
     }
+    ASSIGN_OR_RETURN(std::vector<Tensor> outputs, on_host(std::move(timed->outputs), host_copy));
     if (reference_name.empty()) {
-      reference = timed->outputs;
+      reference = std::move(outputs);
       reference_name = c.name;
     } else {
-      ASSIGN_OR_RETURN(double off, disagreement(timed->outputs, reference, host_copy));
+      double off = disagreement(outputs, reference);
       if (!(off <= kKernelChoiceAgreement)) {
         report += fmt::format(" {} dropped (disagrees with {}: {:.2g} of the largest output)", c.name,
                               reference_name, off);

@@ -1,4 +1,5 @@
 #include "graph/passes/autocast.h"
+#include "graph/passes/fresh_names.h"
 #include "graph/passes/pass.h"
 
 #include <algorithm>
@@ -23,37 +24,17 @@ class Rewriter {
   // infos are missing (a model read from a file has them only where its
   // exporter wrote them).
   Rewriter(Graph& g, DType low, std::unordered_map<std::string, DType> types)
-      : g_(g), low_(low), suffix_(low == DType::kBFloat16 ? "bf16" : "fp16"), types_(std::move(types)) {
-    for (const auto& [name, v] : g.values) taken_.insert(name);
-    for (const auto& [name, t] : g.initializers) taken_.insert(name);
-    for (const Node& n : g.nodes) {
-      taken_.insert(n.name);
-      taken_.insert(n.outputs.begin(), n.outputs.end());
-    }
-  }
+      : g_(g), low_(low), suffix_(low == DType::kBFloat16 ? "bf16" : "fp16"), types_(std::move(types)), fresh_(g) {}
 
   bool float32(const std::string& v) const {
     auto it = types_.find(v);
     return it != types_.end() && it->second == DType::kFloat;
   }
 
-  // Declares `name` as `like` with another element type: its shape where the
-  // graph knows like's, else left for shape inference.
+  // Declares `name` as `like` with another element type.
   void declare(const std::string& name, const std::string& like, DType dtype) {
-    ValueInfo info;
-    if (const ValueInfo* v = g_.value(like)) info.shape = v->shape;
-    info.name = name;
-    info.dtype = dtype;
-    g_.values[name] = std::move(info);
+    declare_like(g_, name, like, dtype);
     types_[name] = dtype;
-  }
-
-  // A name no value or node has yet.
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 2; taken_.count(name); ++i) name = base + "_" + std::to_string(i);
-    taken_.insert(name);
-    return name;
   }
 
   // A Cast of `value` to `to` into `y` (a new value declared with value's
@@ -61,11 +42,11 @@ class Rewriter {
   std::string cast(const std::string& value, DType to, const std::string& node_name, std::vector<Node>& out,
                    std::string y = "") {
     if (y.empty()) {
-      y = fresh(value + "/" + (to == DType::kFloat ? "float" : suffix_));
+      y = fresh_(value + "/" + (to == DType::kFloat ? "float" : suffix_));
       declare(y, value, to);
     }
     Node n;
-    n.name = fresh(node_name);
+    n.name = fresh_(node_name);
     n.op_type = "Cast";
     n.inputs = {value};
     n.outputs = {y};
@@ -81,7 +62,7 @@ class Rewriter {
     const std::string result = n.outputs[0];
     for (size_t i = 0; i < n.inputs.size(); ++i)
       n.inputs[i] = cast(n.inputs[i], low_, n.name + "/autocast_" + std::to_string(i), out);
-    std::string low_result = fresh(result + "/" + suffix_);
+    std::string low_result = fresh_(result + "/" + suffix_);
     declare(low_result, result, low_);
     n.outputs[0] = low_result;
     std::string node_name = n.name;
@@ -98,7 +79,7 @@ class Rewriter {
   DType low_;
   std::string suffix_;
   std::unordered_map<std::string, DType> types_;
-  std::unordered_set<std::string> taken_;
+  FreshNames fresh_;  // names no value or node has yet
 };
 
 }  // namespace

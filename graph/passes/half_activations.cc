@@ -26,12 +26,14 @@
 // bias is added inside the 16-bit GEMM before its rounding and GELU reads the
 // GEMM's 16-bit product, as PyTorch's addmm then gelu do.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "graph/op_schema.h"
 #include "graph/passes/autocast.h"
+#include "graph/passes/fresh_names.h"
 #include "graph/passes/pass.h"
 
 namespace ort_train {
@@ -70,13 +72,7 @@ class HalfActivations : public Pass {
     low_ = ctx.precision;
     suffix_ = low_ == DType::kBFloat16 ? "bf16" : "fp16";
     low_of_.clear();
-    taken_.clear();
-    for (const auto& [name, v] : g.values) taken_.insert(name);
-    for (const auto& [name, t] : g.initializers) taken_.insert(name);
-    for (const Node& n : g.nodes) {
-      taken_.insert(n.name);
-      taken_.insert(n.outputs.begin(), n.outputs.end());
-    }
+    fresh_.emplace(g);
     graph_outputs_.clear();
     for (const ValueInfo& o : g.outputs) graph_outputs_.insert(o.name);
 
@@ -128,7 +124,7 @@ class HalfActivations : public Pass {
   void follow(Graph& g, Node n, std::vector<Node>& nodes, const PassContext& ctx) {
     for (size_t i : data_inputs(n)) n.inputs[i] = low_of_.at(n.inputs[i]);
     const std::string result = n.outputs[0];
-    std::string low_result = fresh(result + "/" + suffix_);
+    std::string low_result = (*fresh_)(result + "/" + suffix_);
     declare(g, low_result, result);
     n.outputs[0] = low_result;
     const std::string node_name = n.name;
@@ -136,7 +132,7 @@ class HalfActivations : public Pass {
     nodes.push_back(std::move(n));
     low_of_[result] = low_result;
     Node back;
-    back.name = fresh(node_name + "/half_activations_out");
+    back.name = (*fresh_)(node_name + "/half_activations_out");
     back.op_type = "Cast";
     back.inputs = {low_result};
     back.outputs = {result};
@@ -163,20 +159,9 @@ class HalfActivations : public Pass {
     return it == types_.end() ? DType::kUndefined : it->second;
   }
 
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 2; taken_.count(name); ++i) name = base + "_" + std::to_string(i);
-    taken_.insert(name);
-    return name;
-  }
-
-  // `name` as `like` in the low type: like's shape where the graph knows it.
+  // `name` as `like` in the low type.
   void declare(Graph& g, const std::string& name, const std::string& like) {
-    ValueInfo info;
-    if (const ValueInfo* v = g.value(like)) info.shape = v->shape;
-    info.name = name;
-    info.dtype = low_;
-    g.values[name] = std::move(info);
+    declare_like(g, name, like, low_);
     types_[name] = low_;
   }
 
@@ -184,7 +169,7 @@ class HalfActivations : public Pass {
   std::string suffix_;
   std::unordered_map<std::string, DType> types_;
   std::unordered_map<std::string, std::string> low_of_;  // float32 value -> its 16-bit version
-  std::unordered_set<std::string> taken_;
+  std::optional<FreshNames> fresh_;  // this run's: names no value or node has yet
   std::unordered_set<std::string> graph_outputs_;
 };
 

@@ -8,6 +8,8 @@
 // elementwise.h's half_* functions). They exist to define and test those
 // numerics on any machine; on the CPU the widening costs what the removed
 // Casts cost (docs/benchmarks.md has the measured step).
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,9 +23,20 @@ namespace {
 
 // The 16-bit kernel of (domain, op): the float32 kernel registered for it on
 // the CPU, over widened inputs, into float32 outputs narrowed afterwards.
+// That kernel is looked up once, at the first call (the registry is complete
+// by then): each twin covers the opsets its float32 kernel does, so the
+// lookup's answer is the same for every node it runs.
 KernelFn through_float32(std::string domain, std::string op) {
-  return [domain, op](KernelContext& ctx) -> Status {
-    const KernelDef* f = KernelRegistry::instance().find(domain, op, ctx.opset(), DeviceKind::kCpu, DType::kFloat);
+  struct Float32Kernel {
+    std::once_flag found;
+    const KernelDef* def = nullptr;
+  };
+  auto float32 = std::make_shared<Float32Kernel>();
+  return [domain, op, float32](KernelContext& ctx) -> Status {
+    std::call_once(float32->found, [&] {
+      float32->def = KernelRegistry::instance().find(domain, op, ctx.opset(), DeviceKind::kCpu, DType::kFloat);
+    });
+    const KernelDef* f = float32->def;
     if (!f)
       return make_error(ErrorCode::kInternal, "{}: no float32 CPU kernel of {} to run in 16 bits", ctx.node().describe(), op);
     std::vector<Tensor> wide;

@@ -176,7 +176,7 @@ void emulate(const AttentionGeometry& g, const float* q, const float* k, const f
         for (int i = 0; i < 4; ++i) {
           MmaIndex at = mma_c_index(lane, i);
           int64_t t = t0 + at.row;
-          if (t < T) out[t * D + nd * 8 + at.col] = rounded<H>(o[lane][nd][i] / sum[i >> 1]);
+          if (t < T) out[t * D + nd * 8 + at.col] = rounded<H>(o[lane][nd][i] * (1.f / sum[i >> 1]));
         }
       if ((lane & 3) == 0)
         for (int r = 0; r < 2; ++r) {
