@@ -26,6 +26,9 @@ struct ValueInfo {
   // Serialized TypeProto of a non-tensor value (sequence, optional, map): kept so
   // the model round-trips; the executor refuses to run such a value.
   std::string non_tensor_type;
+  // The file's metadata_props on this value, kept for the round trip; the
+  // dynamo exporter's say what an initializer was in PyTorch (graph/onnx_metadata.h).
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 struct Node {
@@ -36,6 +39,10 @@ struct Node {
   std::vector<std::string> outputs;  // "" marks an omitted optional output
   std::vector<Attribute> attributes;  // in file order, for a faithful round trip
   std::string doc_string;
+  // The file's metadata_props on this node (the dynamo exporter's: the FX
+  // node it came from, its module), kept for the round trip, less the
+  // exporter's stack traces.
+  std::vector<std::pair<std::string, std::string>> metadata;
 
   const Attribute* attr(const std::string& n) const {
     for (const Attribute& a : attributes)
@@ -66,6 +73,9 @@ struct Node {
 struct Graph {
   std::string name;
   std::string doc_string;
+  // The file's metadata_props on the graph (the dynamo exporter's graph
+  // signature: every parameter, buffer and constant PyTorch lifted).
+  std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<Node> nodes;
   std::vector<ValueInfo> inputs;    // graph inputs (initializers excluded unless listed by the file)
   std::vector<ValueInfo> outputs;

@@ -20,11 +20,15 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 #include "graph/control_flow.h"
+#include "graph/function_inlining.h"
 #include "graph/node_arity.h"
+#include "graph/onnx_metadata.h"
 #include "graph/op_schema.h"
+#include "graph/sequence_lowering.h"
 #include "graph/topo_sort.h"
 
 namespace ort_train {
@@ -306,10 +310,16 @@ Status write_tensor_file(const Tensor& t, const std::string& name, const std::st
 // ---------------------------------------------------------------------------
 namespace {
 
+// metadata_props (ONNX 1.16+; unknown fields to onnx 1.12): their field numbers.
+constexpr int kValueInfoMetadataField = 4;
+constexpr int kNodeMetadataField = 9;
+constexpr int kGraphMetadataField = 16;
+
 ValueInfo value_info_from_proto(const onnx::ValueInfoProto& v) {
   ValueInfo info;
   info.name = v.name();
   info.doc_string = v.doc_string();
+  info.metadata = read_metadata_props(v, kValueInfoMetadataField);
   if (v.has_type() && !v.type().has_tensor_type()) info.non_tensor_type = v.type().SerializeAsString();
   if (v.type().has_tensor_type()) {
     const auto& tt = v.type().tensor_type();
@@ -330,6 +340,7 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& v) {
 void value_info_to_proto(const ValueInfo& info, onnx::ValueInfoProto* v) {
   v->set_name(info.name);
   if (!info.doc_string.empty()) v->set_doc_string(info.doc_string);
+  write_metadata_props(info.metadata, kValueInfoMetadataField, v);
   if (!info.non_tensor_type.empty()) {
     v->mutable_type()->ParseFromString(info.non_tensor_type);
     return;
@@ -445,6 +456,7 @@ void node_to_proto(const Node& node, onnx::NodeProto* np) {
   for (const auto& o : node.outputs) np->add_output(o);
   if (!node.doc_string.empty()) np->set_doc_string(node.doc_string);
   for (const Attribute& a : node.attributes) attribute_to_proto(a, np->add_attribute());
+  write_metadata_props(node.metadata, kNodeMetadataField, np);
 }
 
 // Initializer names in the file's order, then those a pass added.
@@ -462,6 +474,7 @@ std::vector<std::string> initializer_write_order(const Graph& g) {
 void graph_fields_to_proto(const Graph& g, const char* unnamed, onnx::GraphProto* gp) {
   gp->set_name(g.name.empty() ? unnamed : g.name);
   if (!g.doc_string.empty()) gp->set_doc_string(g.doc_string);
+  write_metadata_props(g.metadata, kGraphMetadataField, gp);
   for (const ValueInfo& v : g.inputs) value_info_to_proto(v, gp->add_input());
   for (const ValueInfo& v : g.outputs) value_info_to_proto(v, gp->add_output());
   for (const std::string& name : g.declared_value_infos)
@@ -480,6 +493,59 @@ void graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
 
 namespace {
 
+// One node: its fields, its metadata (less the exporter's stack traces), its
+// arity checked against onnx's schema at the model's opset, its attributes.
+Result<Node> node_from_proto(const onnx::NodeProto& np, const ParseScope& scope, int index) {
+  Node n;
+  n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+  n.op_type = np.op_type();
+  n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+  n.inputs.assign(np.input().begin(), np.input().end());
+  n.outputs.assign(np.output().begin(), np.output().end());
+  n.doc_string = np.doc_string();
+  n.metadata = read_metadata_props(np, kNodeMetadataField);
+  // The exporter's Python stack traces are most of a node's metadata and
+  // nothing here reads them: not kept (every pass copies nodes).
+  std::erase_if(n.metadata, [](const auto& kv) { return kv.first == "pkg.torch.onnx.stack_trace"; });
+  RETURN_IF_ERROR(check_node_arity(n, scope.model.opset(n.domain)));
+  for (const auto& ap : np.attribute()) {
+    auto a = attribute_from_proto(ap, scope);
+    if (!a.ok()) return a.status().with_context(n.describe());
+    n.attributes.push_back(std::move(a).value());
+  }
+  return n;
+}
+
+// A model-local function, for inlining (graph/function_inlining.h).
+Result<FunctionDef> function_from_proto(const onnx::FunctionProto& fp, const ParseScope& scope) {
+  FunctionDef f;
+  f.domain = fp.domain() == "ai.onnx" ? "" : fp.domain();
+  f.name = fp.name();
+  f.inputs.assign(fp.input().begin(), fp.input().end());
+  f.outputs.assign(fp.output().begin(), fp.output().end());
+  f.attributes.assign(fp.attribute().begin(), fp.attribute().end());
+  // attribute_proto (field 11, IR 9): attributes with defaults; an unknown field to onnx 1.12.
+  const google::protobuf::UnknownFieldSet& unknown = fp.GetReflection()->GetUnknownFields(fp);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    if (unknown.field(i).number() != 11 || unknown.field(i).type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::AttributeProto ap;
+    if (!ap.ParseFromString(unknown.field(i).length_delimited()))
+      return invalid_argument("function {}.{}: an attribute default does not parse", f.domain, f.name);
+    ASSIGN_OR_RETURN(Attribute a, attribute_from_proto(ap, scope));
+    f.attributes.push_back(a.name);
+    f.attribute_defaults.push_back(std::move(a));
+  }
+  for (const auto& o : fp.opset_import()) f.opset_imports.push_back({o.domain() == "ai.onnx" ? "" : o.domain(), o.version()});
+  int index = 0;
+  for (const auto& np : fp.node()) {
+    auto n = node_from_proto(np, scope, index++);
+    if (!n.ok()) return n.status().with_context(fmt::format("function {}.{}", f.domain, f.name));
+    f.nodes.push_back(std::move(n).value());
+  }
+  return f;
+}
+
 // A graph's fields. `owned`, when given, is `gp` itself: each initializer's
 // bytes are freed once copied (the main graph's weights are never held three
 // times over). A subgraph is left unsorted: its reads of outer values become
@@ -488,6 +554,7 @@ Result<Graph> graph_from_proto(const onnx::GraphProto& gp, const ParseScope& sco
   Graph g;
   g.name = gp.name();
   g.doc_string = gp.doc_string();
+  g.metadata = read_metadata_props(gp, kGraphMetadataField);
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const onnx::TensorProto& init = gp.initializer(i);
     auto t = tensor_from_proto(init, scope.base_dir);
@@ -517,20 +584,7 @@ Result<Graph> graph_from_proto(const onnx::GraphProto& gp, const ParseScope& sco
   }
   int index = 0;
   for (const auto& np : gp.node()) {
-    Node n;
-    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
-    ++index;
-    n.op_type = np.op_type();
-    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    n.inputs.assign(np.input().begin(), np.input().end());
-    n.outputs.assign(np.output().begin(), np.output().end());
-    n.doc_string = np.doc_string();
-    RETURN_IF_ERROR(check_node_arity(n, scope.model.opset(n.domain)));
-    for (const auto& ap : np.attribute()) {
-      auto a = attribute_from_proto(ap, scope);
-      if (!a.ok()) return a.status().with_context(n.describe());
-      n.attributes.push_back(std::move(a).value());
-    }
+    ASSIGN_OR_RETURN(Node n, node_from_proto(np, scope, index++));
     // The explicit form is ort_train's in memory only (files hold ONNX's,
     // which saving writes): a file's com.ort_train If could claim any captures.
     if (is_control_flow(n))
@@ -571,7 +625,19 @@ Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir
   // nested one is always inside a top-level one.
   bool control_flow = std::any_of(m.graph.nodes.begin(), m.graph.nodes.end(), is_control_flow);
   if (control_flow && m.opset(kOrtTrainDomain) == 0) m.opset_imports.push_back({kOrtTrainDomain, 1});
+  // Calls of the file's own functions are replaced by their bodies, so every
+  // later stage sees ONNX ops only (the dynamo exporter writes some
+  // decompositions as functions); the functions themselves are kept for the round trip.
+  if (mp.functions_size()) {
+    std::vector<FunctionDef> functions;
+    for (const auto& fp : mp.functions()) {
+      ASSIGN_OR_RETURN(FunctionDef f, function_from_proto(fp, scope));
+      functions.push_back(std::move(f));
+    }
+    RETURN_IF_ERROR(inline_functions(m, functions).status());
+  }
   RETURN_IF_ERROR(topological_sort(m.graph));
+  RETURN_IF_ERROR(lower_sequences(m).status());
   return m;
 }
 

@@ -1,0 +1,122 @@
+// Sequences lowered to tensor ops at load (graph/sequence_lowering.h): the
+// lowered graph computes what the sequence ops would, and a sequence used
+// any other way is left for the executor to refuse by name.
+#include <algorithm>
+
+#include "graph/sequence_lowering.h"
+#include "test_util.h"
+
+namespace ort_train::testing {
+namespace {
+
+struct SeqModel {
+  Model m;
+  SeqModel() {
+    m.opset_imports.push_back({"", 18});
+    m.graph.inputs.push_back(ValueInfo{"x", DType::kFloat, Shape{Dim(int64_t{2}), Dim(int64_t{6})}});
+  }
+  SeqModel& constant(const std::string& name, Tensor t) {
+    m.graph.initializers[name] = t;
+    m.graph.initializer_order.push_back(name);
+    m.graph.values[name] = ValueInfo{name, t.dtype(), shape_from_dims(t.dims())};
+    return *this;
+  }
+  SeqModel& node(const std::string& op, std::vector<std::string> in, std::string out, std::vector<Attribute> attrs = {}) {
+    Node n;
+    n.name = op + "_" + out;
+    n.op_type = op;
+    n.inputs = std::move(in);
+    n.outputs = {std::move(out)};
+    n.attributes = std::move(attrs);
+    m.graph.nodes.push_back(std::move(n));
+    return *this;
+  }
+  SeqModel& output(const std::string& name) {
+    m.graph.outputs.push_back(ValueInfo{name, DType::kFloat, std::nullopt});
+    return *this;
+  }
+  bool has_op(const std::string& op) const {
+    return std::any_of(m.graph.nodes.begin(), m.graph.nodes.end(), [&](const Node& n) { return n.op_type == op; });
+  }
+  std::map<std::string, Tensor> run() {
+    REQUIRE(infer_shapes(m, {}).ok());
+    auto ex = Executor::create(m);
+    INFO(ex.status().message());
+    REQUIRE(ex.ok());
+    Tensor x = Tensor::host(DType::kFloat, {2, 6});
+    for (int64_t i = 0; i < 12; ++i) x.data<float>()[i] = static_cast<float>(i);
+    auto out = (*ex)->run({{"x", x}}, {});
+    INFO(out.status().message());
+    REQUIRE(out.ok());
+    return std::move(out).value();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sequence_lowering.split_to_sequence_read_at_constant_positions_becomes_slices") {
+  // GPT-2's q, k, v as the dynamo exporter writes torch.split: chunks of 2 along axis 1.
+  SeqModel s;
+  s.constant("two", Tensor::from_vector<int64_t>({}, {2}));
+  s.constant("p1", Tensor::from_vector<int64_t>({}, {1}));
+  s.constant("p2", Tensor::from_vector<int64_t>({}, {2}));
+  s.node("SplitToSequence", {"x", "two"}, "chunks", {Attribute::make_int("axis", 1)});
+  s.node("SequenceAt", {"chunks", "p1"}, "k").node("SequenceAt", {"chunks", "p2"}, "v");
+  // Rows, keepdims 0: x[1].
+  s.node("SplitToSequence", {"x"}, "rows", {Attribute::make_int("axis", 0), Attribute::make_int("keepdims", 0)});
+  s.node("SequenceAt", {"rows", "p1"}, "row1");
+  // Sizes given: [1, 5] -> the second chunk is columns 1..5.
+  s.constant("sizes", Tensor::from_vector<int64_t>({2}, {1, 5}));
+  s.node("SplitToSequence", {"x", "sizes"}, "parts", {Attribute::make_int("axis", 1)});
+  s.constant("last", Tensor::from_vector<int64_t>({}, {-1}));
+  s.node("SequenceAt", {"parts", "last"}, "tail");
+  s.output("k").output("v").output("row1").output("tail");
+  auto lowered = lower_sequences(s.m);
+  REQUIRE(lowered.ok());
+  CHECK(lowered->size() == 3);
+  CHECK_FALSE(s.has_op("SplitToSequence"));
+  CHECK_FALSE(s.has_op("SequenceAt"));
+  auto out = s.run();
+  require_close(out.at("k"), make<float>({2, 2}, {2, 3, 8, 9}), 0, 0);
+  require_close(out.at("v"), make<float>({2, 2}, {4, 5, 10, 11}), 0, 0);
+  require_close(out.at("row1"), make<float>({6}, {6, 7, 8, 9, 10, 11}), 0, 0);
+  require_close(out.at("tail"), make<float>({2, 5}, {1, 2, 3, 4, 5, 7, 8, 9, 10, 11}), 0, 0);
+}
+
+TEST_CASE("sequence_lowering.sequence_construct_becomes_concat_identity_and_a_count") {
+  SeqModel s;
+  s.constant("p0", Tensor::from_vector<int64_t>({}, {-2}));
+  s.node("Neg", {"x"}, "nx").node("SequenceConstruct", {"x", "nx"}, "seq");
+  s.node("ConcatFromSequence", {"seq"}, "stacked", {Attribute::make_int("axis", 0), Attribute::make_int("new_axis", 1)});
+  s.node("ConcatFromSequence", {"seq"}, "joined", {Attribute::make_int("axis", 1)});
+  s.node("SequenceAt", {"seq", "p0"}, "first").node("SequenceLength", {"seq"}, "count");
+  s.output("stacked").output("joined").output("first");
+  s.m.graph.outputs.push_back(ValueInfo{"count", DType::kInt64, Shape{}});
+  REQUIRE(lower_sequences(s.m).ok());
+  CHECK_FALSE(s.has_op("SequenceConstruct"));
+  auto out = s.run();
+  CHECK(out.at("stacked").dims() == Dims{2, 2, 6});
+  CHECK(out.at("joined").dims() == Dims{2, 12});
+  CHECK(out.at("joined").data<float>()[6] == -0.f);
+  CHECK(out.at("joined").data<float>()[7] == -1.f);
+  CHECK(out.at("first").dims() == Dims{2, 6});  // position -2 of two: x itself
+  CHECK(out.at("first").data<float>()[11] == 11.f);
+  CHECK(out.at("count").data<int64_t>()[0] == 2);
+}
+
+TEST_CASE("sequence_lowering.a_sequence_used_otherwise_stays") {
+  // A position known only at run time cannot be lowered: the nodes stay, and
+  // running names them as ops without a kernel.
+  SeqModel s;
+  s.m.graph.inputs.push_back(ValueInfo{"where", DType::kInt64, Shape{}});
+  s.constant("two", Tensor::from_vector<int64_t>({}, {2}));
+  s.node("SplitToSequence", {"x", "two"}, "chunks", {Attribute::make_int("axis", 1)});
+  s.node("SequenceAt", {"chunks", "where"}, "picked").output("picked");
+  auto lowered = lower_sequences(s.m);
+  REQUIRE(lowered.ok());
+  CHECK(lowered->empty());
+  CHECK(s.has_op("SplitToSequence"));
+  CHECK(s.has_op("SequenceAt"));
+}
+
+}  // namespace ort_train::testing
