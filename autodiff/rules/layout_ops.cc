@@ -70,13 +70,14 @@ Status trilu_rule(GradientContext& c) {
   return Status::Ok();
 }
 
-// GatherElements: scatter-add dY into zeros (repeated indices accumulate).
+// GatherElements: scatter-add dY into zeros (repeated indices accumulate),
+// through com.ort_train ScatterElements, which has reduction at any model opset.
 Status gather_elements_rule(GradientContext& c) {
-  if (c.opset() < 16) return c.unsupported_case("needs opset 16 or newer (ScatterElements with reduction)");
   ASSIGN_OR_RETURN(auto zeros, c.builder().zeros_like(c.I(0)));
   ASSIGN_OR_RETURN(auto g, c.add1("ScatterElements", {zeros, c.I(1), c.GO(0)},
                                   {Attribute::make_int("axis", c.node().attr_int("axis", 0)),
-                                   Attribute::make_string("reduction", "add")}));
+                                   Attribute::make_string("reduction", "add")},
+                                  kOrtTrainDomain));
   c.set_GI(0, g);
   return Status::Ok();
 }

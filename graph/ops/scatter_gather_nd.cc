@@ -42,6 +42,10 @@ Status gather_nd_grad_rule(InferContext& ctx) { return shape_from_value(ctx, 2, 
 ORT_REGISTER_OP("", "Scatter", 9, 10, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "ScatterElements", 11, 1000, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "ScatterND", 11, 1000, scatter_rule, kPlainOp);
+// com.ort_train ScatterElements: ONNX's of opset 18 (reduction none, add,
+// mul, max, min) at any model opset; GatherElements' gradient scatter-adds
+// with it, so that gradient needs no opset of the model's.
+ORT_REGISTER_OP(kOrtTrainDomain, "ScatterElements", 1, 1000, scatter_rule, kPlainOp);
 ORT_REGISTER_OP("", "GatherND", 11, 1000, gather_nd_rule, kPlainOp);
 ORT_REGISTER_OP(kOrtTrainDomain, "GatherNDGrad", 1, 1000, gather_nd_grad_rule, kRuleReadsInput(0));
 

@@ -73,6 +73,11 @@ GRAD_CASE("GatherElements", {"GatherElements repeated indices along axis 1", [](
   return NodeSpec{.op = "GatherElements", .inputs = {r.uniform({3, 4}), r.indices({3, 5}, -4, 3)},
                   .attributes = {Attribute::make_int("axis", 1)}};
 }});
+// Before opset 16 (ScatterElements had no reduction): the gradient scatter-adds
+// through com.ort_train ScatterElements, so no opset of the model's is needed.
+GRAD_CASE("GatherElements", {"GatherElements at opset 13", [](Rng& r) {
+  return NodeSpec{.op = "GatherElements", .inputs = {r.uniform({4, 3}), r.indices({5, 3}, -4, 3)}, .opset = 13};
+}});
 GRAD_CASE("Scatter", {"Scatter (opset 10 name) overwrite", [](Rng& r) {
   Tensor idx = Tensor::host(DType::kInt64, {1, 3});
   for (int64_t i = 0; i < 3; ++i) idx.data<int64_t>()[i] = i;  // distinct rows per column

@@ -184,6 +184,7 @@ Status gather_nd_grad(KernelContext& ctx) {
 
 ORT_REGISTER_CPU_KERNEL("Scatter", 9, 10, scatter_elements);
 ORT_REGISTER_CPU_KERNEL("ScatterElements", 11, 1000, scatter_elements);
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "ScatterElements", 1, 1000, DeviceKind::kCpu, scatter_elements);
 ORT_REGISTER_CPU_KERNEL("ScatterND", 11, 1000, scatter_nd);
 ORT_REGISTER_CPU_KERNEL("GatherND", 11, 1000, gather_nd);
 ORT_REGISTER_KERNEL(kOrtTrainDomain, "GatherNDGrad", 1, 1000, DeviceKind::kCpu, gather_nd_grad);
