@@ -4,6 +4,7 @@
 // memory it will need. Exits 3 when something is missing.
 #include <spdlog/spdlog.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
 
@@ -82,8 +83,12 @@ Status inspect_command(const InspectArgs& args) {
   std::printf("nodes without a gradient rule on the loss path: 0\n");
   const GradientGraph& gg = tg->gradients;
   std::printf("parameters: %zu trainable tensors, %lld elements; %zu frozen tensors, %lld elements\n",
-              gg.trainable.size(), static_cast<long long>(count_elements(tg->model, gg.trainable)), tg->frozen.size(),
-              static_cast<long long>(count_elements(tg->model, tg->frozen)));
+              gg.trainable.size(), static_cast<long long>(count_elements(tg->model, gg.trainable)),
+              tg->selection.frozen.size(), static_cast<long long>(count_elements(tg->model, tg->selection.frozen)));
+  for (const std::string& line : tg->unfolded) std::printf("  export fold undone: %s\n", line.c_str());
+  for (const std::string& line : describe_choices(tg->selection, SIZE_MAX)) std::printf("  %s\n", line.c_str());
+  if (!tg->inference_batch_norms.empty())
+    std::printf("warning: %s\n", inference_batch_norm_warning(tg->inference_batch_norms).c_str());
   for (const auto& w : gg.unreached) std::printf("  no gradient (no differentiable path to the loss): %s\n", w.c_str());
   for (const auto& [when, r] : {std::pair<const char*, const PassReport*>{"before the loss", &tg->passes_before_loss},
                                  std::pair<const char*, const PassReport*>{"after the backward", &tg->passes_after_backward}}) {

@@ -141,7 +141,10 @@ void log_training_graph(const TrainingGraph& tg) {
   spdlog::info("training graph: {} forward + loss nodes, {} backward nodes; loss '{}'; built in {:.1f} ms", forward,
                tg.model.graph.nodes.size() - forward, gg.loss, tg.build_ms);
   spdlog::info("parameters: {} trainable tensors ({} elements), {} frozen tensors ({} elements)", gg.trainable.size(),
-               count_elements(tg.model, gg.trainable), tg.frozen.size(), count_elements(tg.model, tg.frozen));
+               count_elements(tg.model, gg.trainable), tg.selection.frozen.size(),
+               count_elements(tg.model, tg.selection.frozen));
+  for (const std::string& line : tg.unfolded) spdlog::info("  export fold undone: {}", line);
+  for (const std::string& line : describe_choices(tg.selection)) spdlog::info("  {}", line);
   if (tg.autocast.nodes > 0)
     spdlog::info("autocast: {} forward GEMMs in {} ({} casts added; their gradients follow){}", tg.autocast.nodes,
                  dtype_name(tg.autocast.low), tg.autocast.casts,
@@ -149,9 +152,11 @@ void log_training_graph(const TrainingGraph& tg) {
                      ? fmt::format("; half_activations: {} ops after them in {} too", tg.autocast.half_activations,
                                    dtype_name(tg.autocast.low))
                      : "");
+  if (!tg.inference_batch_norms.empty()) spdlog::warn("{}", inference_batch_norm_warning(tg.inference_batch_norms));
   for (const auto& w : gg.unreached)
     spdlog::warn("initializer '{}' has no differentiable path to the loss: it gets no gradient", w);
-  for (const auto& glob : tg.unused_globs) spdlog::warn("trainable.exclude glob '{}' matches no initializer", glob);
+  for (const auto& glob : tg.selection.unused_globs)
+    spdlog::warn("trainable glob '{}' matches no floating-point initializer", glob);
 }
 
 }  // namespace ort_train::app

@@ -84,7 +84,8 @@ std::vector<std::string> nodes_without_gradient(const Model& model, const std::s
 }
 
 Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
-                                      const std::vector<std::string>& trainable, const std::string& seed) {
+                                      const std::vector<std::string>& trainable, const std::string& seed,
+                                      const std::map<std::string, int64_t>& padding_rows) {
   Model& model = b.model();
   GradientGraph out;
   out.loss = loss;
@@ -182,7 +183,7 @@ Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
       const std::string& in = fwd.inputs[i];
       wanted[i] = !in.empty() && p.needed.count(in) && rule->differentiable_input(i);
     }
-    GradientContext ctx(b, k, go, wanted);
+    GradientContext ctx(b, k, go, wanted, &padding_rows);
     Status st = rule->build(ctx);
     if (!st.ok())
       return st.message().find(fwd.name) == std::string::npos ? st.with_context("gradient of " + fwd.describe()) : st;

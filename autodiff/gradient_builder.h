@@ -30,7 +30,10 @@ std::vector<std::string> nodes_without_gradient(const Model& model, const std::s
 // the graph output "<w>_grad" (made unique if taken). The loss must be a
 // floating-point value with one element. `seed`, when given, names a scalar
 // of the loss's dtype the backward starts from instead of 1 (fp16's loss scale).
+// `padding_rows` maps an embedding table to the row its lookups never train
+// (the description's embeddings:, torch.nn.Embedding's padding_idx).
 Result<GradientGraph> build_gradients(GraphBuilder& b, const std::string& loss,
-                                      const std::vector<std::string>& trainable, const std::string& seed = "");
+                                      const std::vector<std::string>& trainable, const std::string& seed = "",
+                                      const std::map<std::string, int64_t>& padding_rows = {});
 
 }  // namespace ort_train

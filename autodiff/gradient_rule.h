@@ -20,6 +20,8 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,9 +32,9 @@ namespace ort_train {
 class GradientContext {
  public:
   GradientContext(GraphBuilder& b, size_t node_index, std::vector<std::string> output_grads,
-                  std::vector<bool> wanted)
+                  std::vector<bool> wanted, const std::map<std::string, int64_t>* padding_rows = nullptr)
       : b_(b), node_index_(node_index), node_(b.model().graph.nodes[node_index]),
-        go_(std::move(output_grads)), wanted_(std::move(wanted)), gi_(wanted_.size()) {}
+        go_(std::move(output_grads)), wanted_(std::move(wanted)), gi_(wanted_.size()), padding_rows_(padding_rows) {}
 
   const Node& node() const { return node_; }
   int64_t opset() const { return b_.opset(node_.domain); }
@@ -73,6 +75,12 @@ class GradientContext {
   const OptShape& shape(const std::string& v) const { return b_.shape(v); }
   int64_t rank(const std::string& v) const { return b_.rank(v); }
   const Tensor* constant_value(const std::string& v) const { return b_.constant_value(v); }
+  // The row of embedding table `table` that lookups never train (padding_idx), if the description names one.
+  std::optional<int64_t> padding_row(const std::string& table) const {
+    if (!padding_rows_) return std::nullopt;
+    auto it = padding_rows_->find(table);
+    return it == padding_rows_->end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
   // An error naming this node, for attribute combinations a rule does not handle.
   template <typename... Args>
   Status unsupported_case(fmt::format_string<Args...> f, Args&&... args) const {
@@ -87,6 +95,7 @@ class GradientContext {
   std::vector<std::string> go_;
   std::vector<bool> wanted_;
   std::vector<std::string> gi_;
+  const std::map<std::string, int64_t>* padding_rows_;
 };
 
 enum class GradientKind {

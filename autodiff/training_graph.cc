@@ -1,13 +1,12 @@
 #include "autodiff/training_graph.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
 
 #include "autodiff/loss.h"
+#include "graph/dynamo_export.h"
 #include "graph/reachability.h"
 
 namespace ort_train {
@@ -17,36 +16,54 @@ bool is_float(DType t) {
   return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBFloat16;
 }
 
-bool glob_match(const std::string& glob, const std::string& name) {
-  return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
+}  // namespace
+
+std::vector<std::string> inference_batch_norms(const Model& model) {
+  std::vector<std::string> names;
+  const bool attribute = model.opset("") >= 14;  // training_mode exists from opset 14
+  for (const Node& n : model.graph.nodes)
+    if (n.domain.empty() && n.op_type == "BatchNormalization" && (!attribute || n.attr_int("training_mode", 0) == 0))
+      names.push_back(n.name);
+  return names;
+}
+
+std::string inference_batch_norm_warning(const std::vector<std::string>& nodes) {
+  std::string list;
+  for (size_t i = 0; i < nodes.size() && i < 8; ++i) list += (i ? ", " : "") + nodes[i];
+  if (nodes.size() > 8) list += fmt::format(", and {} more", nodes.size() - 8);
+  return fmt::format(
+      "{} BatchNormalization node(s) are in inference mode ({}): they normalize with the running statistics and "
+      "never update them, which trains a frozen-BatchNorm model, not one in PyTorch's train() mode. The dynamo "
+      "exporter writes inference-mode BatchNorm even from train(): to train it as PyTorch does, export with "
+      "tools/export_for_training.py, or with torch.onnx.export(..., dynamo=False, training=torch.onnx.TrainingMode.TRAINING)",
+      nodes.size(), list);
+}
+
+namespace {
+
+// The description's padding rows, checked against the model: each names a
+// table of at least two dims that a Gather on axis 0 reads, and a row in it.
+Result<std::map<std::string, int64_t>> padding_rows(const Model& model, const ModelDescription& desc) {
+  std::map<std::string, int64_t> rows;
+  for (const auto& [name, idx] : desc.padding_rows) {
+    auto it = model.graph.initializers.find(name);
+    if (it == model.graph.initializers.end() || it->second.rank() < 2)
+      return invalid_argument("embeddings: '{}' is not an initializer of two or more dims (an embedding table)", name);
+    bool looked_up = std::any_of(model.graph.nodes.begin(), model.graph.nodes.end(), [&](const Node& n) {
+      int64_t axis = n.attr_int("axis", 0);
+      return n.domain.empty() && n.op_type == "Gather" && !n.inputs.empty() && n.inputs[0] == name &&
+             (axis == 0 || axis == -it->second.rank());
+    });
+    if (!looked_up) return invalid_argument("embeddings: no Gather on axis 0 looks rows up in '{}'", name);
+    int64_t n_rows = it->second.dims()[0];
+    if (idx < -n_rows || idx >= n_rows)
+      return invalid_argument("embeddings.{}.padding_idx: {} is outside the table's {} rows", name, idx, n_rows);
+    rows[name] = idx < 0 ? idx + n_rows : idx;
+  }
+  return rows;
 }
 
 }  // namespace
-
-std::vector<std::string> select_trainable(const Model& model, const std::vector<std::string>& exclude_globs,
-                                          std::vector<std::string>* frozen, std::vector<std::string>* unused_globs) {
-  std::vector<std::string> trainable;
-  std::vector<bool> used(exclude_globs.size(), false);
-  for (const std::string& name : model.graph.initializer_order) {
-    const Tensor& t = model.graph.initializers.at(name);
-    if (!is_float(t.dtype())) continue;
-    bool excluded = false;
-    for (size_t i = 0; i < exclude_globs.size(); ++i)
-      if (glob_match(exclude_globs[i], name)) {
-        excluded = true;
-        used[i] = true;
-      }
-    if (excluded) {
-      if (frozen) frozen->push_back(name);
-    } else {
-      trainable.push_back(name);
-    }
-  }
-  if (unused_globs)
-    for (size_t i = 0; i < exclude_globs.size(); ++i)
-      if (!used[i]) unused_globs->push_back(exclude_globs[i]);
-  return trainable;
-}
 
 Result<LossSpec> resolve_loss(const Model& model, const ModelDescription& desc) {
   if (desc.loss) return *desc.loss;
@@ -121,7 +138,11 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   tg.loss = loss_spec;
   // Chosen before the loss adds its own constants, which never train, and
   // before the passes fold float constants into new initializers.
-  std::vector<std::string> trainable = select_trainable(tg.model, desc.trainable_exclude, &tg.frozen, &tg.unused_globs);
+  tg.unfolded = undo_exporter_folds(tg.model);
+  ASSIGN_OR_RETURN(tg.selection, choose_trainable(tg.model, desc.trainable));
+  tg.inference_batch_norms = inference_batch_norms(tg.model);
+  ASSIGN_OR_RETURN(const auto pads, padding_rows(tg.model, desc));
+  const std::vector<std::string>& trainable = tg.selection.trainable;
   const std::set<std::string> pinned(trainable.begin(), trainable.end());  // kept as they are by every pass
   // Loops with a trip count fixed at plan time are written out first
   // (graph/passes/loop_unrolling.cc): the backward then differentiates them
@@ -171,14 +192,14 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
     g.values[tg.loss_scale_input] = scale;
     g.inputs.push_back(scale);
   }
-  ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable, tg.loss_scale_input));
+  ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable, tg.loss_scale_input, pads));
   builder.reset();  // it points into tg.model, which the passes now rewrite
   PassManagerOptions after = passes;
   after.shapes_bound = true;  // the builder bound the description's dims
   ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, pinned, after));
   // A frozen initializer the passes folded into a constant (a slice of a
   // positional table, once its size is known) is no longer in the graph.
-  std::erase_if(tg.frozen, [&](const std::string& name) { return !g.initializers.count(name); });
+  std::erase_if(tg.selection.frozen, [&](const std::string& name) { return !g.initializers.count(name); });
   tg.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return tg;
 }

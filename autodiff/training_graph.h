@@ -10,6 +10,7 @@
 
 #include "autodiff/gradient_builder.h"
 #include "autodiff/loss.h"
+#include "autodiff/trainable_set.h"
 #include "configs/model_description.h"
 #include "graph/passes/autocast.h"
 #include "graph/passes/pass_manager.h"
@@ -30,15 +31,24 @@ struct TrainingGraph {
   // --precision fp16: the float32 scalar the backward starts from (the loss
   // scale), a graph input whose initializer default is 1; empty otherwise.
   std::string loss_scale_input;
-  std::vector<std::string> frozen;   // float initializers excluded by the description's globs, still in the graph after the passes
-  std::vector<std::string> unused_globs;  // exclude globs that matched nothing (likely typos)
+  // What trains and why (autodiff/trainable_set.h); its `frozen` lists those
+  // still in the graph after the passes.
+  TrainableSet selection;
+  // The exporter's folds undone before choosing (graph/dynamo_export.h), one line each.
+  std::vector<std::string> unfolded;
+  // BatchNormalization nodes of the file in inference mode (no training_mode,
+  // or opset < 14): they normalize with the running statistics and leave them
+  // as they are, which trains as the file says (a frozen-BN fine-tune) but not
+  // as a model in PyTorch's train() mode. Startup warns with their names.
+  std::vector<std::string> inference_batch_norms;
   double build_ms = 0;
 };
 
-// Trainable initializers: every floating-point initializer not matched by an
-// exclude glob, in file order. `frozen` receives the excluded ones.
-std::vector<std::string> select_trainable(const Model& model, const std::vector<std::string>& exclude_globs,
-                                          std::vector<std::string>* frozen, std::vector<std::string>* unused_globs);
+// The BatchNormalization nodes of `model` that run in inference mode.
+std::vector<std::string> inference_batch_norms(const Model& model);
+
+// The warning for them: which nodes, and how to export training-mode BatchNorm.
+std::string inference_batch_norm_warning(const std::vector<std::string>& nodes);
 
 // The loss a description asks for, or the model's own when it has none: an
 // output named "loss", else its only output if that is a float scalar.

@@ -320,7 +320,7 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
   ModelDescription d;
   if (root.IsNull()) return d;
   try {
-    RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "optimizer",
+    RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "embeddings", "optimizer",
                                             "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data",
                                             "precision", "loss_scale"}));
     if (root["model"]) {
@@ -340,9 +340,25 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
     }
     if (root["loss"]) { ASSIGN_OR_RETURN(d.loss, p.loss(root["loss"])); }
     if (root["trainable"]) {
-      RETURN_IF_ERROR(p.check_keys(root["trainable"], "trainable", {"exclude"}));
+      RETURN_IF_ERROR(p.check_keys(root["trainable"], "trainable", {"include", "exclude"}));
+      if (root["trainable"]["include"]) {
+        ASSIGN_OR_RETURN(d.trainable.include, p.strings(root["trainable"]["include"], "trainable.include"));
+      }
       if (root["trainable"]["exclude"]) {
-        ASSIGN_OR_RETURN(d.trainable_exclude, p.strings(root["trainable"]["exclude"], "trainable.exclude"));
+        ASSIGN_OR_RETURN(d.trainable.exclude, p.strings(root["trainable"]["exclude"], "trainable.exclude"));
+      }
+    }
+    if (root["embeddings"]) {
+      const YAML::Node& tables = root["embeddings"];
+      if (!tables.IsMap()) return p.error(tables, "embeddings", "expected a mapping of initializer name to {padding_idx: N}");
+      std::set<std::string> seen;
+      for (const auto& kv : tables) {
+        if (!kv.first.IsScalar()) return p.error(kv.first, "embeddings", "expected an initializer name");
+        std::string name = kv.first.Scalar(), key = "embeddings." + name;
+        if (!seen.insert(name).second) return p.error(kv.first, key, "duplicate key");
+        RETURN_IF_ERROR(p.check_keys(kv.second, key, {"padding_idx"}));
+        if (!kv.second["padding_idx"]) return p.error(kv.second, key, "expected padding_idx");
+        ASSIGN_OR_RETURN(d.padding_rows[name], p.integer(kv.second["padding_idx"], key + ".padding_idx"));
       }
     }
     if (root["optimizer"]) { ASSIGN_OR_RETURN(d.optimizer, p.optimizer(root["optimizer"])); }

@@ -64,6 +64,12 @@ struct TokenDataConfig {
   std::string dtype = "uint16";      // files without llm.c's header: uint16 | uint32
 };
 
+// trainable: which initializers train (autodiff/trainable_set.h decides the rest).
+struct TrainableConfig {
+  std::vector<std::string> include;  // globs on initializer names that train whatever the file suggests
+  std::vector<std::string> exclude;  // globs that never train (wins over include)
+};
+
 struct DataConfig {
   std::string train;  // path (relative to the description), glob, list file, or "synthetic"
   std::string eval;   // held-out data, evaluated at the end of training
@@ -78,7 +84,10 @@ struct ModelDescription {
   std::vector<TensorDecl> labels;
   std::map<std::string, int64_t> dims;
   std::optional<LossSpec> loss;
-  std::vector<std::string> trainable_exclude;  // globs on initializer names
+  TrainableConfig trainable;
+  // embeddings: table initializer -> padding_idx (negative counts from the
+  // end, as PyTorch's): lookups add no gradient to that row.
+  std::map<std::string, int64_t> padding_rows;
   OptimizerConfig optimizer;
   ScheduleConfig schedule;
   std::optional<int64_t> steps, epochs, batch_size, grad_accum, seed;

@@ -370,11 +370,26 @@ Status Trainer::nonfinite_gradients(StepReport& r) {
       if (!std::isfinite(n) && i < tg_.gradients.trainable.size()) first = tg_.gradients.trainable[i];
     }
   const std::string which = first.empty() ? "a gradient" : fmt::format("the gradient of '{}'", first);
-  if (!options_.skip_nonfinite)
+  if (!options_.skip_nonfinite) {
+    // Say what is true of the loss, and name a weight that is already
+    // non-finite: the update before this step made it so (an lr that
+    // diverged), and every gradient after it follows.
+    std::string weight;
+    for (const ParameterStore::Entry& e : store_->entries()) {
+      ASSIGN_OR_RETURN(double n, math_->global_norm({e.master}));
+      if (!std::isfinite(n)) {
+        weight = fmt::format("; the weight '{}' itself holds inf or NaN", e.name);
+        break;
+      }
+    }
+    const std::string loss = std::isfinite(r.loss) ? fmt::format("although the loss ({:g}) is finite", r.loss)
+                                                   : std::isnan(r.loss) ? std::string("and so does the loss (NaN)")
+                                                                        : fmt::format("and so does the loss ({:g})", r.loss);
     return invalid_argument(
-        "step {}: {} holds inf or NaN although the loss ({:g}) is finite: stopped before the update, so no "
-        "checkpoint or export holds it (--on-nonfinite skip skips such steps instead)",
-        steps_done_ + 1, which, r.loss);
+        "step {}: {} holds inf or NaN {}{}: stopped before the update, so no checkpoint or export holds it "
+        "(--on-nonfinite skip skips such steps instead)",
+        steps_done_ + 1, which, loss, weight);
+  }
   skip_update(r);
   spdlog::warn("step {}: {} holds inf or NaN: update skipped (--on-nonfinite skip)", r.step, which);
   return Status::Ok();

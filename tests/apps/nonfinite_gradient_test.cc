@@ -13,14 +13,14 @@ namespace fs = std::filesystem;
 namespace {
 
 // loss = mean(x * sqrt(w)), w = [0, 1, 4]: the loss is finite, d loss / d w[0] is inf.
-fs::path make_sqrt_at_zero(const std::string& name) {
+fs::path make_sqrt_at_zero(const std::string& name, std::vector<float> w = {0, 1, 4}) {
   fs::path dir = fs::temp_directory_path() / ("ort_train_nonfinite_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   Model m;
   m.opset_imports = {{"", 17}};
   m.graph.inputs.push_back({"x", DType::kFloat, Shape{Dim(2), Dim(3)}, ""});
-  m.graph.initializers["w"] = make<float>({3}, {0, 1, 4});
+  m.graph.initializers["w"] = make<float>({3}, std::move(w));
   m.graph.initializer_order = {"w"};
   m.graph.nodes.push_back({"root", "Sqrt", "", {"w"}, {"r"}, {}, ""});
   m.graph.nodes.push_back({"mul", "Mul", "", {"x", "r"}, {"y"}, {}, ""});
@@ -51,6 +51,20 @@ TEST_CASE("train.a_nonfinite_gradient_stops_the_run_before_the_update") {
   REQUIRE(trained.ok());
   // Every step was skipped: w is as it was, not NaN.
   CHECK(trained->graph.initializers.at("w").to_double_vector() == std::vector<double>{0, 1, 4});
+  fs::remove_all(dir);
+}
+
+// A NaN loss (Sqrt of -1) makes NaN gradients too: the message says so,
+// instead of calling the loss finite.
+TEST_CASE("train.a_nan_loss_is_named_as_such") {
+  fs::path dir = make_sqrt_at_zero("nan_loss", {-1, 1, 4});
+  CliOutcome o = run_cli("--model " + (dir / "model.onnx").string() +
+                             " --optimizer Sgd --lr 0.1 --steps 2 --data synthetic --device cpu",
+                         dir.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK_THAT(o.stderr_text, Catch::Contains("the gradient of 'w' holds inf or NaN and so does the loss (NaN)"));
+  CHECK_THAT(o.stderr_text, !Catch::Contains("is finite"));
   fs::remove_all(dir);
 }
 

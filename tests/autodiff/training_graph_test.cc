@@ -38,12 +38,12 @@ std::map<std::string, Tensor> feeds() {
 
 TEST_CASE("training_graph.frozen_initializers_get_no_gradient_nodes") {
   ModelDescription d = mse_description();
-  d.trainable_exclude = {"fc1.*", "nothing.matches"};
+  d.trainable.exclude = {"fc1.*", "nothing.matches"};
   auto tg = build_training_graph(mlp(), d);
   INFO(tg.status().message());
   REQUIRE(tg.ok());
-  CHECK(tg->frozen == std::vector<std::string>{"fc1.weight", "fc1.bias"});
-  CHECK(tg->unused_globs == std::vector<std::string>{"nothing.matches"});
+  CHECK(tg->selection.frozen == std::vector<std::string>{"fc1.weight", "fc1.bias"});
+  CHECK(tg->selection.unused_globs == std::vector<std::string>{"nothing.matches"});
   CHECK(tg->gradients.trainable.size() == 4);
   CHECK_FALSE(tg->gradients.gradient.count("fc1.weight"));
   // No backward node reads fc1's output gradient into a weight gradient: the
@@ -119,6 +119,69 @@ TEST_CASE("training_graph.every_node_without_a_rule_is_listed") {
   CHECK(tg.status().code() == ErrorCode::kUnsupported);
   CHECK(tg.status().message().find("2 node(s)") != std::string::npos);
   CHECK(tg.status().message().find("test.no_gradient::Opaque") != std::string::npos);
+}
+
+}  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+// embeddings: {table: {padding_idx: k}}: lookups of row k add nothing to its
+// gradient (torch.nn.Embedding(padding_idx)); the other rows are unchanged.
+TEST_CASE("training_graph.a_padding_row_gets_no_gradient_from_lookups") {
+  auto gradient = [](const std::string& embeddings) {
+    Model m;
+    m.opset_imports.push_back({"", 17});
+    Graph& g = m.graph;
+    g.initializers["table"] = random_tensor({4, 3}, 5);
+    g.initializer_order.push_back("table");
+    g.inputs.push_back(ValueInfo{"ids", DType::kInt64, Shape{Dim(int64_t{2}), Dim(int64_t{3})}});
+    g.outputs.push_back(ValueInfo{"rows", DType::kFloat, std::nullopt});
+    Node n;
+    n.name = "lookup";
+    n.op_type = "Gather";
+    n.inputs = {"table", "ids"};
+    n.outputs = {"rows"};
+    g.nodes.push_back(n);
+    auto d = parse_description("labels: [{name: target, dtype: float32, shape: [2, 3, 3]}]\n"
+                               "loss: {type: mse, input: rows, target: target}\n" + embeddings, "");
+    INFO(d.status().message());
+    REQUIRE(d.ok());
+    auto tg = build_training_graph(std::move(m), *d);
+    INFO(tg.status().message());
+    REQUIRE(tg.ok());
+    auto ex = Executor::create(tg->model);
+    REQUIRE(ex.ok());
+    RunOptions training;
+    training.training = true;
+    auto out = (*ex)->run({{"ids", make<int64_t>({2, 3}, {0, 2, 0, 3, -4, 2})}, {"target", random_tensor({2, 3, 3}, 6)}},
+                          training);
+    REQUIRE(out.ok());
+    return out->at(tg->gradients.gradient.at("table"));
+  };
+  Tensor plain = gradient("");
+  Tensor padded = gradient("embeddings: {table: {padding_idx: 0}}");
+  for (int64_t c = 0; c < 3; ++c) {
+    CHECK(plain.data<float>()[c] != 0.f);  // row 0, looked up three times (once as -4)
+    CHECK(padded.data<float>()[c] == 0.f);
+  }
+  for (int64_t k = 3; k < 12; ++k) CHECK(padded.data<float>()[k] == plain.data<float>()[k]);
+  // A negative padding_idx counts from the end, as PyTorch's.
+  Tensor last = gradient("embeddings: {table: {padding_idx: -1}}");
+  for (int64_t c = 9; c < 12; ++c) CHECK(last.data<float>()[c] == 0.f);
+  // A table no Gather reads, or a row outside it, is an error naming the key.
+  auto refused = [](const std::string& embeddings) {
+    auto d = parse_description("loss: {type: mse, input: logits, target: labels}\n"
+                               "labels: [{name: labels, dtype: float32, shape: [batch, 10]}]\n" + embeddings, "");
+    REQUIRE(d.ok());
+    auto tg = build_training_graph(mlp(), *d);
+    REQUIRE_FALSE(tg.ok());
+    return tg.status().message();
+  };
+  CHECK(refused("embeddings: {fc1.weight: {padding_idx: 0}}").find("no Gather") != std::string::npos);
+  CHECK(refused("embeddings: {nothing: {padding_idx: 0}}").find("'nothing'") != std::string::npos);
+  auto bad_key = parse_description("embeddings: {table: {padding: 0}}", "");
+  REQUIRE_FALSE(bad_key.ok());
+  CHECK(bad_key.status().message().find("embeddings.table.padding") != std::string::npos);
 }
 
 }  // namespace ort_train::testing

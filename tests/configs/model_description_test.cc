@@ -48,7 +48,7 @@ data: {train: data/train.npz, shuffle: true}
   CHECK(d->dims.at("seq") == 128);
   CHECK(d->loss->type == "softmax_cross_entropy");
   CHECK(d->loss->ignore_index == -100);
-  CHECK(d->trainable_exclude.size() == 2);
+  CHECK(d->trainable.exclude.size() == 2);
   CHECK(d->optimizer.name == "Lamb");
   CHECK(d->optimizer.betas->second == Approx(0.999));
   CHECK(d->schedule.total_steps == 10000);
@@ -99,7 +99,11 @@ TEST_CASE("description.errors_name_the_key") {
            Bad{"inputs: [{name: x, sizes: [1]}]", "inputs[0].sizes: unknown key"},
            Bad{"steps: -3", "steps: expected a positive integer"},
            Bad{"schedule: {type: step}", "schedule.type: 'step'"},
-           Bad{"trainable: {include: [a]}", "trainable.include: unknown key"},
+           Bad{"trainable: {only: [a]}", "trainable.only: unknown key"},
+           Bad{"trainable: {include: a}", "trainable.include: expected a list of strings"},
+           Bad{"embeddings: [a]", "embeddings: expected a mapping"},
+           Bad{"embeddings: {w: {padding_idx: x}}", "embeddings.w.padding_idx: expected an integer"},
+           Bad{"embeddings: {w: {}}", "embeddings.w: expected padding_idx"},
            Bad{"data: {train: x.npz, shuffle: maybe}", "data.shuffle: expected true or false"},
            Bad{"inputs: [unclosed", "not valid YAML/JSON"},
            // Found by fuzz_description: std::stoll threw and the process aborted.
