@@ -8,7 +8,10 @@ ORT_GRADIENT("Resize").no_gradient_for({1, 2, 3}).rule([](GradientContext& c) ->
   ASSIGN_OR_RETURN(auto shape, c.builder().shape_of(c.I(0)));
   std::vector<std::string> in{c.GO(0), shape};
   size_t scales_at = c.opset() >= 11 ? 2 : 1;
-  if (c.num_inputs() > scales_at && c.has_input(scales_at)) in.push_back(c.I(scales_at));
+  const bool sizes = c.opset() >= 11 && c.num_inputs() > 3 && c.has_input(3);
+  const bool scales = c.num_inputs() > scales_at && c.has_input(scales_at);
+  if (scales || sizes) in.push_back(scales ? c.I(scales_at) : "");
+  if (sizes) in.push_back(c.I(3));  // keep_aspect_ratio_policy's common scale is computed from them
   std::vector<Attribute> attrs = c.node().attributes;
   attrs.push_back(Attribute::make_int("forward_opset", c.opset()));
   ASSIGN_OR_RETURN(auto g, c.add1("ResizeGrad", in, attrs, kOrtTrainDomain));

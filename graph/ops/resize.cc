@@ -1,10 +1,12 @@
-// Shape rule of Resize (opsets 10-19): the output size per dim is `sizes`
-// when given, else floor(input size * scale). ResizeGrad (com.ort_train) has
+// Shape rule of Resize (opsets 10-19): the output size per dim from
+// graph/ops/resize_target.h (sizes, or floor(input size * scale); axes and
+// keep_aspect_ratio_policy of opset 18). ResizeGrad (com.ort_train) has
 // the shape given by its input 1's value. Kernels in runtime/cpu/kernels/resize.cc
 // and resize_grad.cc; the sampling rules in runtime/cpu/resize_taps.h.
 #include <cmath>
 
 #include "graph/op_schema.h"
+#include "graph/ops/resize_target.h"
 
 namespace ort_train {
 namespace {
@@ -12,8 +14,6 @@ namespace {
 Status resize_rule(InferContext& ctx) {
   DType t = ctx.input_dtype(0);
   const OptShape& x = ctx.input_shape(0);
-  if (!ctx.node().attr_ints("axes").empty())
-    return unsupported("{}: the axes attribute is not supported", ctx.node().describe());
   if (ctx.attr_int("antialias", 0) != 0) return unsupported("{}: antialias is not supported", ctx.node().describe());
   std::string mode = ctx.node().attr_string("mode", "nearest");
   if (mode != "nearest" && mode != "linear")
@@ -27,25 +27,17 @@ Status resize_rule(InferContext& ctx) {
   size_t scales_at = ctx.opset() >= 11 ? 2 : 1;
   const Tensor* sizes = ctx.opset() >= 11 && ctx.has_input(3) ? ctx.input_value(3) : nullptr;
   const Tensor* scales = ctx.has_input(scales_at) ? ctx.input_value(scales_at) : nullptr;
-  Shape out(x->size());
-  if (sizes && sizes->numel() > 0) {
-    std::vector<int64_t> s = sizes->to_int64_vector();
-    if (s.size() != x->size()) return shape_error("{}: {} sizes for rank {}", ctx.node().describe(), s.size(), x->size());
-    for (size_t d = 0; d < s.size(); ++d) out[d] = Dim(s[d]);
-  } else if (scales && scales->numel() > 0) {
-    if (static_cast<size_t>(scales->numel()) != x->size())
-      return shape_error("{}: {} scales for rank {}", ctx.node().describe(), scales->numel(), x->size());
-    for (size_t d = 0; d < x->size(); ++d) {
-      double sc = scales->dtype() == DType::kDouble ? scales->data<double>()[d] : scales->data<float>()[d];
-      if (!(*x)[d].known()) continue;
-      double size = std::floor(static_cast<double>((*x)[d].value) * sc);
-      // Checked before the conversion: a double past int64's range converts to nothing defined.
-      if (!(size >= 0 && size < 9.2e18))
-        return shape_error("{}: scale {} on dim {} of size {} gives no valid output size", ctx.node().describe(), sc,
-                           d, (*x)[d].value);
-      out[d] = Dim(static_cast<int64_t>(size));
-    }
+  if (!(sizes && sizes->numel() > 0) && !(scales && scales->numel() > 0)) {  // known only at run time
+    ctx.set_output(0, t, Shape(x->size()));
+    return Status::Ok();
   }
+  std::vector<int64_t> in;
+  for (const Dim& d : *x) in.push_back(d.known() ? d.value : -1);
+  ASSIGN_OR_RETURN(ResizeTarget target, resize_target(ctx.node(), in, scales, sizes));
+  Shape out(x->size());
+  for (size_t d = 0; d < x->size(); ++d) out[d] = target.sizes[d] >= 0 ? Dim(target.sizes[d]) : (*x)[d];
+  for (size_t d = 0; d < x->size(); ++d)  // a dim resized from an unknown size is unknown
+    if (target.sizes[d] < 0 && target.scales[d] != 1.0) out[d] = Dim();
   bool empty_out = false;
   for (const Dim& d : out) empty_out = empty_out || (d.known() && d.value == 0);
   for (size_t d = 0; d < x->size() && !empty_out; ++d)

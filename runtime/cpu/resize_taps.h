@@ -23,13 +23,19 @@ inline std::vector<ResizeTap> resize_taps(const Node& node, int64_t opset, int64
   std::string coord = opset >= 11 ? node.attr_string("coordinate_transformation_mode", "half_pixel") : "asymmetric";
   std::string nearest = opset >= 11 ? node.attr_string("nearest_mode", "round_prefer_floor") : "floor";
   std::vector<ResizeTap> taps(static_cast<size_t>(m));
+  // The output's length before rounding: ONNX's transforms use it, not m,
+  // when a scale does not land on a whole size.
+  const double out_f = scale * static_cast<double>(n);
   for (int64_t o = 0; o < m; ++o) {
     double x;
     if (n == m && scale == 1.0) x = static_cast<double>(o);
-    else if (coord == "align_corners") x = m == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(n - 1) / static_cast<double>(m - 1);
+    else if (coord == "align_corners") x = out_f == 1 ? 0.0 : static_cast<double>(o) * static_cast<double>(n - 1) / (out_f - 1);
     else if (coord == "asymmetric") x = static_cast<double>(o) / scale;
-    else if (coord == "pytorch_half_pixel") x = m > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
-    else x = (static_cast<double>(o) + 0.5) / scale - 0.5;  // half_pixel
+    else if (coord == "pytorch_half_pixel") x = out_f > 1 ? (static_cast<double>(o) + 0.5) / scale - 0.5 : 0.0;
+    else if (coord == "half_pixel_symmetric") {  // opset 19: the rounded output's centre on the input's
+      double offset = static_cast<double>(n) / 2 * (1 - static_cast<double>(m) / out_f);
+      x = offset + (static_cast<double>(o) + 0.5) / scale - 0.5;
+    } else x = (static_cast<double>(o) + 0.5) / scale - 0.5;  // half_pixel
     ResizeTap& t = taps[static_cast<size_t>(o)];
     if (mode == "nearest") {
       double r;

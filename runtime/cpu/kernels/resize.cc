@@ -11,8 +11,9 @@ Status resize(KernelContext& ctx) {
   Tensor& y = ctx.output(0);
   size_t scales_at = ctx.opset() >= 11 ? 2 : 1;
   const Tensor* scales = ctx.has_input(scales_at) ? &ctx.input(scales_at) : nullptr;
+  const Tensor* sizes = ctx.opset() >= 11 && ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
   std::vector<std::vector<ResizeTap>> plan;
-  RETURN_IF_ERROR(resize_plan(ctx.node(), ctx.opset(), x.dims(), y.dims(), scales, plan));
+  RETURN_IF_ERROR(resize_plan(ctx.node(), ctx.opset(), x.dims(), y.dims(), scales, sizes, plan));
   bool ok = dispatch_float(x.dtype(), [&]<typename T>() {
     const T* xp = x.data<T>();
     T* yp = y.data<T>();

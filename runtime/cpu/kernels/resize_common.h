@@ -3,32 +3,36 @@
 #pragma once
 #include <vector>
 
+#include "graph/ops/resize_target.h"
 #include "runtime/cpu/resize_taps.h"
 #include "runtime/kernel.h"
 
 namespace ort_train {
 
-// `scales` may be null or empty (sizes were given). An empty output needs no
-// taps and gets none: a file can ask for [0, 4.7e10] (1.5 TB of taps for no
-// element). An empty input dim cannot feed a non-empty output: refused.
+// `scales` and `sizes` may be null or empty (the other was given); their
+// per-dim scale comes from graph/ops/resize_target.h. An empty output needs
+// no taps and gets none: a file can ask for [0, 4.7e10] (1.5 TB of taps for
+// no element). An empty input dim cannot feed a non-empty output: refused.
 inline Status resize_plan(const Node& node, int64_t opset, const Dims& in, const Dims& out, const Tensor* scales,
-                          std::vector<std::vector<ResizeTap>>& plan) {
+                          const Tensor* sizes, std::vector<std::vector<ResizeTap>>& plan) {
   plan.assign(in.size(), {});
-  if (scales && scales->numel() > 0 &&
-      (static_cast<size_t>(scales->numel()) != in.size() ||
-       (scales->dtype() != DType::kFloat && scales->dtype() != DType::kDouble)))
-    return shape_error("{}: {} {} scales for rank {}", node.describe(), scales->numel(), dtype_name(scales->dtype()),
-                       in.size());
   int64_t total = 1;
   for (int64_t v : out) total *= v;
   if (total == 0) return Status::Ok();
+  std::vector<double> scale(in.size());
+  for (size_t d = 0; d < in.size(); ++d) scale[d] = in[d] > 0 ? static_cast<double>(out[d]) / static_cast<double>(in[d]) : 1.0;
+  if ((scales && scales->numel() > 0) || (sizes && sizes->numel() > 0)) {
+    ASSIGN_OR_RETURN(ResizeTarget target, resize_target(node, std::vector<int64_t>(in.begin(), in.end()), scales, sizes));
+    for (size_t d = 0; d < in.size(); ++d)
+      if (target.sizes[d] != out[d])
+        return shape_error("{}: dim {} is {} where its scales or sizes make {}", node.describe(), d, out[d],
+                           target.sizes[d]);
+    scale = target.scales;
+  }
   for (size_t d = 0; d < in.size(); ++d) {
     if (in[d] == 0)
       return shape_error("{}: dim {} of the input is empty but the output's is {}", node.describe(), d, out[d]);
-    double s = static_cast<double>(out[d]) / static_cast<double>(in[d]);
-    if (scales && scales->numel() > 0)
-      s = scales->dtype() == DType::kDouble ? scales->data<double>()[d] : scales->data<float>()[d];
-    plan[d] = resize_taps(node, opset, in[d], out[d], s);
+    plan[d] = resize_taps(node, opset, in[d], out[d], scale[d]);
   }
   return Status::Ok();
 }

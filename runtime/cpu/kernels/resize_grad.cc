@@ -1,4 +1,4 @@
-// CPU kernel of ResizeGrad(dY, shape[, scales]) -> dX with the forward Resize's
+// CPU kernel of ResizeGrad(dY, shape[, scales[, sizes]]) -> dX with the forward Resize's
 // attributes (and its opset as attribute `forward_opset`): each output
 // gradient is added back to the taps it was interpolated from.
 #include <cstring>
@@ -13,9 +13,10 @@ Status resize_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   Tensor& dx = ctx.output(0);
   const Tensor* scales = ctx.num_inputs() > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const Tensor* sizes = ctx.num_inputs() > 3 && ctx.has_input(3) ? &ctx.input(3) : nullptr;
   int64_t opset = ctx.node().attr_int("forward_opset", 19);
   std::vector<std::vector<ResizeTap>> plan;
-  RETURN_IF_ERROR(resize_plan(ctx.node(), opset, dx.dims(), dy.dims(), scales, plan));
+  RETURN_IF_ERROR(resize_plan(ctx.node(), opset, dx.dims(), dy.dims(), scales, sizes, plan));
   std::memset(dx.raw(), 0, dx.nbytes());
   bool ok = dispatch_float(dy.dtype(), [&]<typename T>() {
     const T* g = dy.data<T>();
