@@ -244,7 +244,7 @@ TEST_CASE("a run with the recorded feed shapes replays every rule of a model who
   }
 }
 
-TEST_CASE("a rule that reads computed data runs again on every run; new feed shapes record again",
+TEST_CASE("a rule that reads computed data runs again on every run, new feed shapes record again",
           "[executor][replay]") {
   // r = Range(0, Cast(ReduceMax(x), int64), 1): its length follows x's values, not x's shape.
   Model m;

@@ -9,7 +9,7 @@
 
 namespace ort_train::testing {
 
-TEST_CASE("wrap_axis_index counts negatives from the end and marks [-n, n)'s outside", "[runtime][index_fault]") {
+TEST_CASE("wrap_axis_index counts negatives from the end and marks what lies outside -n..n-1", "[runtime][index_fault]") {
   CHECK(wrap_axis_index(0, 3) == 0);
   CHECK(wrap_axis_index(2, 3) == 2);
   CHECK(wrap_axis_index(-1, 3) == 2);

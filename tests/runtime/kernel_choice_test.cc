@@ -73,7 +73,7 @@ TEST_CASE("A measured choice keeps the faster candidate and then runs only it", 
   CHECK(fast_calls == 4 + kKernelChoiceRuns);
 }
 
-TEST_CASE("A candidate that fails while timed is dropped; all failing is an error", "[kernel_choice]") {
+TEST_CASE("A candidate that fails while timed is dropped, all failing is an error", "[kernel_choice]") {
   Fixture f;
   int ok_calls = 0;
   KernelFn fn = measured_choice(DeviceKind::kCpu,
@@ -117,7 +117,7 @@ TEST_CASE("A candidate whose outputs disagree with the first candidate's is drop
   CHECK(KernelChoices::instance().all().begin()->second == "rounded");
 }
 
-TEST_CASE("relative_disagreement: the largest difference over the largest magnitude; NaN where the other has none",
+TEST_CASE("relative_disagreement: the largest difference over the largest magnitude, NaN where the other has none",
           "[kernel_choice]") {
   Tensor a = Tensor::from_vector<float>({3}, {1.f, -4.f, 2.f}), b = Tensor::from_vector<float>({3}, {1.f, -4.f, 2.2f});
   CHECK(relative_disagreement(a, a) == 0.0);

@@ -152,7 +152,7 @@ TEST_CASE("plan placement: host steps only for outputs whose inferred size is sm
   CHECK(q.copies("expand").upload.empty());
 }
 
-TEST_CASE("a shape rule reads only the inputs its op declares; a CPU plan runs every step on its device",
+TEST_CASE("a shape rule reads only the inputs its op declares, a CPU plan runs every step on its device",
           "[executor][placement]") {
   for (const OpSchema* s : OpRegistry::instance().all()) {
     INFO((s->domain.empty() ? "ai.onnx" : s->domain) << " " << s->op_type);

@@ -37,7 +37,7 @@ TEST_CASE("autocast: a Gemm reads 16-bit casts of A, B and C, and its product is
   }
 }
 
-TEST_CASE("autocast: fp32 changes nothing; a Gemm scaling C and non-float32 GEMMs are left alone", "[passes][autocast]") {
+TEST_CASE("autocast: fp32 changes nothing, a Gemm scaling C and non-float32 GEMMs are left alone", "[passes][autocast]") {
   Model m = single_node_model({"MatMul", {random_tensor({2, 3}, 1), random_tensor({3, 4}, 2)}});
   REQUIRE(autocast(m, DType::kFloat).ok());
   CHECK(ops(m) == std::vector<std::string>{"MatMul"});

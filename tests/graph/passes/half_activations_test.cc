@@ -54,7 +54,7 @@ const Node& by_name(const Model& m, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("half_activations: GELU and the next GEMM read the 16-bit product; a residual Add and Softmax stay float32",
+TEST_CASE("half_activations: GELU and the next GEMM read the 16-bit product, a residual Add and Softmax stay float32",
           "[passes][autocast]") {
   for (DType low : {DType::kBFloat16, DType::kFloat16}) {
     Model autocast_only = mlp();

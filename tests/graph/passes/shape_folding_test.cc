@@ -50,7 +50,7 @@ TEST_CASE("shape_folding: known dims picked from a Shape become constants", "[pa
   CHECK(count_op(m, "Shape") == 1);
 }
 
-TEST_CASE("shape_folding: a fully known Shape folds; nothing folds when shapes are bound for a build", "[passes]") {
+TEST_CASE("shape_folding: a fully known Shape folds, nothing folds when shapes are bound for a build", "[passes]") {
   Model m = empty_model();
   add_input(m.graph, "x", DType::kFloat, {2, 3});
   m.graph.nodes.push_back(node("Shape", "Shape", {"x"}, {"s"}));

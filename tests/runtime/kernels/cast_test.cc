@@ -66,7 +66,7 @@ TEST_CASE("Cast between float and double rounds to nearest, overflow goes to inf
   require_close(cast(make<float>({2}, {0.25f, -3.f}), DType::kDouble, 6), make<double>({2}, {0.25, -3.0}));
 }
 
-TEST_CASE("Cast to the same dtype is a view; scalars and empty tensors keep their shape", "[kernels][Cast]") {
+TEST_CASE("Cast to the same dtype is a view, scalars and empty tensors keep their shape", "[kernels][Cast]") {
   auto x = make<float>({2}, {1, 2});
   REQUIRE(cast(x, DType::kFloat).raw() == x.raw());
   auto s = cast(make<double>({}, {2.5}), DType::kInt32);

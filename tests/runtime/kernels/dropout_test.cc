@@ -106,7 +106,7 @@ TEST_CASE("Dropout before opset 12 drops only in a training run", "[kernels][Dro
   REQUIRE(kept_fraction(run_node(old)[1]) == Approx(0.8).margin(0.02));
 }
 
-TEST_CASE("Dropout in training on double, scalar and empty inputs; bad ratio refused", "[kernels][Dropout]") {
+TEST_CASE("Dropout in training on double, scalar and empty inputs, bad ratio refused", "[kernels][Dropout]") {
   Tensor d = Tensor::host(DType::kDouble, {1000});
   for (double& v : d.span<double>()) v = 3.0;
   auto y = run_node({"Dropout", {d, make<double>({}, {0.5}), make<bool>({}, {true})}, {}, 2, 13});

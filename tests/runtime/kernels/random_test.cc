@@ -48,7 +48,7 @@ TEST_CASE("RandomNormal and RandomUniform draw their distributions", "[kernels][
   CHECK(std::abs(su - 4.0 / std::sqrt(12.0)) < 0.02);
 }
 
-TEST_CASE("A seed and step draw the same values; the next step draws afresh", "[kernels][RandomNormal]") {
+TEST_CASE("A seed and step draw the same values, the next step draws afresh", "[kernels][RandomNormal]") {
   std::vector<Attribute> attrs = {Attribute::make_ints("shape", {64}), Attribute::make_float("seed", 3.f)};
   Tensor a = run_node(random_spec("RandomNormal", attrs, 5))[0];
   Tensor b = run_node(random_spec("RandomNormal", attrs, 5))[0];

@@ -31,7 +31,7 @@ TEST_CASE("Reshape with 0 and -1, allowzero, views share storage", "[kernels][Re
   REQUIRE(st.code() == ErrorCode::kShape);
 }
 
-TEST_CASE("Reshape of scalars, empty tensors and every dtype; opset 5 has no allowzero", "[kernels][Reshape]") {
+TEST_CASE("Reshape of scalars, empty tensors and every dtype, opset 5 has no allowzero", "[kernels][Reshape]") {
   auto s = run_node({"Reshape", {make<int32_t>({}, {7}), make<int64_t>({1}, {-1})}, {}, 1, 17, {1}});
   REQUIRE(s[0].dims() == Dims{1});
   REQUIRE(s[0].to_int64_vector() == std::vector<int64_t>{7});
@@ -84,7 +84,7 @@ TEST_CASE("Flatten, Squeeze and Unsqueeze with negative axes across opsets", "[k
   REQUIRE(run_node_error({"Squeeze", {x, make<int64_t>({1}, {0})}, {}, 1, 17, {1}}).code() == ErrorCode::kShape);
 }
 
-TEST_CASE("Flatten of scalars and empty tensors; views keep the storage", "[kernels][Flatten]") {
+TEST_CASE("Flatten of scalars and empty tensors, views keep the storage", "[kernels][Flatten]") {
   auto s = run_node({"Flatten", {make<int64_t>({}, {4})}, {Attribute::make_int("axis", 0)}});
   REQUIRE(s[0].dims() == Dims{1, 1});
   REQUIRE(s[0].to_int64_vector() == std::vector<int64_t>{4});

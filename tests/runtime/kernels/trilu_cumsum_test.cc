@@ -37,7 +37,7 @@ TEST_CASE("Trilu over batches of non-square matrices for every k, against a refe
   }
 }
 
-TEST_CASE("Trilu with extreme k, bool and empty inputs; rank below 2 is an error", "[kernels][Trilu]") {
+TEST_CASE("Trilu with extreme k, bool and empty inputs, rank below 2 is an error", "[kernels][Trilu]") {
   auto x = counting_tensor(DType::kFloat, {2, 2});
   REQUIRE(run_node({"Trilu", {x, make<int64_t>({}, {INT64_MAX})}})[0].to_int64_vector() ==
           std::vector<int64_t>{0, 0, 0, 0});
@@ -81,7 +81,7 @@ TEST_CASE("CumSum along each axis of a 3-D tensor with every flag, against a ref
   }
 }
 
-TEST_CASE("CumSum of integer, double and empty tensors; axis errors", "[kernels][CumSum]") {
+TEST_CASE("CumSum of integer, double and empty tensors, axis errors", "[kernels][CumSum]") {
   auto i = run_node({"CumSum", {make<int32_t>({2, 2}, {1, 2, 3, 4}), make<int64_t>({1}, {1})}});
   REQUIRE(i[0].dtype() == DType::kInt32);
   REQUIRE(i[0].to_int64_vector() == std::vector<int64_t>{1, 3, 3, 7});
