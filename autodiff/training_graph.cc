@@ -45,7 +45,9 @@ namespace {
 // table of at least two dims that a Gather on axis 0 reads, and a row in it.
 Result<std::map<std::string, int64_t>> padding_rows(const Model& model, const ModelDescription& desc) {
   std::map<std::string, int64_t> rows;
-  for (const auto& [name, idx] : desc.padding_rows) {
+  for (const auto& entry : desc.padding_rows) {
+    const std::string& name = entry.first;  // not a structured binding: lambdas below capture it
+    const int64_t idx = entry.second;
     auto it = model.graph.initializers.find(name);
     if (it == model.graph.initializers.end() || it->second.rank() < 2)
       return invalid_argument("embeddings: '{}' is not an initializer of two or more dims (an embedding table)", name);
