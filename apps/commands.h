@@ -33,6 +33,9 @@ std::string version_text();
 // `ort_train --bash-completion`: a completion script from the command line's definition (apps/completion.cc).
 std::string bash_completion(const CLI::App& app);
 
+// Levenshtein distance, for "did you mean" (apps/unknown_arguments.cc).
+size_t edit_distance(const std::string& a, const std::string& b);
+
 // What the command line had that no option of `subcommand` (or the app) is:
 // each unknown option in the order given, with the nearest known name when
 // one is close ("unknown option --optimzer (did you mean --optimizer?)");

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "graph/gemm_flops.h"
 #include "apps/training_setup.h"
 #include "autodiff/gradient_builder.h"
@@ -30,7 +31,7 @@ void add_inspect_command(CLI::App& app, InspectArgs& args) {
   add_max_memory_option(cmd, args.setup.max_memory);
   add_recompute_option(cmd, args.setup);
   cmd->add_option("--batch-size", args.setup.batch_size, "binds the dim 'batch' for the memory estimate")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
 }
 
 namespace {

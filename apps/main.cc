@@ -12,9 +12,14 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "apps/stop_signals.h"
 #include "runtime/cpu/host_memory.h"
+#include "runtime/cpu/openmp_wait.h"
 #include "runtime/communicator.h"
+
+// Bounds OpenMP's spin-wait: the getenv libgomp reads it with (runtime/cpu/openmp_wait.h).
+ORT_TRAIN_DEFAULT_OPENMP_WAIT
 
 // A command-line error as every one is printed (exit 64 follows).
 static std::string usage_error(const std::string& what) {
@@ -30,12 +35,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", ort_train::app::version_text(), "print the version, commit and build options");
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+      ->check(ort_train::app::one_of({"trace", "debug", "info", "warn", "error"}));
   std::string color = "auto";
   app.add_option("--color", color,
                  "coloured log levels: auto (on a terminal, not under mpirun/srun, unless NO_COLOR is set), "
                  "always, never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+      ->check(ort_train::app::one_of({"auto", "always", "never"}));
   app.set_help_all_flag("--help-all", "print the help of every subcommand too (what the man page is made from)");
   bool completion = false;
   app.add_flag("--bash-completion", completion, "print a bash completion script and exit");
@@ -62,6 +67,14 @@ int main(int argc, char** argv) {
                                              args[first] == "plot");
   bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" || args[first] == "--version" ||
                                            args[first] == "--help-all" || args[first] == "--bash-completion");
+  if (first < args.size() && !has_subcommand && !wants_help) {
+    // A word where a subcommand goes that is none: a typo of one, not train's first argument.
+    std::string unknown = ort_train::app::unknown_subcommand(app, args[first]);
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "%s", usage_error(unknown).c_str());
+      return ort_train::app::kExitUsage;
+    }
+  }
   if (first < args.size() && !has_subcommand && !wants_help) args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "train");
   // `ort_train --help`: the default subcommand's options too (they are what most runs use).
   if (!has_subcommand && first < args.size() && (args[first] == "-h" || args[first] == "--help")) {
@@ -80,6 +93,9 @@ int main(int argc, char** argv) {
                  usage_error(ort_train::app::unknown_arguments(app, subcommand.empty() ? "train" : subcommand, given,
                                                                e.what()))
                      .c_str());
+    return ort_train::app::kExitUsage;
+  } catch (const CLI::ConversionError& e) {
+    std::fprintf(stderr, "%s", usage_error(ort_train::app::conversion_error_message(app, e)).c_str());
     return ort_train::app::kExitUsage;
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help, the version, or the usage error (ort_train: error: ...)

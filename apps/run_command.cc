@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "autodiff/gradient_op.h"
 #include "graph/onnx_io.h"
 #include "graph/shape_inference.h"
@@ -34,11 +35,11 @@ void add_run_command(CLI::App& app, RunArgs& args) {
   run->add_option("--rtol", args.rtol, "relative tolerance against expected outputs")->capture_default_str();
   run->add_option("--atol", args.atol, "absolute tolerance against expected outputs")->capture_default_str();
   run->add_option("--threads", args.threads, "CPU threads (0 = all cores)")
-      ->check(CLI::Range(0, kMaxCpuThreads));
+      ->check(whole_number_in(0, kMaxCpuThreads));
   add_device_option(run, args.device, "cpu or cuda[:i] (default: cpu)");
   run->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
   run->add_flag("--profile", args.profile, "print the time spent per op type (with --repeat N: over runs 2..N)");
 }
 

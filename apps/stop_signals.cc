@@ -12,6 +12,7 @@ namespace {
 
 std::atomic<int> g_signal{0};
 int g_exit_code = 0;
+bool g_checkpoints = true;  // set before the handlers are installed
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGUSR1};
 
 void say(const char* text) {
@@ -29,13 +30,18 @@ void on_stop_signal(int sig) {
     std::raise(sig);
     return;
   }
-  say("ort_train: stop signal received: stopping after the step in flight, with a checkpoint "
-      "(a second signal exits at once)\n");
+  if (g_checkpoints)
+    say("ort_train: stop signal received: stopping after the step in flight, with a checkpoint "
+        "(a second signal exits at once)\n");
+  else
+    say("ort_train: stop signal received: stopping after the step in flight; nothing will be saved, as this run "
+        "has no --checkpoint-dir (a second signal exits at once)\n");
 }
 
 }  // namespace
 
-void catch_stop_signals() {
+void catch_stop_signals(bool checkpoints) {
+  g_checkpoints = checkpoints;
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);

@@ -21,8 +21,9 @@ namespace ort_train::app {
 // reports a process the signal killed.
 inline constexpr int kExitStoppedResumable = 75;
 
-// From now on the first of those signals is noted, not fatal.
-void catch_stop_signals();
+// From now on the first of those signals is noted, not fatal. What the
+// handler says depends on whether the run will write a checkpoint.
+void catch_stop_signals(bool checkpoints = true);
 // The signal noted (SIGTERM, SIGINT, SIGUSR1), or 0.
 int stop_signal();
 // Whether any rank noted a stop signal: a collective every rank calls after

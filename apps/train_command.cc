@@ -15,6 +15,7 @@
 #include <fstream>
 
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "apps/metrics_file.h"
 #include "apps/stop_signals.h"
 #include "apps/training_setup.h"
@@ -64,10 +65,10 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--on-nonfinite", args.on_nonfinite,
                     "a step whose gradients hold inf or NaN under a finite loss: stop (default; the error names the "
                     "first such gradient, before any update) or skip its update, as GradScaler does")
-      ->check(CLI::IsMember({"stop", "skip"}));
-  train->add_option("--steps", args.steps, "optimizer steps to take")->check(CLI::NonNegativeNumber);
+      ->check(one_of({"stop", "skip"}));
+  train->add_option("--steps", args.steps, "optimizer steps to take")->check(whole_number_at_least(0));
   train->add_option("--epochs", args.epochs, "passes over the data (when --steps is not given)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
   add_device_option(train, args.device, "cpu or cuda[:i] (default: cuda when a GPU is usable, else cpu)");
   train->add_option("--kernel-choices", args.kernel_choices,
                     "keep the kernels chosen by timing (attention) in this JSON file: read at the start, written after "
@@ -79,36 +80,36 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--bucket-mb", args.bucket_mb,
                     "under mpirun: gradient bucket size in MiB; each bucket's allreduce starts while the backward "
                     "runs (0: reduce after the backward)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0));
   train->add_option("--allreduce-dtype", args.allreduce_dtype,
                     "under mpirun: fp32 (default) or bf16, the gradients rounded to bfloat16 for the sum over the "
                     "ranks (half the bytes; the optimizer still reads float32)")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+      ->check(one_of({"fp32", "bf16"}));
   train->add_option("--zero", args.zero,
                     "under mpirun: 1 keeps each rank's optimizer state for 1/N of the parameters (ZeRO stage 1; "
                     "CPU so far); 2 also its gradients (stage 2); 0 (default) replicates both")
-      ->check(CLI::Range(0, 2));
+      ->check(whole_number_in(0, 2));
   train->add_option("--comm-timeout", args.comm_timeout,
                     "under mpirun: seconds a collective may wait for the other ranks before the job ends with a "
                     "message naming it (default 600; 0: forever)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_at_least(0));
   train->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   train->add_option("--prefetch", args.prefetch,
                     "micro-batches read ahead by background threads, one each, while the step runs (default 1; 0: "
                     "read on the step's thread); the time a step still waits shows as data_ms in --metrics")
-      ->check(CLI::Range(0, 64));
-  train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(CLI::PositiveNumber);
+      ->check(whole_number_in(0, 64));
+  train->add_option("--grad-accum", args.grad_accum, "micro-batches per optimizer step")->check(whole_number_at_least(1));
   train->add_option("--metrics", args.metrics, "write one JSON object per optimizer step to this file");
   train->add_option("--tensorboard", args.tensorboard,
                     "write TensorBoard event files into this folder: loss, lr, grad norm, throughput, held-out loss "
                     "and perplexity per step, and the command line as text");
   train->add_option("--export", args.export_path, "after training, write the forward model with trained weights");
   train->add_option("--log-every", args.log_every, "log every N steps (default: about ten lines)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   train->add_option("--checkpoint-dir", args.checkpoint_dir, "write checkpoints into this folder");
   train->add_option("--save-every", args.save_every, "checkpoint every N steps (and at the end)")
-      ->check(CLI::NonNegativeNumber);
-  train->add_option("--keep", args.keep, "keep the newest N checkpoints")->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(whole_number_at_least(0));
+  train->add_option("--keep", args.keep, "keep the newest N checkpoints")->check(whole_number_at_least(1))->capture_default_str();
   train->add_flag("--async-checkpoint", args.async_checkpoint,
                   "write checkpoints on a background thread: the step pauses only to copy the state into host memory "
                   "(which then takes that much memory more while the file is written); a later checkpoint and the "
@@ -116,20 +117,22 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_flag("--resume", args.resume, "continue from the newest complete checkpoint in --checkpoint-dir");
   add_dim_option(train, args.setup);
   train->add_option("--batch-size", args.setup.batch_size, "samples per micro-batch (binds the dim 'batch')")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
   add_pass_options(train, args.setup);
   add_precision_option(train, args.setup);
   add_max_memory_option(train, args.setup.max_memory);
   add_recompute_option(train, args.setup);
-  train->add_option("--data", args.data, "batch directory, .npz file, or 'synthetic'");
+  train->add_option("--data", args.data,
+                    "training data: an .npz file, a folder of .npz shards or batch folders, a glob, a list file "
+                    "(one path per line), a token file (.bin), or 'synthetic'");
   train->add_option("--eval-data", args.eval_data, "held-out data (batch directory or .npz) evaluated after training");
   train->add_option("--eval-every", args.eval_every, "also evaluate the held-out data every N steps (0: only at the end)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number_at_least(0));
   train->add_option("--seed", args.seed, "seeds synthetic data and dropout");
   train->add_option("--threads", args.threads, "CPU threads (0 = all cores, split between the ranks on this machine)")
-      ->check(CLI::Range(0, kMaxCpuThreads));
+      ->check(whole_number_in(0, kMaxCpuThreads));
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_at_least(1));
   train->add_flag("--profile", args.profile,
                   "print the time spent per op type (with --repeat N: over runs 2..N; no training unless --steps or "
                   "--epochs is given)");
@@ -351,7 +354,14 @@ Status train_command(const TrainArgs& args) {
     spdlog::info("no --data: training on synthetic data of the described shapes");
     data = "synthetic";
   }
+  // Said before the first step, not found out after the last.
+  if (training && lead && args.export_path.empty() && args.checkpoint_dir.empty())
+    spdlog::warn("this run keeps nothing: without --export OUT.onnx (the trained model) or --checkpoint-dir DIR "
+                 "(checkpoints to resume from) the trained weights are lost when it ends");
   uint64_t seed = args.seed ? static_cast<uint64_t>(*args.seed) : static_cast<uint64_t>(desc.seed.value_or(0));
+  // The held-out data: its shards are left out of the training data's.
+  const std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
+  desc.data.eval = eval_data;
   ASSIGN_OR_RETURN(BatchSource source, make_batch_source(data, tg, desc, seed));
   MemoryEstimate plan = estimate_memory(step.model, gradient_outputs(tg));
   // An incomplete estimate is a lower bound, printed when most intermediates'
@@ -455,7 +465,7 @@ Status train_command(const TrainArgs& args) {
   // From here a scheduler's SIGTERM/SIGUSR1 or Ctrl-C stops the run at a step
   // boundary, after a checkpoint (apps/stop_signals.h); before, there is
   // nothing to lose and the signal's default ends the process.
-  catch_stop_signals();
+  catch_stop_signals(!args.checkpoint_dir.empty());
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(tg), std::move(step), options, source));
   size_t state_bytes = 0;
   for (const auto& [name, t] : trainer->optimizer().state()) state_bytes += t->nbytes();
@@ -501,15 +511,20 @@ Status train_command(const TrainArgs& args) {
   };
   // Held-out evaluation: every --eval-every steps and after the last one,
   // logged, and written to --metrics and --tensorboard at the step it follows.
-  std::string eval_data = !args.eval_data.empty() ? args.eval_data : desc.data.eval;
   std::optional<BatchSource> held_out;
   if (!eval_data.empty()) {
     ModelDescription eval_desc = desc;
     eval_desc.data.shuffle = false;
+    eval_desc.data.eval.clear();
     ASSIGN_OR_RETURN(held_out, make_batch_source(eval_data, trainer->graph(), eval_desc, seed));
+    // Read and checked now: a wrong file fails before step 1, not after training.
+    RETURN_IF_ERROR(trainer->check_evaluation_data(*held_out, held_out->per_epoch)
+                        .with_context("held-out data " + eval_data + " (--eval-data)"));
   }
   auto evaluate_held_out = [&]() -> Status {
-    ASSIGN_OR_RETURN(EvalReport e, trainer->evaluate(*held_out, held_out->per_epoch));
+    Result<EvalReport> evaluated = trainer->evaluate(*held_out, held_out->per_epoch);
+    if (!evaluated.ok()) return evaluated.status().with_context("evaluating the held-out data " + eval_data);
+    const EvalReport& e = *evaluated;
     std::string acc = e.accuracy ? fmt::format(", accuracy {:.2f}%", 100 * *e.accuracy) : "";
     spdlog::info("held-out ({} batches of {}): loss {:.4f}, perplexity {:.3f}{}", e.batches, eval_data, e.loss,
                  std::exp(e.loss), acc);
@@ -622,7 +637,9 @@ Status train_command(const TrainArgs& args) {
                                                     ex.arena_bytes() / 1048576.0)
                                       : std::string());
   RETURN_IF_ERROR(writer.finish());
-  if (held_out) RETURN_IF_ERROR(evaluate_held_out());
+  // A failed last evaluation still leaves the trained model: exported below,
+  // then the error.
+  Status evaluated = held_out ? evaluate_held_out() : Status::Ok();
   if (metrics) RETURN_IF_ERROR(metrics->finish());
   // The run as a picture, beside its metrics (ort_train plot draws several); not
   // for metrics written to a device or pipe (/dev/stdout): nothing to read back;
@@ -637,7 +654,7 @@ Status train_command(const TrainArgs& args) {
     RETURN_IF_ERROR(save_model(forward, args.export_path));  // its folder was made by check_can_write
     spdlog::info("wrote the trained model to {}", args.export_path);
   }
-  return Status::Ok();
+  return evaluated;
 }
 
 }  // namespace ort_train::app

@@ -1,5 +1,7 @@
 #include "apps/training_setup.h"
 
+#include "apps/option_checks.h"
+
 #include <algorithm>
 
 #include <spdlog/spdlog.h>
@@ -48,7 +50,8 @@ void add_precision_option(CLI::App* cmd, SetupArgs& args) {
   cmd->add_option("--precision", args.precision,
                   "fp32 (default), bf16: GEMMs in bfloat16 with float32 accumulation and master weights, the rest "
                   "in float32 (graph/passes/autocast.h), or fp16: the same in float16, with dynamic loss scaling "
-                  "(PyTorch GradScaler's; the description's loss_scale:); over the description's precision:");
+                  "(PyTorch GradScaler's; the description's loss_scale:); over the description's precision:")
+      ->check(one_of({"fp32", "bf16", "fp16"}));
 }
 
 void add_pass_options(CLI::App* cmd, SetupArgs& args) {
@@ -66,7 +69,8 @@ void add_recompute_option(CLI::App* cmd, SetupArgs& args) {
   cmd->add_option("--recompute", args.recompute,
                   "recompute activations in the backward instead of keeping them: none (default), cheap (the outputs "
                   "of GELU, SiLU, LayerNorm... from inputs the backward keeps), layers (every layer), auto (cheap, "
-                  "then the first layers, until the planned peak fits --max-memory)");
+                  "then the first layers, until the planned peak fits --max-memory)")
+      ->check(one_of({"none", "cheap", "layers", "auto"}));
 }
 
 Status apply_recompute_option(const SetupArgs& args, TrainingGraph& tg, uint64_t budget_bytes) {

@@ -10,7 +10,6 @@
 #include "apps/commands.h"
 
 namespace ort_train::app {
-namespace {
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -26,6 +25,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   }
   return row[b.size()];
 }
+
+namespace {
 
 std::vector<std::string> long_names(const CLI::App& app) {
   std::vector<std::string> names;

@@ -134,7 +134,10 @@ Status Executor::bind_output(const std::string& name, Tensor dest) {
 }
 
 Status Executor::check_feeds(const std::map<std::string, Tensor>& feeds) const {
-  const Graph& g = model_.graph;
+  return check_graph_feeds(model_.graph, feeds);
+}
+
+Status check_graph_feeds(const Graph& g, const std::map<std::string, Tensor>& feeds) {
   std::unordered_map<std::string, int64_t> bound;  // symbolic dim -> size seen
   for (const auto& [name, t] : feeds) {
     bool known = false;

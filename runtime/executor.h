@@ -26,6 +26,12 @@
 
 namespace ort_train {
 
+// Whether `feeds` are what `g` takes: every name one of its inputs, every
+// input it needs there, each with the input's dtype and shape (symbolic dims
+// bound consistently). Executor::run checks this first; callers check data
+// before a run with it (the held-out data, before training).
+Status check_graph_feeds(const Graph& g, const std::map<std::string, Tensor>& feeds);
+
 class Executor {
  public:
   // Resolves every node's shape rule and kernel for the device (the CPU when

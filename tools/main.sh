@@ -33,7 +33,9 @@ if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DORT_TRAIN_TESTS=OFF -DO
 fi
 rm -f "$log"
 if ((configure_only)); then exit 0; fi
-cmake --build "$build" --target ort_train -j"$(nproc)"
+# Every default target: the program, its plugins, the man page and the bash
+# completion, so that `cmake --install` works right after this.
+cmake --build "$build" -j"$(nproc)"
 "$build/ort_train" --version
 python3 tools/make_text_dataset.py --out build/char_lm
 "$build/ort_train" --config examples/char_lm/char_lm.yaml \

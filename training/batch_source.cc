@@ -119,6 +119,17 @@ Result<BatchSource> make_batch_source(const std::string& data, const TrainingGra
   std::vector<std::string> names;
   for (const ValueInfo* v : tg.model.graph.required_inputs()) names.push_back(v->name);
   ASSIGN_OR_RETURN(DataFiles files, resolve_data_files(data));
+  // The held-out shards, when the training data's folder or glob holds them.
+  if (!desc.data.eval.empty() && desc.data.eval != data) {
+    Result<DataFiles> held_out = resolve_data_files(desc.data.eval);  // its own errors come when it is read
+    if (held_out.ok()) {
+      for (const std::string& f : leave_out_held_out(files, *held_out))
+        spdlog::warn("{}: leaves out {}, the held-out data (--eval-data): held-out rows are not trained on", data, f);
+      if (files.files.empty())
+        return invalid_argument("{}: every shard is the held-out data {}; give training data apart from it", data,
+                                desc.data.eval);
+    }
+  }
   switch (files.kind) {
     case DataFiles::Kind::kSynthetic: {
       std::vector<TensorDecl> decls = desc.inputs;

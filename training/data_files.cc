@@ -86,4 +86,20 @@ Result<DataFiles> resolve_data_files(const std::string& data) {
   return io_error("--data {} does not exist", data);
 }
 
+std::vector<std::string> leave_out_held_out(DataFiles& train, const DataFiles& held_out) {
+  std::vector<std::string> left_out;
+  if (train.kind == DataFiles::Kind::kSynthetic || train.kind == DataFiles::Kind::kBatchDirs) return left_out;
+  auto is_held_out = [&](const std::string& f) {
+    for (const std::string& h : held_out.files) {
+      std::error_code ec;
+      if (fs::equivalent(f, h, ec)) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> kept;
+  for (const std::string& f : train.files) (is_held_out(f) ? left_out : kept).push_back(f);
+  train.files = std::move(kept);
+  return left_out;
+}
+
 }  // namespace ort_train

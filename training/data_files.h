@@ -20,4 +20,9 @@ struct DataFiles {
 
 Result<DataFiles> resolve_data_files(const std::string& data);
 
+// Removes from `train` every shard that is the same file as one of
+// `held_out`'s (--data examples/bert/data holds eval.npz, the --eval-data):
+// held-out rows are never trained on. Returns the shards removed.
+std::vector<std::string> leave_out_held_out(DataFiles& train, const DataFiles& held_out);
+
 }  // namespace ort_train

@@ -1,5 +1,7 @@
 #include "training/trainer.h"
 
+#include "training/index_bounds.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -614,6 +616,18 @@ Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, s
   optimizer_->set_steps_taken(c.step - skipped);
   base_ = c.micro_batch;  // any world size continues from the job's position
   micro_ = 0;
+  return Status::Ok();
+}
+
+Status Trainer::check_evaluation_data(const BatchSource& source, int64_t batches) const {
+  ASSIGN_OR_RETURN(Model fwd, build_eval_graph(tg_));
+  std::vector<IndexBound> bounds = gather_index_bounds(fwd.graph);
+  for (int64_t b = 0; b < batches; ++b) {
+    ASSIGN_OR_RETURN(auto feeds, source(b));
+    Status s = check_graph_feeds(fwd.graph, feeds);
+    if (s.ok()) s = check_index_bounds(feeds, bounds);
+    if (!s.ok()) return s.with_context(batches > 1 ? fmt::format("batch {} of {}", b + 1, batches) : "its batch");
+  }
   return Status::Ok();
 }
 

@@ -102,6 +102,11 @@ class Trainer {
   Result<StepReport> step();
   // Forward and loss only (no gradients, no updates) over `batches` micro-batches of `source`.
   Result<EvalReport> evaluate(const BatchSource& source, int64_t batches);
+  // Whether the first `batches` micro-batches of `source` are data evaluate()
+  // can run: the evaluation graph's inputs, dtypes and shapes, and token ids
+  // inside the tables they index (training/index_bounds.h). Reads the data,
+  // runs nothing: called before step 1 for the held-out data.
+  Status check_evaluation_data(const BatchSource& source, int64_t batches) const;
   // Everything needed to continue exactly, with `fingerprint` to check on load.
   // `detached`: every tensor a copy, so it stays as it is while training goes
   // on (a checkpoint written in the background); else the CPU's shares the live

@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include "runtime/cpu/usable_cores.h"
+
 namespace ort_train {
 
 extern "C" void openblas_set_num_threads(int);
@@ -12,11 +14,11 @@ int g_threads = 0;
 }
 
 void set_cpu_threads(int n) {
-  g_threads = std::min(n > 0 ? n : omp_get_num_procs(), kMaxCpuThreads);
+  g_threads = std::min(n > 0 ? n : cpu_cores(), kMaxCpuThreads);
   openblas_set_num_threads(g_threads);
 }
 
-int cpu_cores() { return omp_get_num_procs(); }
+int cpu_cores() { return usable_cores(); }
 
 bool blas_shares_openmp_threads() { return openblas_get_parallel() == 2; }
 

@@ -12,7 +12,7 @@ constexpr int kMaxCpuThreads = 1024;
 
 void set_cpu_threads(int n);  // n = 0: one per core; at most kMaxCpuThreads
 int cpu_threads();
-int cpu_cores();  // the cores this process may run on
+int cpu_cores();  // the cores this process may run on (runtime/cpu/usable_cores.h)
 
 // Whether the BLAS that was loaded runs its GEMMs on OpenMP's threads, the
 // kernels' own pool (OpenBLAS's OpenMP build), rather than a pool of its own.

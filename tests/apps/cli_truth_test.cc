@@ -4,6 +4,7 @@
 // colours only on a terminal, and --version with the build's options.
 #include <filesystem>
 
+#include "runtime/cpu/openmp_wait.h"
 #include "runtime/device.h"
 #include "test_util.h"
 
@@ -66,6 +67,18 @@ TEST_CASE("cli.command_line_mistakes_get_one_guiding_line") {
            Case{"--model " + m + "/model.onnx --config " + (d.p / "nope.yaml").string(),
                 "model description " + (d.p / "nope.yaml").string() + " does not exist", 1},
            Case{"--model " + m + "/model.onnx --config " + d.p.string(), "is a folder, not a YAML or JSON file", 1},
+           // Values: the flag, the value, what is allowed; one line, exit 64.
+           Case{model + " --batch-size 0", "ort_train: error: --batch-size: '0' is not a whole number of 1 or more\n", 64},
+           Case{model + " --steps -1", "--steps: '-1' is not a whole number of 0 or more", 64},
+           Case{model + " --threads 5000", "--threads: '5000' is not a whole number from 0 to 1024", 64},
+           Case{model + " --precision fp8", "--precision: 'fp8' is not one of: fp32, bf16, fp16", 64},
+           Case{model + " --recompute everything", "--recompute: 'everything' is not one of: none, cheap, layers, auto", 64},
+           Case{model + " --lr abc", "ort_train: error: --lr: 'abc' is not a number\n", 64},
+           Case{model + " --comm-timeout soon", "--comm-timeout: 'soon' is not a number of 0 or more", 64},
+           Case{model + " --log-level loud", "--log-level: 'loud' is not one of: trace, debug, info, warn, error", 64},
+           // A subcommand's typo: the nearest one.
+           Case{"trian " + model, "ort_train: error: unknown command 'trian' (did you mean train?)\n", 64},
+           Case{"frobnicate " + model, "unknown command 'frobnicate' (commands: run, train, inspect, plot; train is the default)", 64},
        }) {
     CliOutcome o = run_cli(c.args, d.p.string());
     INFO(c.args << "\n" << o.stderr_text);
@@ -153,6 +166,21 @@ TEST_CASE("cli.version_prints_the_commit_and_build_options") {
     INFO(want << " in\n" << o.stdout_text);
     CHECK(o.stdout_text.find(want) != std::string::npos);
   }
+}
+
+// Idle kernel threads spin a bounded time, then sleep (runtime/cpu/openmp_wait.h),
+// set before the OpenMP runtime reads its settings; a user's setting wins.
+TEST_CASE("cli.idle_threads_spin_briefly_unless_the_environment_says_otherwise") {
+  Dir d("ort_train_cli_wait");
+  // The suite's own binary set GOMP_SPINCOUNT, which its children inherit: unset it.
+  std::string bare = "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " + ort_train_binary() + " --version";
+  CliOutcome ours = run_shell(bare, d.p.string());
+  CHECK(ours.exit_code == 0);
+  CHECK(ours.stdout_text.find(std::string("idle threads: spin ") + kOpenMpSpinCount +
+                              " times, then sleep (GOMP_SPINCOUNT, ort_train's default)") != std::string::npos);
+  CliOutcome theirs = run_shell("env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active " + ort_train_binary() + " --version",
+                                d.p.string());
+  CHECK(theirs.stdout_text.find("idle threads: OMP_WAIT_POLICY=active (from the environment)") != std::string::npos);
 }
 
 }  // namespace ort_train::testing

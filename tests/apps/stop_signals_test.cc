@@ -8,11 +8,22 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "runtime/communicator.h"
+#include "test_util.h"
 
 namespace ort_train::testing {
 namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 // Runs `body` in a child; its wait status.
 template <typename F>
@@ -37,6 +48,28 @@ TEST_CASE("apps.stop_signals_the_first_is_noted_and_the_run_goes_on") {
     INFO(app::signal_name(sig));
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
+  }
+}
+
+// What the first signal's message promises is what the run will do: a
+// checkpoint only where there is a --checkpoint-dir.
+TEST_CASE("apps.stop_signals_say_whether_a_checkpoint_follows") {
+  for (bool checkpoints : {true, false}) {
+    Dir d("stop_signals_message");
+    std::string log = d / "stderr";
+    int status = in_child([&] {
+      FILE* f = std::freopen(log.c_str(), "w", stderr);
+      if (!f) return 5;
+      app::catch_stop_signals(checkpoints);
+      std::raise(SIGINT);
+      return 0;
+    });
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    std::string said = read_text(log);
+    INFO(said);
+    CHECK((said.find("with a checkpoint") != std::string::npos) == checkpoints);
+    CHECK((said.find("nothing will be saved, as this run has no --checkpoint-dir") != std::string::npos) == !checkpoints);
   }
 }
 

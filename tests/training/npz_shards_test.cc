@@ -180,4 +180,27 @@ TEST_CASE("data_files.folders_globs_and_list_files") {
   CHECK_THAT(e.status().message(), Catch::Matchers::Contains("no .npz or .bin shards"));
 }
 
+// --data examples/bert/data with --eval-data examples/bert/data/eval.npz: the
+// folder's eval.npz is left out of training, by file identity (a list file's
+// "../x.npz" is the same file as "x.npz").
+TEST_CASE("data_files.the_held_out_shard_is_left_out_of_the_training_shards") {
+  Dir dir("ort_train_held_out_shards");
+  for (const char* name : {"train.npz", "eval.npz"}) REQUIRE(write_npz(rows_of(0, 1), dir / name).ok());
+  fs::create_directories(dir / "sub");
+  auto train = resolve_data_files(dir.p.string());
+  REQUIRE(train.ok());
+  REQUIRE(train->files.size() == 2);
+  auto held_out = resolve_data_files((fs::path(dir / "sub") / "../eval.npz").string());
+  REQUIRE(held_out.ok());
+  CHECK(leave_out_held_out(*train, *held_out) == std::vector<std::string>{dir / "eval.npz"});
+  CHECK(train->files == std::vector<std::string>{dir / "train.npz"});
+  // Apart: nothing is left out.
+  Dir other("ort_train_held_out_apart");
+  REQUIRE(write_npz(rows_of(0, 1), other / "eval.npz").ok());
+  auto apart = resolve_data_files(other / "eval.npz");
+  REQUIRE(apart.ok());
+  CHECK(leave_out_held_out(*train, *apart).empty());
+  CHECK(train->files.size() == 1);
+}
+
 }  // namespace ort_train::testing
