@@ -10,6 +10,7 @@ backend test data), with onnx's numpy references as the expected outputs.
 Needs onnx and numpy (Debian's python3-onnx: run with /usr/bin/python3):
 
     /usr/bin/python3 tools/make_node_tests.py --out build/tests/node_tests [--ops Mod,Elu]
+    python3 tools/make_node_tests.py --ops all --out ../shared/conformance/onnx_node_tests   # every op's
 
 Writes <out>/<case>/model.onnx and <out>/<case>/test_data_set_0/{input,output}_N.pb,
 and <out>/onnx_node_tests_cases.tsv in the corpus's index format, so
@@ -47,13 +48,14 @@ def main():
     except ImportError as e:
         print(f"SKIPPED: onnx and numpy are needed to make the node tests ({e})")
         return 77
-    wanted = set(args.ops.split(","))
+    # "all": every op's cases, the whole corpus (README, Development).
+    wanted = None if args.ops == "all" else set(args.ops.split(","))
     cases = [c for c in node_cases.collect_testcases("") if not c.name.endswith("_expanded")]
     rows = []
     tmp = tempfile.mkdtemp(prefix="node_tests.", dir=os.path.dirname(os.path.abspath(args.out)) or ".")
     for case in cases:
         nodes = case.model.graph.node
-        if len(nodes) != 1 or nodes[0].op_type not in wanted:
+        if len(nodes) != 1 or (wanted is not None and nodes[0].op_type not in wanted):
             continue
         # Sequence and optional values (test_if_seq, test_loop13_seq): ort_train stores tensors only.
         values = list(case.model.graph.input) + list(case.model.graph.output)
@@ -86,7 +88,7 @@ def main():
     os.replace(tmp, args.out)
     found = sorted({r[1] for r in rows})
     print(f"{len(rows)} node-test cases of {len(found)} ops in {args.out} (onnx {onnx.__version__}); "
-          f"no case in this onnx for: {' '.join(sorted(wanted - set(found))) or '-'}")
+          f"no case in this onnx for: {' '.join(sorted((wanted or set()) - set(found))) or '-'}")
     return 0
 
 
