@@ -10,6 +10,7 @@
 #include "training/data_files.h"
 #include "training/row_dataset.h"
 #include "training/row_order.h"
+#include "training/synthetic_dims.h"
 
 namespace ort_train {
 
@@ -21,9 +22,9 @@ namespace {
 Result<BatchSource> row_batch_source(std::shared_ptr<const RowDataset> ds, const std::string& data,
                                      const ModelDescription& desc, uint64_t seed) {
   // Without --batch-size, Hugging Face Trainer's per-device default.
-  constexpr int64_t kDefaultBatch = 8;
-  if (!desc.batch_size) spdlog::info("{}: batch size {} (the default; --batch-size or batch_size: sets it)", data, kDefaultBatch);
-  const int64_t batch = desc.batch_size.value_or(kDefaultBatch);
+  if (!desc.batch_size)
+    spdlog::info("{}: batch size {} (the default; --batch-size or batch_size: sets it)", data, kDefaultBatchSize);
+  const int64_t batch = desc.batch_size.value_or(kDefaultBatchSize);
   const uint64_t rows = ds->rows();
   const int64_t per_epoch = static_cast<int64_t>(rows / static_cast<uint64_t>(batch));
   if (per_epoch == 0) return invalid_argument("{}: {} samples make no batch of {}", data, rows, batch);
@@ -139,7 +140,9 @@ Result<BatchSource> make_batch_source(const std::string& data, const TrainingGra
         if (!v->shape) return invalid_argument("synthetic data: input '{}' has no shape; declare it under inputs:", v->name);
         decls.push_back(TensorDecl{v->name, v->dtype, *v->shape, std::nullopt});
       }
-      std::map<std::string, int64_t> dims = desc.dims;
+      SyntheticDims sized = default_synthetic_dims(tg.model.graph, decls, desc.dims, desc.batch_size);
+      for (const std::string& said : sized.defaulted) spdlog::info("synthetic data: {}", said);
+      std::map<std::string, int64_t> dims = std::move(sized.dims);
       return BatchSource{[decls, dims, seed](int64_t micro) {
         return synthetic_batch(decls, dims, seed * 1000003u + static_cast<uint64_t>(micro));
       }, 1, "synthetic"};

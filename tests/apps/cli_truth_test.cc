@@ -192,15 +192,33 @@ TEST_CASE("cli.synthetic_data_takes_every_symbolic_dim_from_dim_flags") {
   std::string m = source_dir() + "/tests/models/bert";
   std::string args = "--model " + m + "/model.onnx --config " + m + "/training.yaml --data synthetic --batch-size 2 "
                      "--steps 1 --device cpu";
+  // Without --dim seq: the position table's rows (64), said (training/synthetic_dims.h).
   CliOutcome without = run_cli(args, d.p.string());
-  CHECK(without.exit_code == 1);
-  CHECK(without.stderr_text.find("dim 'seq' of 'input_ids' has no size: give --dim seq=N") != std::string::npos);
+  INFO(without.stdout_text << without.stderr_text);
+  CHECK(without.exit_code == 0);
+  CHECK(without.stdout_text.find("synthetic data: seq 64 (the position table pos.weight has 64 rows; --dim seq=N "
+                                 "sets it)") != std::string::npos);
   CliOutcome with = run_cli(args + " --dim seq=8", d.p.string());
   INFO(with.stderr_text);
   CHECK(with.exit_code == 0);
+  CHECK(with.stdout_text.find("synthetic data: seq") == std::string::npos);
   CliOutcome bad = run_cli(args + " --dim seq", d.p.string());
   CHECK(bad.exit_code == 1);
   CHECK(bad.stderr_text.find("--dim 'seq': expected NAME=SIZE") != std::string::npos);
+}
+
+// The README's headline command, with nothing but the model: no round trips
+// for --batch-size and --dim seq=N (issue 51).
+TEST_CASE("cli.the_headline_command_needs_no_sizes") {
+  Dir d("ort_train_cli_headline");
+  CliOutcome o = run_cli("--model " + source_dir() + "/examples/bert/bert.onnx --optimizer Lamb --lr 1e-4 --steps 2 "
+                         "--device cpu --threads 1",
+                         d.p.string());
+  INFO(o.stdout_text << o.stderr_text);
+  CHECK(o.exit_code == 0);
+  CHECK(o.stdout_text.find("synthetic data: batch 8 (the default batch; --batch-size N sets it)") != std::string::npos);
+  CHECK(o.stdout_text.find("synthetic data: seq 64 (the position table "
+                           "model.bert.embeddings.position_embeddings.weight has 64 rows") != std::string::npos);
 }
 
 }  // namespace ort_train::testing
