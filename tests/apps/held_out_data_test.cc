@@ -68,6 +68,27 @@ TEST_CASE("held_out: data the model cannot evaluate fails before step 1 and name
         std::string::npos);
 }
 
+// What the check before step 1 cannot see (labels past the classes reach
+// only the loss): the last evaluation fails, and the trained model and the
+// checkpoint are written all the same; the error names the held-out data.
+TEST_CASE("held_out: a failed last evaluation still exports and checkpoints") {
+  Dir d("ort_train_held_out_fails_late");
+  fs::create_directories(d.p / "eval" / "0");
+  REQUIRE(write_tensor_file(ids(2, 1), "input_ids", d / "eval/0/input_ids.pb").ok());
+  REQUIRE(write_tensor_file(ids(2, 150), "labels", d / "eval/0/labels.pb").ok());
+  std::string train = source_dir() + "/tests/models/gpt/train_batches";
+  CliOutcome o = run_cli(gpt_args() + " --data " + train + " --eval-data " + (d / "eval") + " --steps 3 --export " +
+                             (d / "out.onnx") + " --checkpoint-dir " + (d / "ck"),
+                         d.p.string());
+  INFO(o.stdout_text << o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK(o.stderr_text.find("evaluating the held-out data " + (d / "eval") +
+                           ": node '/SoftmaxCrossEntropyLoss' (SoftmaxCrossEntropyLoss): label 150 is out of range for "
+                           "100 classes") != std::string::npos);
+  CHECK(fs::exists(d / "out.onnx"));
+  CHECK(fs::exists(d / "ck/ckpt-00000003.ortc"));
+}
+
 TEST_CASE("held_out: a training folder holding the held-out file trains without it") {
   Dir d("ort_train_held_out_folder");
   fs::create_directories(d.p / "data");
