@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "apps/commands.h"
+#include "apps/option_checks.h"
 #include "runtime/device.h"
 
 namespace ort_train::app {
@@ -36,7 +37,8 @@ Result<uint64_t> parse_byte_size(const std::string& text) {
 void add_max_memory_option(CLI::App* cmd, std::string& value) {
   cmd->add_option("--max-memory", value,
                   "memory budget (e.g. 2G, 512M): a plan or any tensor beyond it is refused before it runs "
-                  "(default: the device's memory; on the host, at most RLIMIT_AS and the cgroup's limit)");
+                  "(default: the device's memory; on the host, at most RLIMIT_AS and the cgroup's limit)")
+      ->check(byte_size());
 }
 
 Status apply_max_memory(const std::string& value) {

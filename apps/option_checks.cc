@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 
 #include "apps/commands.h"
+#include "graph/passes/pass.h"
 
 namespace ort_train::app {
 namespace {
@@ -67,6 +69,43 @@ CLI::Validator one_of(std::vector<std::string> names) {
         return fmt::format("'{}' is not one of: {}", v, joined(names));
       },
       desc);
+}
+
+CLI::Validator byte_size() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        return parse_byte_size(v).ok() ? "" : fmt::format("'{}' is not a size such as 2G, 512M or 1073741824 (bytes)", v);
+      },
+      "SIZE");
+}
+
+CLI::Validator dim_assignment() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        size_t eq = v.find('=');
+        long long size = 0;
+        if (eq != 0 && eq != std::string::npos && parse_whole(v.substr(eq + 1), size) && size > 0) return "";
+        return fmt::format("'{}' is not NAME=SIZE with a positive size, e.g. --dim seq=128", v);
+      },
+      "NAME=SIZE");
+}
+
+CLI::Validator graph_pass_names() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        if (v == "none") return "";
+        std::vector<std::string> known = PassRegistry::instance().names();
+        size_t start = 0;
+        while (start <= v.size()) {
+          size_t comma = std::min(v.find(',', start), v.size());
+          std::string name = v.substr(start, comma - start);
+          if (!name.empty() && std::find(known.begin(), known.end(), name) == known.end())
+            return fmt::format("'{}' is not a graph pass (the passes: {})", name, joined(known));
+          start = comma + 1;
+        }
+        return "";
+      },
+      "PASS[,PASS...]");
 }
 
 std::string conversion_error_message(const CLI::App& app, const CLI::ConversionError& e) {

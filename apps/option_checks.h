@@ -13,6 +13,9 @@ CLI::Validator whole_number_at_least(long long least);       // --batch-size, --
 CLI::Validator whole_number_in(long long least, long long most);  // --threads, --zero
 CLI::Validator number_at_least(double least);                // --comm-timeout: any number
 CLI::Validator one_of(std::vector<std::string> names);        // --precision, --recompute
+CLI::Validator byte_size();        // --max-memory: 2G, 512M, 1073741824
+CLI::Validator dim_assignment();   // --dim NAME=SIZE
+CLI::Validator graph_pass_names(); // --passes a,b (or none), --disable-pass, --enable-pass
 
 // A value CLI11 could not convert to the option's type ("Could not convert:
 // --lr = abc"), said as the checks above say it.

@@ -43,7 +43,8 @@ Result<Setup> load_setup(const SetupArgs& args) {
 
 void add_dim_option(CLI::App* cmd, SetupArgs& args) {
   cmd->add_option("--dim", args.dims,
-                  "size of a symbolic dim, NAME=SIZE (repeatable; e.g. --dim seq=128), over the description's dims:");
+                  "size of a symbolic dim, NAME=SIZE (repeatable; e.g. --dim seq=128), over the description's dims:")
+      ->check(dim_assignment());
 }
 
 void add_precision_option(CLI::App* cmd, SetupArgs& args) {
@@ -58,11 +59,13 @@ void add_pass_options(CLI::App* cmd, SetupArgs& args) {
   std::string defaults;
   for (const std::string& n : default_pass_names()) defaults += (defaults.empty() ? "" : ", ") + n;
   cmd->add_option("--passes", args.passes,
-                  "graph passes to run, comma-separated, or 'none' (default: " + defaults + ")");
-  cmd->add_option("--disable-pass", args.disabled_passes, "skip this graph pass (repeatable)");
+                  "graph passes to run, comma-separated, or 'none' (default: " + defaults + ")")
+      ->check(graph_pass_names());
+  cmd->add_option("--disable-pass", args.disabled_passes, "skip this graph pass (repeatable)")->check(graph_pass_names());
   cmd->add_option("--enable-pass", args.enabled_passes,
                   "also run this graph pass, one off by default (repeatable; half_activations: with --precision "
-                  "bf16|fp16, GEMM outputs stay 16-bit through GELU, Dropout, views and adds of two 16-bit values)");
+                  "bf16|fp16, GEMM outputs stay 16-bit through GELU, Dropout, views and adds of two 16-bit values)")
+      ->check(graph_pass_names());
 }
 
 void add_recompute_option(CLI::App* cmd, SetupArgs& args) {

@@ -76,6 +76,10 @@ TEST_CASE("cli.command_line_mistakes_get_one_guiding_line") {
            Case{model + " --lr abc", "ort_train: error: --lr: 'abc' is not a number\n", 64},
            Case{model + " --comm-timeout soon", "--comm-timeout: 'soon' is not a number of 0 or more", 64},
            Case{model + " --log-level loud", "--log-level: 'loud' is not one of: trace, debug, info, warn, error", 64},
+           Case{model + " --max-memory lots", "--max-memory: 'lots' is not a size such as 2G, 512M", 64},
+           Case{model + " --dim seq=0", "--dim: 'seq=0' is not NAME=SIZE with a positive size", 64},
+           Case{model + " --passes constant_folding,nosuch", "--passes: 'nosuch' is not a graph pass (the passes: ", 64},
+           Case{model + " --disable-pass nosuch", "--disable-pass: 'nosuch' is not a graph pass", 64},
            // A subcommand's typo: the nearest one.
            Case{"trian " + model, "ort_train: error: unknown command 'trian' (did you mean train?)\n", 64},
            Case{"frobnicate " + model, "unknown command 'frobnicate' (commands: run, train, inspect, plot; train is the default)", 64},
@@ -203,8 +207,9 @@ TEST_CASE("cli.synthetic_data_takes_every_symbolic_dim_from_dim_flags") {
   CHECK(with.exit_code == 0);
   CHECK(with.stdout_text.find("synthetic data: seq") == std::string::npos);
   CliOutcome bad = run_cli(args + " --dim seq", d.p.string());
-  CHECK(bad.exit_code == 1);
-  CHECK(bad.stderr_text.find("--dim 'seq': expected NAME=SIZE") != std::string::npos);
+  CHECK(bad.exit_code == 64);
+  CHECK(bad.stderr_text.find("--dim: 'seq' is not NAME=SIZE with a positive size, e.g. --dim seq=128") !=
+        std::string::npos);
 }
 
 // The README's headline command, with nothing but the model: no round trips
