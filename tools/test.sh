@@ -15,11 +15,13 @@ grep -E '(tests passed|Skipped|Passed|Failed)' conformance.log | tail -2
 # Everything else; tests that cannot run here (no GPU, no ../shared) are
 # reported as skipped, by name, in the summary.
 ctest -E "$conformance" --output-on-failure -j"$(nproc)"
+cd ..
+# A new user's first steps: the main job, then cmake --install (issue 51).
+bash tests/tools/first_day.sh
 
 # The sanitizer build (clang, AddressSanitizer + UndefinedBehaviorSanitizer,
 # docs/security.md): the suite again, the fuzz targets' kept regressions
 # among it, then every fuzz target for a short time.
-cd ..
 bash tools/build_sanitized.sh
 # Leaks are not checked here: Open MPI's mpirun tests leak by design; the
 # fuzz targets below check leaks on everything a file reaches. Run once, in
