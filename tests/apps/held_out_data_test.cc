@@ -25,6 +25,15 @@ std::string gpt_args() {
   return "--model " + m + "/model.onnx --config " + m + "/training.yaml --device cpu --threads 1 --batch-size 2";
 }
 
+// One held-out batch folder under `d` (token ids all `id`, labels all
+// `label`): the --eval-data flags that train the GPT on its bundled batches.
+std::string with_eval_batch(const Dir& d, int64_t id, int64_t label) {
+  fs::create_directories(d.p / "eval" / "0");
+  REQUIRE(write_tensor_file(ids(2, id), "input_ids", d / "eval/0/input_ids.pb").ok());
+  REQUIRE(write_tensor_file(ids(2, label), "labels", d / "eval/0/labels.pb").ok());
+  return gpt_args() + " --data " + source_dir() + "/tests/models/gpt/train_batches --eval-data " + (d / "eval");
+}
+
 }  // namespace
 
 TEST_CASE("held_out: gather_index_bounds finds the token ids' table") {
@@ -42,13 +51,8 @@ TEST_CASE("held_out: gather_index_bounds finds the token ids' table") {
 
 TEST_CASE("held_out: data the model cannot evaluate fails before step 1 and names the file") {
   Dir d("ort_train_held_out_bad");
-  fs::create_directories(d.p / "eval" / "0");
-  REQUIRE(write_tensor_file(ids(2, 150), "input_ids", d / "eval/0/input_ids.pb").ok());
-  REQUIRE(write_tensor_file(ids(2, 1), "labels", d / "eval/0/labels.pb").ok());
-  std::string train = source_dir() + "/tests/models/gpt/train_batches";
-  CliOutcome o = run_cli(gpt_args() + " --data " + train + " --eval-data " + (d / "eval") + " --steps 5 --export " +
-                             (d / "out.onnx") + " --metrics " + (d / "m.jsonl"),
-                         d.p.string());
+  std::string args = with_eval_batch(d, 150, 1);
+  CliOutcome o = run_cli(args + " --steps 5 --export " + (d / "out.onnx") + " --metrics " + (d / "m.jsonl"), d.p.string());
   INFO(o.stdout_text << o.stderr_text);
   CHECK(o.exit_code == 1);
   CHECK(o.stderr_text.find("held-out data " + (d / "eval") +
@@ -60,8 +64,7 @@ TEST_CASE("held_out: data the model cannot evaluate fails before step 1 and name
   Tensor short_rows = Tensor::host(DType::kInt64, {2, 5});
   for (int64_t i = 0; i < 10; ++i) short_rows.data<int64_t>()[i] = 1;
   REQUIRE(write_tensor_file(short_rows, "input_ids", d / "eval/0/input_ids.pb").ok());
-  CliOutcome shape = run_cli(gpt_args() + " --data " + train + " --eval-data " + (d / "eval") + " --steps 5",
-                             d.p.string());
+  CliOutcome shape = run_cli(args + " --steps 5", d.p.string());
   INFO(shape.stderr_text);
   CHECK(shape.exit_code == 2);
   CHECK(shape.stderr_text.find("held-out data " + (d / "eval") + " (--eval-data): its batch: input 'input_ids'") !=
@@ -73,13 +76,8 @@ TEST_CASE("held_out: data the model cannot evaluate fails before step 1 and name
 // checkpoint are written all the same; the error names the held-out data.
 TEST_CASE("held_out: a failed last evaluation still exports and checkpoints") {
   Dir d("ort_train_held_out_fails_late");
-  fs::create_directories(d.p / "eval" / "0");
-  REQUIRE(write_tensor_file(ids(2, 1), "input_ids", d / "eval/0/input_ids.pb").ok());
-  REQUIRE(write_tensor_file(ids(2, 150), "labels", d / "eval/0/labels.pb").ok());
-  std::string train = source_dir() + "/tests/models/gpt/train_batches";
-  CliOutcome o = run_cli(gpt_args() + " --data " + train + " --eval-data " + (d / "eval") + " --steps 3 --export " +
-                             (d / "out.onnx") + " --checkpoint-dir " + (d / "ck"),
-                         d.p.string());
+  std::string args = with_eval_batch(d, 1, 150);
+  CliOutcome o = run_cli(args + " --steps 3 --export " + (d / "out.onnx") + " --checkpoint-dir " + (d / "ck"), d.p.string());
   INFO(o.stdout_text << o.stderr_text);
   CHECK(o.exit_code == 1);
   CHECK(o.stderr_text.find("evaluating the held-out data " + (d / "eval") +
