@@ -147,6 +147,95 @@ void unfold_copies(Model& model, std::vector<std::string>& done) {
   g.nodes.insert(g.nodes.begin(), added.begin(), added.end());  // they read initializers only
 }
 
+// The FX node's call: its target (torch.ops.aten.addmm.default) and its
+// positional arguments as written (%p_fc_bias, [32], 1e-05), split at the
+// commas of the outer tuple.
+struct FxCall {
+  std::string target;
+  std::vector<std::string> args;
+};
+
+std::optional<FxCall> fx_call(const Node& n) {
+  const std::string& fx = metadata_value(n.metadata, kFxNodeKey);
+  size_t t = fx.find("[target=");
+  size_t args = fx.find("](args = (");
+  if (t == std::string::npos || args == std::string::npos || args < t) return std::nullopt;
+  FxCall call{fx.substr(t + 8, args - t - 8), {}};
+  int depth = 0;
+  std::string arg;
+  for (size_t i = args + 10; i < fx.size(); ++i) {
+    char c = fx[i];
+    if (depth == 0 && (c == ',' || c == ')')) {
+      size_t b = arg.find_first_not_of(' '), e = arg.find_last_not_of(' ');
+      if (b != std::string::npos) call.args.push_back(arg.substr(b, e - b + 1));
+      arg.clear();
+      if (c == ')') return call;
+      continue;
+    }
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    arg += c;
+  }
+  return std::nullopt;  // cut short: not a call this code can read
+}
+
+// The dims of an initializer or of a value whose shape the file states fully.
+std::optional<Dims> known_dims(const Graph& g, const std::string& name) {
+  if (g.is_initializer(name)) return g.initializers.at(name).dims();
+  const ValueInfo* v = g.value(name);
+  if (!v || !v->shape || !shape_fully_known(*v->shape)) return std::nullopt;
+  return dims_from_shape(*v->shape);
+}
+
+// Zero biases the optimizer removed from a Gemm: aten.linear(x, W, b) and
+// aten.addmm(b, x, W) become Gemm(x, W, b), and onnxscript drops C when it
+// holds only zeros. Removing it changes nothing only when it is zero, so a
+// Gemm without C whose FX node added a parameter the file no longer has gets
+// that parameter back as zeros, under its state_dict name, and trains it.
+void restore_dropped_biases(Model& model, const TorchSignature& sig, std::vector<std::string>& done) {
+  Graph& g = model.graph;
+  std::set<std::string> folded_sources;
+  for (const std::string& name : g.initializer_order)
+    for (const std::string& f : folded_from(g, name)) folded_sources.insert(f);
+  std::vector<std::string> restored;
+  for (Node& n : g.nodes) {
+    if (n.op_type != "Gemm" || !n.domain.empty() || n.has_input(2) || n.inputs.size() < 2) continue;
+    std::optional<FxCall> call = fx_call(n);
+    if (!call) continue;
+    std::string bias;
+    if (call->target == "torch.ops.aten.linear.default" && call->args.size() == 3) bias = call->args[2];
+    if (call->target == "torch.ops.aten.addmm.default" && call->args.size() == 3) bias = call->args[0];
+    if (bias.size() < 2 || bias[0] != '%') continue;
+    const TorchSignature::Entry* e = sig.by_placeholder(bias.substr(1));
+    if (!e || e->kind != "PARAMETER" || folded_sources.count(e->target)) continue;
+    std::optional<Dims> b = known_dims(g, n.inputs[1]);
+    if (!b || b->size() != 2) continue;
+    const int64_t out = n.attr_int("transB", 0) ? (*b)[0] : (*b)[1];
+    if (!g.is_initializer(e->target)) {
+      const ValueInfo* w = g.value(n.inputs[1]);
+      DType dtype = g.is_initializer(n.inputs[1]) ? g.initializers.at(n.inputs[1]).dtype() : (w ? w->dtype : DType::kFloat);
+      g.initializers[e->target] = Tensor::host(dtype, {out});
+      g.initializer_order.push_back(e->target);
+      ValueInfo info;
+      info.name = e->target;
+      info.dtype = dtype;
+      info.shape = shape_from_dims({out});
+      info.metadata = {{kKindKey, e->kind}};
+      g.values[e->target] = std::move(info);
+      restored.push_back(e->target);
+    } else if (g.initializers.at(e->target).dims() != Dims{out}) {
+      continue;  // a parameter of another size: not this Gemm's bias
+    }
+    n.inputs.resize(3);
+    n.inputs[2] = e->target;
+  }
+  if (restored.empty()) return;
+  std::string list;
+  for (const std::string& t : restored) list += (list.empty() ? "" : ", ") + t;
+  done.push_back(fmt::format("{} zero bias(es) the optimizer removed from Gemms are back, as zeros: {}",
+                             restored.size(), list));
+}
+
 }  // namespace
 
 const TorchSignature::Entry* TorchSignature::by_target(const std::string& target) const {
@@ -210,6 +299,7 @@ std::vector<std::string> undo_exporter_folds(Model& model) {
   std::optional<TorchSignature> sig = torch_signature(model.graph);
   if (!sig) return done;
   unmerge(model, *sig, done);
+  restore_dropped_biases(model, *sig, done);
   unfold_copies(model, done);
   return done;
 }

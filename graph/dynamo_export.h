@@ -48,6 +48,8 @@ std::vector<std::string> fx_placeholders(const Node& n);
 //   - a parameter merged into another initializer of equal value (zero
 //     biases, LayerNorm weights of ones): each node that read it in PyTorch
 //     (its fx_node) reads a copy of its own again;
+//   - a zero bias removed from a Gemm whose FX node (aten.linear, aten.addmm)
+//     added it: zeros under its own name again, as the Gemm's C;
 //   - a fold of one parameter still in the file whose values are that
 //     parameter transposed or copied (a tied output embedding): a Transpose
 //     or Identity node of the parameter again.

@@ -203,4 +203,54 @@ TEST_CASE("trainable_set.a_tied_transpose_is_computed_from_its_parameter") {
   CHECK_FALSE(choose_trainable(other, {}).ok());
 }
 
+TEST_CASE("trainable_set.a_zero_bias_dropped_from_a_gemm_is_given_back") {
+  auto gemm = [](Builder& b, const std::string& name, const std::string& weight, const std::string& fx_target,
+                 const std::string& args, bool trans_b) {
+    Node n;
+    n.name = name;
+    n.op_type = "Gemm";
+    n.inputs = {"x", weight};
+    n.outputs = {name + "_out"};
+    if (trans_b) n.attributes.push_back(Attribute::make_int("transB", 1));
+    n.metadata = {{"pkg.torch.onnx.fx_node", "%" + name + " : [num_users=1] = call_function[target=torch.ops.aten." +
+                                                 fx_target + "](args = (" + args + "), kwargs = {})"}};
+    b.m.graph.nodes.push_back(std::move(n));
+  };
+  Builder b;
+  b.signature({{"PARAMETER", "fc.weight"}, {"PARAMETER", "fc.bias"}, {"PARAMETER", "proj.weight"},
+               {"PARAMETER", "proj.bias"}});
+  b.param("fc.weight", floats({3, 2}));    // nn.Linear: [out, in], read with transB
+  b.param("proj.weight", floats({2, 4}));  // GPT-2's Conv1D: [in, out], addmm(bias, x, W)
+  gemm(b, "linear", "fc.weight", "linear.default", "%x, %p_fc_weight, %p_fc_bias", true);
+  gemm(b, "addmm", "proj.weight", "addmm.default", "%p_proj_bias, %x, %p_proj_weight", false);
+  auto before = choose_trainable(b.m, {});
+  REQUIRE_FALSE(before.ok());
+  CHECK(before.status().message().find("fc.bias") != std::string::npos);
+  Model restored = b.m;
+  std::vector<std::string> lines = undo_exporter_folds(restored);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("2 zero bias(es)") != std::string::npos);
+  const Graph& g = restored.graph;
+  CHECK(g.nodes[0].inputs == std::vector<std::string>{"x", "fc.weight", "fc.bias"});
+  CHECK(g.nodes[1].inputs == std::vector<std::string>{"x", "proj.weight", "proj.bias"});
+  REQUIRE(g.is_initializer("fc.bias"));
+  CHECK(g.initializers.at("fc.bias").dims() == Dims{3});
+  CHECK(g.initializers.at("proj.bias").dims() == Dims{4});
+  for (float v : g.initializers.at("proj.bias").span<float>()) CHECK(v == 0.f);
+  auto s = choose_trainable(restored, {});
+  INFO(s.status().message());
+  REQUIRE(s.ok());
+  CHECK(s->trainable == std::vector<std::string>{"fc.weight", "proj.weight", "fc.bias", "proj.bias"});
+  // A Gemm whose FX node added no parameter (a bias computed in the model)
+  // is left alone, and the missing parameter stays refused.
+  Builder c;
+  c.signature({{"PARAMETER", "fc.weight"}, {"PARAMETER", "fc.bias"}});
+  c.param("fc.weight", floats({3, 2}));
+  gemm(c, "linear", "fc.weight", "linear.default", "%x, %p_fc_weight, %scaled_bias", true);
+  c.node("use_bias", {"x", "x"}, "%x, %p_fc_bias");
+  Model untouched = c.m;
+  CHECK(undo_exporter_folds(untouched).empty());
+  CHECK_FALSE(choose_trainable(untouched, {}).ok());
+}
+
 }  // namespace ort_train::testing
