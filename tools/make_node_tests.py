@@ -66,13 +66,22 @@ def main():
         os.makedirs(data)
         onnx.save(case.model, os.path.join(d, "model.onnx"))
         inputs, outputs = case.data_sets[0]
+        def tensor(value, name):
+            # onnx >= 1.15 gives some cases' data as TensorProtos already (CastLike's typed values).
+            if isinstance(value, onnx.TensorProto):
+                t = onnx.TensorProto()
+                t.CopyFrom(value)
+                t.name = name
+                return t
+            return numpy_helper.from_array(np.asarray(value), name)
+
         try:
             for i, (value, info) in enumerate(zip(inputs, case.model.graph.input)):
                 with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
-                    f.write(numpy_helper.from_array(np.asarray(value), info.name).SerializeToString())
+                    f.write(tensor(value, info.name).SerializeToString())
             for i, (value, info) in enumerate(zip(outputs, case.model.graph.output)):
                 with open(os.path.join(data, f"output_{i}.pb"), "wb") as f:
-                    f.write(numpy_helper.from_array(np.asarray(value), info.name).SerializeToString())
+                    f.write(tensor(value, info.name).SerializeToString())
         except (NotImplementedError, TypeError, ValueError):
             shutil.rmtree(d)  # data numpy_helper cannot write (strings, nested protos): not a tensor case
             continue

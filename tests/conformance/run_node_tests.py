@@ -38,7 +38,7 @@ EXCLUDED_TYPE_MARKERS = ["float8", "FLOAT8", "e4m3", "e5m2", "float4", "FLOAT4",
 # Range's 4 and one each of Max and Min: none of MatMul or Gemm yet, which
 # tests/runtime/kernels/matmul_half_test.cc checks against the float kernels.)
 HALF_TYPE_MARKERS = ["float16", "bfloat16", "FLOAT16", "BFLOAT16"]
-HALF_TYPE_OPS = {"Cast", "MatMul", "Gemm"}
+HALF_TYPE_OPS = {"Cast", "CastLike", "MatMul", "Gemm"}
 
 
 def excluded(name, op):

@@ -194,6 +194,13 @@ Status reduce(KernelContext& ctx) {
     ctx.alias_output(0, x);
     return Status::Ok();
   }
+  if (x.dtype() == DType::kBool && (kKind == Kind::kMax || kKind == Kind::kMin)) {
+    // Opset 20's bool ReduceMax/ReduceMin (any/all): bools are stored as
+    // bytes 0 and 1, whose max and min as uint8 are the answer.
+    Tensor bytes(DType::kUInt8, x.dims(), x.storage());
+    Tensor out(DType::kUInt8, ctx.output(0).dims(), ctx.output(0).storage());
+    return reduce_axes<kKind>(bytes, r.reduced, out) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
+  }
   return reduce_axes<kKind>(x, r.reduced, ctx.output(0)) ? Status::Ok() : unsupported_dtype(ctx, x.dtype());
 }
 

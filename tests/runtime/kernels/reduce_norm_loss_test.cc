@@ -32,6 +32,20 @@ TEST_CASE("Reduce over middle axes and over empty dims", "[kernels][ReduceSum][R
   REQUIRE(std::isinf(m.data<float>()[0]));
 }
 
+TEST_CASE("ReduceMax and ReduceMin of bools (opset 20): any and all", "[kernels][ReduceMax][ReduceMin]") {
+  auto b = make<bool>({2, 3}, {true, false, false, true, true, true});
+  auto any = run_node({"ReduceMax", {b, make<int64_t>({1}, {1})}, {Attribute::make_int("keepdims", 0)}, 1, 20, {1}})[0];
+  REQUIRE(any.dtype() == DType::kBool);
+  CHECK(std::vector<bool>(any.data<bool>(), any.data<bool>() + 2) == std::vector<bool>{true, true});
+  auto all = run_node({"ReduceMin", {b, make<int64_t>({1}, {1})}, {Attribute::make_int("keepdims", 0)}, 1, 20, {1}})[0];
+  CHECK(std::vector<bool>(all.data<bool>(), all.data<bool>() + 2) == std::vector<bool>{false, true});
+  auto col = run_node({"ReduceMin", {b, make<int64_t>({1}, {0})}, {}, 1, 20, {1}})[0];
+  CHECK(std::vector<bool>(col.data<bool>(), col.data<bool>() + 3) == std::vector<bool>{true, false, false});
+  // Sums of bools stay refused, as ONNX's type constraints say.
+  CHECK(run_node_error({"ReduceSum", {b, make<int64_t>({1}, {1})}, {}, 1, 20, {1}}).message().find("bool") !=
+        std::string::npos);
+}
+
 TEST_CASE("LayerNormalization over the last axes, with Mean and InvStdDev", "[kernels][LayerNormalization]") {
   auto x = make<float>({2, 2}, {1, 3, 2, 4});
   auto out = run_node({"LayerNormalization", {x, make<float>({2}, {1, 2}), make<float>({2}, {0, 1})},
