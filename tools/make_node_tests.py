@@ -28,7 +28,64 @@ import tempfile
 OPS = ("HardSigmoid HardSwish Elu Selu Celu ThresholdedRelu Shrink Softsign Mish Tan Sinh Cosh Asin Acos Asinh "
        "Acosh Atanh PRelu Mod ArgMax ArgMin DepthToSpace SpaceToDepth RNN GRU LSTM InstanceNormalization "
        "GroupNormalization OneHot EyeLike Hardmax ReverseSequence Compress ReduceLogSum "
-       "MeanVarianceNormalization LpNormalization IsNaN IsInf GridSample If Loop Scan").split()
+       "MeanVarianceNormalization LpNormalization IsNaN IsInf GridSample If Loop Scan SequenceInsert SplitToSequence").split()
+
+
+def is_tensor_sequence(value_info):
+    t = value_info.type
+    return t.HasField("sequence_type") and t.sequence_type.elem_type.HasField("tensor_type")
+
+
+def sequence_edges_as_tensors(model, inputs, outputs):
+    """The case's model with tensors at its edges, and its data to match.
+
+    A sequence input of N tensors becomes N tensor inputs <name>_<i> that a
+    SequenceConstruct (SequenceEmpty for none) gathers into the sequence; a
+    sequence output of M expected tensors becomes M outputs <name>_<i>, each a
+    SequenceAt at position i. Integer inputs (positions, split sizes) become
+    initializers: ort_train lowers sequences whose positions the file fixes,
+    as every exporter writes them. The op under test runs on sequences as before.
+    """
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    g = model.graph
+    new_inputs, new_in_data, front, fixed = [], [], [], []
+    integers = (TensorProto.INT64, TensorProto.INT32)
+    for info, value in zip(g.input, inputs):
+        if info.type.HasField("tensor_type") and info.type.tensor_type.elem_type in integers:
+            fixed.append(numpy_helper.from_array(np.asarray(value), info.name))
+            continue
+        if not is_tensor_sequence(info):
+            new_inputs.append(info)
+            new_in_data.append(value)
+            continue
+        elem = info.type.sequence_type.elem_type.tensor_type.elem_type
+        names = []
+        for i, t in enumerate(value):
+            names.append(f"{info.name}_{i}")
+            new_inputs.append(helper.make_tensor_value_info(names[-1], elem, list(np.asarray(t).shape)))
+            new_in_data.append(np.asarray(t))
+        if names:
+            front.append(helper.make_node("SequenceConstruct", names, [info.name]))
+        else:
+            front.append(helper.make_node("SequenceEmpty", [], [info.name], dtype=elem))
+    new_outputs, new_out_data, back, consts = [], [], [], []
+    for info, value in zip(g.output, outputs):
+        if not is_tensor_sequence(info):
+            new_outputs.append(info)
+            new_out_data.append(value)
+            continue
+        elem = info.type.sequence_type.elem_type.tensor_type.elem_type
+        for i, t in enumerate(value):
+            pos = f"{info.name}_position_{i}"
+            consts.append(numpy_helper.from_array(np.array(i, dtype=np.int64), pos))
+            back.append(helper.make_node("SequenceAt", [info.name, pos], [f"{info.name}_{i}"]))
+            new_outputs.append(helper.make_tensor_value_info(f"{info.name}_{i}", elem, list(np.asarray(t).shape)))
+            new_out_data.append(np.asarray(t))
+    graph = helper.make_graph(front + list(g.node) + back, g.name, new_inputs, new_outputs,
+                              initializer=list(g.initializer) + fixed + consts)
+    out = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    return out, new_in_data, new_out_data
 
 
 def main():
@@ -57,15 +114,23 @@ def main():
         nodes = case.model.graph.node
         if len(nodes) != 1 or (wanted is not None and nodes[0].op_type not in wanted):
             continue
-        # Sequence and optional values (test_if_seq, test_loop13_seq): ort_train stores tensors only.
+        inputs, outputs = case.data_sets[0]
+        # ort_train stores tensors only: a case whose graph inputs or outputs
+        # are sequences of tensors is rewritten with tensors at its edges
+        # (sequence_edges_as_tensors); one with optional or map values, or a
+        # sequence around a subgraph op, is left out.
         values = list(case.model.graph.input) + list(case.model.graph.output)
         if any(not v.type.HasField("tensor_type") for v in values):
-            continue
+            if nodes[0].op_type in ("If", "Loop", "Scan", "SequenceMap") or any(
+                    not v.type.HasField("tensor_type") and not is_tensor_sequence(v) for v in values):
+                continue
+            model, inputs, outputs = sequence_edges_as_tensors(case.model, inputs, outputs)
+        else:
+            model = case.model
         d = os.path.join(tmp, case.name)
         data = os.path.join(d, "test_data_set_0")
         os.makedirs(data)
-        onnx.save(case.model, os.path.join(d, "model.onnx"))
-        inputs, outputs = case.data_sets[0]
+        onnx.save(model, os.path.join(d, "model.onnx"))
         def tensor(value, name):
             # onnx >= 1.15 gives some cases' data as TensorProtos already (CastLike's typed values).
             if isinstance(value, onnx.TensorProto):
@@ -76,16 +141,16 @@ def main():
             return numpy_helper.from_array(np.asarray(value), name)
 
         try:
-            for i, (value, info) in enumerate(zip(inputs, case.model.graph.input)):
+            for i, (value, info) in enumerate(zip(inputs, model.graph.input)):
                 with open(os.path.join(data, f"input_{i}.pb"), "wb") as f:
                     f.write(tensor(value, info.name).SerializeToString())
-            for i, (value, info) in enumerate(zip(outputs, case.model.graph.output)):
+            for i, (value, info) in enumerate(zip(outputs, model.graph.output)):
                 with open(os.path.join(data, f"output_{i}.pb"), "wb") as f:
                     f.write(tensor(value, info.name).SerializeToString())
         except (NotImplementedError, TypeError, ValueError):
             shutil.rmtree(d)  # data numpy_helper cannot write (strings, nested protos): not a tensor case
             continue
-        opset = next((o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx")), 0)
+        opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
         rows.append((case.name, nodes[0].op_type, "0", str(case.model.ir_version), str(opset), "ok"))
     with open(os.path.join(tmp, "onnx_node_tests_cases.tsv"), "w") as f:
         f.write("case\top_family\texpanded\tir_version\topset_ai.onnx\tonnx1.12_check\n")

@@ -104,9 +104,38 @@ TEST_CASE("sequence_lowering.sequence_construct_becomes_concat_identity_and_a_co
   CHECK(out.at("count").data<int64_t>()[0] == 2);
 }
 
-TEST_CASE("sequence_lowering.a_sequence_used_otherwise_stays") {
-  // A position known only at run time cannot be lowered: the nodes stay, and
-  // running names them as ops without a kernel.
+TEST_CASE("sequence_lowering.insert_erase_empty_and_identity_at_constant_positions") {
+  // SequenceEmpty, then x inserted at the end, -x at the front, x + x at
+  // position 1: [-x, 2x, x]; erasing the last leaves [-x, 2x].
+  SeqModel s;
+  s.constant("p1", Tensor::from_vector<int64_t>({}, {1}));
+  s.constant("p0", Tensor::from_vector<int64_t>({}, {0}));
+  s.node("Neg", {"x"}, "nx").node("Add", {"x", "x"}, "twice");
+  s.node("SequenceEmpty", {}, "s0").node("SequenceInsert", {"s0", "x"}, "s1");
+  s.node("SequenceInsert", {"s1", "nx", "p0"}, "s2").node("SequenceInsert", {"s2", "twice", "p1"}, "s3");
+  s.node("Identity", {"s3"}, "s3i").node("SequenceErase", {"s3i"}, "s4");
+  s.node("SequenceLength", {"s4"}, "count").node("SequenceAt", {"s4", "p1"}, "second");
+  s.node("ConcatFromSequence", {"s3"}, "all", {Attribute::make_int("axis", 0)});
+  s.output("second").output("all");
+  s.m.graph.outputs.push_back(ValueInfo{"count", DType::kInt64, Shape{}});
+  auto lowered = lower_sequences(s.m);
+  REQUIRE(lowered.ok());
+  CHECK(lowered->size() == 6);  // Empty, three Inserts, Identity, Erase
+  for (const char* op : {"SequenceEmpty", "SequenceInsert", "SequenceErase", "SequenceAt", "SequenceLength"})
+    CHECK_FALSE(s.has_op(op));
+  auto out = s.run();
+  CHECK(out.at("count").data<int64_t>()[0] == 2);
+  CHECK(out.at("second").data<float>()[3] == 6.f);
+  REQUIRE(out.at("all").dims() == Dims{6, 6});
+  CHECK(out.at("all").data<float>()[1] == -1.f);   // -x first
+  CHECK(out.at("all").data<float>()[13] == 2.f);   // then 2x
+  CHECK(out.at("all").data<float>()[25] == 1.f);   // then x
+}
+
+TEST_CASE("sequence_lowering.a_sequence_used_otherwise_is_given_back_whole") {
+  // A position known only at run time cannot be lowered: the split becomes
+  // slices, the sequence one SequenceConstruct of them, and running names the
+  // SequenceAt as an op without a kernel.
   SeqModel s;
   s.m.graph.inputs.push_back(ValueInfo{"where", DType::kInt64, Shape{}});
   s.constant("two", Tensor::from_vector<int64_t>({}, {2}));
@@ -114,9 +143,27 @@ TEST_CASE("sequence_lowering.a_sequence_used_otherwise_stays") {
   s.node("SequenceAt", {"chunks", "where"}, "picked").output("picked");
   auto lowered = lower_sequences(s.m);
   REQUIRE(lowered.ok());
-  CHECK(lowered->empty());
-  CHECK(s.has_op("SplitToSequence"));
+  CHECK(lowered->size() == 1);
+  CHECK_FALSE(s.has_op("SplitToSequence"));
+  CHECK(s.has_op("SequenceConstruct"));
   CHECK(s.has_op("SequenceAt"));
+  // A sequence that is a graph output stays one too.
+  SeqModel o;
+  o.node("SequenceConstruct", {"x", "x"}, "pair");
+  o.m.graph.outputs.push_back(ValueInfo{"pair", DType::kUndefined, std::nullopt});
+  REQUIRE(lower_sequences(o.m).ok());
+  CHECK(o.has_op("SequenceConstruct"));
+  // Chunks of a size the file does not fix (x's dims unknown), read at
+  // constant positions only: still slices.
+  SeqModel u;
+  u.m.graph.inputs[0].shape = std::nullopt;
+  u.constant("two", Tensor::from_vector<int64_t>({}, {2}));
+  u.constant("p1", Tensor::from_vector<int64_t>({}, {1}));
+  u.node("SplitToSequence", {"x", "two"}, "chunks", {Attribute::make_int("axis", 1)});
+  u.node("SequenceAt", {"chunks", "p1"}, "k").output("k");
+  REQUIRE(lower_sequences(u.m).ok());
+  CHECK_FALSE(u.has_op("SplitToSequence"));
+  require_close(u.run().at("k"), make<float>({2, 2}, {2, 3, 8, 9}), 0, 0);
 }
 
 }  // namespace ort_train::testing
