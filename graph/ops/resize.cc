@@ -1,8 +1,9 @@
-// Shape rule of Resize (opsets 10-19): the output size per dim from
+// Shape rule of Resize (opsets 10-19; every mode and transform): the output size per dim from
 // graph/ops/resize_target.h (sizes, or floor(input size * scale); axes and
 // keep_aspect_ratio_policy of opset 18). ResizeGrad (com.ort_train) has
 // the shape given by its input 1's value. Kernels in runtime/cpu/kernels/resize.cc
 // and resize_grad.cc; the sampling rules in runtime/cpu/resize_taps.h.
+#include <algorithm>
 #include <cmath>
 
 #include "graph/op_schema.h"
@@ -14,12 +15,14 @@ namespace {
 Status resize_rule(InferContext& ctx) {
   DType t = ctx.input_dtype(0);
   const OptShape& x = ctx.input_shape(0);
-  if (ctx.attr_int("antialias", 0) != 0) return unsupported("{}: antialias is not supported", ctx.node().describe());
   std::string mode = ctx.node().attr_string("mode", "nearest");
-  if (mode != "nearest" && mode != "linear")
-    return unsupported("{}: mode '{}' is not supported (nearest, linear are)", ctx.node().describe(), mode);
-  if (ctx.node().attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
-    return unsupported("{}: tf_crop_and_resize is not supported", ctx.node().describe());
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return invalid_argument("{}: unknown mode '{}' (nearest, linear, cubic)", ctx.node().describe(), mode);
+  const std::string coord = ctx.node().attr_string("coordinate_transformation_mode", "half_pixel");
+  static const char* kCoords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                  "asymmetric", "tf_crop_and_resize"};
+  if (ctx.opset() >= 11 && std::find(std::begin(kCoords), std::end(kCoords), coord) == std::end(kCoords))
+    return invalid_argument("{}: unknown coordinate_transformation_mode '{}'", ctx.node().describe(), coord);
   if (!x) {
     ctx.set_output(0, t, std::nullopt);
     return Status::Ok();

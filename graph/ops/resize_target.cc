@@ -4,9 +4,7 @@
 #include <cmath>
 
 namespace ort_train {
-namespace {
 
-// The dims scales/sizes name: `axes` (negative counting from the end), or all.
 Result<std::vector<size_t>> resize_axes(const Node& node, size_t rank) {
   std::vector<int64_t> given = node.attr_ints("axes");
   std::vector<size_t> axes;
@@ -24,6 +22,8 @@ Result<std::vector<size_t>> resize_axes(const Node& node, size_t rank) {
   }
   return axes;
 }
+
+namespace {
 
 // A size computed from a double, refused past int64 (a file's scale may be huge).
 Result<int64_t> checked_size(const Node& node, double size, size_t d) {

@@ -20,6 +20,9 @@ struct ResizeTarget {
   std::vector<int64_t> sizes;  // per dim; -1 where the input's size is unknown
 };
 
+// The dims scales/sizes (and roi) name: `axes` (negative counting from the end), or all.
+Result<std::vector<size_t>> resize_axes(const Node& node, size_t rank);
+
 // `in` holds the input's dims, -1 where unknown. `scales` or `sizes` (either
 // may be null or empty) are the node's inputs; an error names the node.
 Result<ResizeTarget> resize_target(const Node& node, const std::vector<int64_t>& in, const Tensor* scales,

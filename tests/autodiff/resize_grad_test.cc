@@ -44,6 +44,34 @@ GRAD_CASE("Resize", {"Resize opset 19 half_pixel_symmetric, a fractional scale o
                   .opset = 19};
 }, {0}});
 
+// Cubic (A = -0.5 and the default -0.75, exclude_outside), antialias when
+// downsampling (linear and cubic: wider, normalized windows), and
+// tf_crop_and_resize with a roi that reaches past the input (those elements
+// are extrapolation_value and read nothing).
+GRAD_CASE("Resize", {"Resize cubic upsampling, exclude_outside", [](Rng& r) {
+  return NodeSpec{.op = "Resize",
+                  .inputs = {r.uniform({1, 1, 4, 3}), Tensor(), make<float>({4}, {1, 1, 1.5f, 2})},
+                  .attributes = {Attribute::make_string("mode", "cubic"),
+                                 Attribute::make_int("exclude_outside", r.integer(0, 1)),
+                                 Attribute::make_float("cubic_coeff_a", r.integer(0, 1) ? -0.5f : -0.75f)}};
+}, {0}});
+GRAD_CASE("Resize", {"Resize antialias downsampling, linear and cubic", [](Rng& r) {
+  return NodeSpec{.op = "Resize",
+                  .inputs = {r.uniform({1, 2, 7, 6}), Tensor(), Tensor(), make<int64_t>({4}, {1, 2, 3, 4})},
+                  .attributes = {Attribute::make_string("mode", r.integer(0, 1) ? "cubic" : "linear"),
+                                 Attribute::make_int("antialias", 1)},
+                  .opset = 18};
+}, {0}});
+GRAD_CASE("Resize", {"Resize tf_crop_and_resize with extrapolation", [](Rng& r) {
+  return NodeSpec{.op = "Resize",
+                  .inputs = {r.uniform({1, 1, 4, 5}), make<float>({8}, {0, 0, 0.1f, -0.2f, 1, 1, 0.8f, 0.9f}),
+                             Tensor(), make<int64_t>({4}, {1, 1, 3, 4})},
+                  .attributes = {Attribute::make_string("mode", r.integer(0, 1) ? "cubic" : "linear"),
+                                 Attribute::make_string("coordinate_transformation_mode", "tf_crop_and_resize"),
+                                 Attribute::make_float("extrapolation_value", 10.f)},
+                  .opset = 13};
+}, {0}});
+
 }  // namespace
 
 TEST_CASE("gradcheck.resize") { check_registered({"Resize"}); }
