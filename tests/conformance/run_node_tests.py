@@ -26,7 +26,8 @@ HardSigmoid HardSwish Elu Selu Celu ThresholdedRelu Shrink Softsign Mish Tan Sin
 PRelu Mod ArgMax ArgMin DepthToSpace SpaceToDepth RNN GRU LSTM InstanceNormalization GroupNormalization
 OneHot EyeLike Hardmax ReverseSequence Compress ReduceLogSum MeanVarianceNormalization LpNormalization
 IsNaN IsInf LpPool GlobalLpPool GridSample If Loop Scan Col2Im
-SequenceInsert SplitToSequence BitwiseAnd BitwiseOr BitwiseXor BitwiseNot BitShift""".split()
+SequenceInsert SplitToSequence BitwiseAnd BitwiseOr BitwiseXor BitwiseNot BitShift
+AffineGrid CenterCropPad""".split()
 # (The last two lines are issue 30's. ../shared's corpus has no case of them;
 # tools/make_node_tests.py makes theirs from the installed onnx package.)
 
