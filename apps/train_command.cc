@@ -591,6 +591,7 @@ Status train_command(const TrainArgs& args) {
     figures.emplace_back("samples_per_s", samples_per_s);
     figures.emplace_back("step_ms", r.step_ms);
     figures.emplace_back("data_ms", r.data_ms);
+    figures.emplace_back("update_ms", r.update_ms);
     if (r.tokens > 0) figures.emplace_back("tokens_per_s", r.tokens / (r.step_ms / 1000.0));
     if (comm->size() > 1) figures.emplace_back("allreduce_ms", r.allreduce_ms);
     if (r.loss_scale) {  // fp16: the scale this step's backward used, and whether its update was skipped

@@ -12,8 +12,11 @@ vocabulary). Prints ms/step (median after 3 warm-up steps; ort_train's from its
 the process) and the ratios. --baseline BINARY adds an older ort_train build
 timed in the same run on the same exported model (before/after comparisons);
 --grad-accum N runs ort_train with N micro-batches per step; --ort-args and
---baseline-args add flags to each (one binary, two settings). ort_train's rows
-also give the time it took to build the training graph (its log's "built in").
+--baseline-args add flags to each (one binary, two settings); --clip MAX
+clips the gradient norm in every framework (clip_grad_norm_). ort_train's rows
+also give the time it took to build the training graph (its log's "built in")
+and its update_ms (from the summed gradients to the updated weights: the norm
+and the optimizer's pass), where the binary reports it.
 """
 import argparse
 import json
@@ -52,15 +55,16 @@ def build(name):
     return model, inputs, labels, ["logits"]
 
 
-def description(name):
+def description(name, clip=None):
+    extra = f"optimizer: {{max_grad_norm: {clip}}}\n" if clip else ""
     if name == "mlp":
         return ("inputs: [{name: x, dtype: float32, shape: [64, 784]}]\n"
                 "labels: [{name: labels, dtype: int64, shape: [64]}]\n"
-                "loss: {type: softmax_cross_entropy, input: logits, target: labels}\n")
+                "loss: {type: softmax_cross_entropy, input: logits, target: labels}\n" + extra)
     ins = "".join(f"  - {{name: {n}, dtype: int64, shape: [8, 128]}}\n"
                   for n in ["input_ids", "attention_mask", "token_type_ids"])
     return ("inputs:\n" + ins + "labels: [{name: labels, dtype: int64, shape: [8, 128]}]\n"
-            "loss: {type: softmax_cross_entropy, input: logits, target: labels}\n")
+            "loss: {type: softmax_cross_entropy, input: logits, target: labels}\n" + extra)
 
 
 def worker_torch(args):
@@ -76,13 +80,15 @@ def worker_torch(args):
         out = model(*inputs.values())
         loss = torch.nn.functional.cross_entropy(out.reshape(-1, out.shape[-1]), labels.reshape(-1))
         loss.backward()
+        if args.clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
         opt.step()
         if i >= WARMUP:
             times.append((time.perf_counter() - t) * 1000)
     print(json.dumps({"ms": statistics.median(times), "version": torch.__version__}))
 
 
-def export(name, folder):
+def export(name, folder, clip=None):
     import torch
     from export_models import write_tensor
     model, inputs, labels, outputs = build(name)
@@ -94,7 +100,7 @@ def export(name, folder):
     for k, v in list(inputs.items()) + [("labels", labels)]:
         write_tensor(v.numpy(), k, os.path.join(batch, f"{k}.pb"))
     with open(os.path.join(folder, "desc.yaml"), "w") as f:
-        f.write(description(name))
+        f.write(description(name, clip))
     return inputs[next(iter(inputs))].shape[0]
 
 
@@ -111,6 +117,7 @@ def main():
     ap.add_argument("--baseline-args", default="", help="more flags for the --baseline binary (which may be the same "
                     "binary: flag against flag)")
     ap.add_argument("--rounds", type=int, default=1, help="repeat every framework this many times, interleaved")
+    ap.add_argument("--clip", type=float, help="max_grad_norm: clip the gradients' norm every step")
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -119,7 +126,7 @@ def main():
     rows = []
     for name in args.models.split(","):
         with tempfile.TemporaryDirectory() as folder:
-            batch = export(name, folder)
+            batch = export(name, folder, args.clip)
 
             def run_binary(binary, extra):
                 # Timed from --metrics in one run, peak RSS from a second run without the metrics file.
@@ -137,13 +144,16 @@ def main():
                                                    f"{binary} ({name})")
                 built = re.search(r"built in ([\d.]+) ms", out)
                 _, _, rss = bench_forward.measured(common + ["--log-level", "warn"], f"{binary} ({name})")
-                steps = [json.loads(line)["step_ms"] for line in open(metrics)][WARMUP:]
-                return statistics.median(steps), rss, float(built.group(1)) if built else float("nan")
+                lines = [json.loads(line) for line in open(metrics)][WARMUP:]
+                steps = [m["step_ms"] for m in lines]
+                update = statistics.median([m["update_ms"] for m in lines]) if "update_ms" in lines[0] else float("nan")
+                return statistics.median(steps), rss, float(built.group(1)) if built else float("nan"), update
 
             def run_torch():
                 tout, _, rss = bench_forward.measured(
                     [sys.executable, os.path.abspath(__file__), "--worker", "--model", name, "--threads",
-                     str(args.threads), "--steps", str(args.steps)], f"PyTorch ({name})")
+                     str(args.threads), "--steps", str(args.steps)] + (["--clip", str(args.clip)] if args.clip else []),
+                    f"PyTorch ({name})")
                 t = json.loads(tout.strip().splitlines()[-1])
                 return t["ms"], rss, t["version"]
 
@@ -159,29 +169,32 @@ def main():
                     runs[key].append(job())
         rows.append((name, batch, runs))
 
-    def summary(results):  # median of the per-round medians, their range, the largest peak RSS, the build time
+    def summary(results):  # median of the per-round medians, their range, the largest peak RSS, the build time, update_ms
         ms = [r[0] for r in results]
         build = statistics.median(r[2] for r in results) if len(results[0]) > 2 and not isinstance(results[0][2], str) \
             else None
-        return statistics.median(ms), min(ms), max(ms), max(r[1] for r in results), build
+        update = statistics.median(r[3] for r in results) if len(results[0]) > 3 else None
+        return statistics.median(ms), min(ms), max(ms), max(r[1] for r in results), build, update
 
     print(f"Adam training steps, {args.threads} threads, median of {args.steps} after {WARMUP} warm-up per round; "
           f"{args.rounds} round(s): median of the rounds [range]")
     print(f"{'model':8}{'framework':26}{'ms/step':>10}{'range':>20}{'samples/s':>12}{'peak RSS MiB':>14}"
-          f"{'graph build ms':>16}")
+          f"{'graph build ms':>16}{'update_ms':>11}")
     for name, batch, runs in rows:
         version = runs["torch"][0][2]
         entries = [("PyTorch " + version, summary(runs["torch"])), ("ort_train", summary(runs["ort"]))]
         if runs["base"]:
             entries.append(("ort_train baseline", summary(runs["base"])))
-        for i, (label, (ms, lo, hi, rss, build)) in enumerate(entries):
+        for i, (label, (ms, lo, hi, rss, build, update)) in enumerate(entries):
             print(f"{name if i == 0 else '':8}{label:26}{ms:10.2f}{f'[{lo:.2f}, {hi:.2f}]':>20}"
-                  f"{batch * 1000 / ms:12.1f}{rss:14.0f}{'' if build is None else f'{build:16.1f}'}")
+                  f"{batch * 1000 / ms:12.1f}{rss:14.0f}{'' if build is None else f'{build:16.1f}'}"
+                  f"{'' if update is None else f'{update:11.2f}'}")
         t, o = entries[0][1], entries[1][1]
         print(f"{'':8}{'ratio ort_train/PyTorch':26}{o[0] / t[0]:10.2f}{'':32}{o[3] / t[3]:14.2f}")
         if runs["base"]:
             b_ = entries[2][1]
-            print(f"{'':8}{'ratio ort_train/baseline':26}{o[0] / b_[0]:10.2f}{'':32}{o[3] / b_[3]:14.2f}")
+            print(f"{'':8}{'ratio ort_train/baseline':26}{o[0] / b_[0]:10.2f}{'':32}{o[3] / b_[3]:14.2f}"
+                  f"{'':16}{o[5] / b_[5]:11.2f}")
 
 if __name__ == "__main__":
     main()

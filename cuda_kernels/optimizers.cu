@@ -13,7 +13,7 @@ __global__ void sgd_kernel(MultiTensorTable t, SgdArgs a) {
   float wd = t.decay[p];
   float* m = a.momentum_buffer ? a.momentum_buffer + t.offsets[p] : nullptr;
   for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads)
-    sgd_element(w[k], g[k], m ? m + k : nullptr, wd, a);
+    sgd_element(w[k], g[k], m ? m + k : nullptr, wd, a.c);
 }
 
 __global__ void adam_kernel(MultiTensorTable t, AdamArgs a) {
@@ -24,8 +24,14 @@ __global__ void adam_kernel(MultiTensorTable t, AdamArgs a) {
   float* m = a.m + t.offsets[p];
   float* v = a.v + t.offsets[p];
   float wd = t.decay[p];
+  if (a.c.huggingface) {
+    for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads)
+      adam_huggingface_element(w[k], g[k], m[k], v[k], wd, a.c);
+    return;
+  }
+  const AdamDecay d = adam_decay(a.c, wd);
   for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads)
-    adam_element(w[k], g[k], m[k], v[k], wd, a);
+    adam_element(w[k], g[k], m[k], v[k], a.c, d);
 }
 
 // Block-wide sum in a fixed tree order (deterministic).
@@ -42,7 +48,7 @@ __global__ void lamb_moments_kernel(MultiTensorTable t, LambArgs a) {
   double wd = t.decay[p];
   double ws = 0, rs = 0;
   for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) {
-    double rk = lamb_direction(w[k], g[k], m[k], v[k], wd, a);
+    double rk = lamb_direction(w[k], g[k], m[k], v[k], wd, a.c);
     r[k] = static_cast<float>(rk);
     ws += static_cast<double>(w[k]) * w[k];
     rs += rk * rk;
@@ -64,7 +70,7 @@ __global__ void lamb_ratio_kernel(MultiTensorTable t, LambArgs a) {
     ws += a.partials[2 * c];
     rs += a.partials[2 * c + 1];
   }
-  a.ratios[p] = lamb_ratio(ws, rs, a);
+  a.ratios[p] = lamb_ratio(ws, rs, a.c);
 }
 
 __global__ void lamb_update_kernel(MultiTensorTable t, LambArgs a) {
@@ -72,7 +78,7 @@ __global__ void lamb_update_kernel(MultiTensorTable t, LambArgs a) {
   int p = t.chunk_param[c];
   float* w = t.params[p];
   const float* r = a.r + t.offsets[p];
-  float step = static_cast<float>(a.lr * a.ratios[p]);
+  float step = static_cast<float>(a.c.lr * a.ratios[p]);
   for (int64_t k = t.chunk_begin[c] + threadIdx.x; k < t.chunk_end[c]; k += kThreads) w[k] -= step * r[k];
 }
 

@@ -1,6 +1,5 @@
 #include "cuda_kernels/vector_math.h"
 #include "numerics/float16.h"
-#include "numerics/unscale.h"
 #include "cuda_kernels/launch.cuh"
 
 namespace ort_train::cuda {
@@ -23,13 +22,6 @@ __global__ void add_widened_kernel(float* acc, const T* x, int64_t n) {
 __global__ void scale_kernel(float* x, float s, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
     x[i] *= s;
-}
-
-__global__ void unscale_kernel(float* x, float inv_scale, int64_t n, int* found) {
-  bool non_finite = false;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
-    x[i] = unscale_element(x[i], inv_scale, non_finite);
-  if (non_finite) *found = 1;  // racing writes all store 1
 }
 
 // Block (tensor t, part p) sums squares of elements p, p+P, ... in a fixed
@@ -92,12 +84,6 @@ cudaError_t launch_add_into_widened(float* acc, const void* x, bool bfloat16, in
 cudaError_t launch_scale(float* x, float s, int64_t n, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   scale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, s, n);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_unscale(float* x, float inv_scale, int64_t n, int* found, cudaStream_t stream) {
-  if (n == 0) return cudaSuccess;
-  unscale_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, inv_scale, n, found);
   return cudaGetLastError();
 }
 

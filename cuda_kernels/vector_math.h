@@ -12,9 +12,6 @@ cudaError_t launch_add_into(float* acc, const float* x, int64_t n, cudaStream_t 
 // acc += float(x) for a 16-bit float x: binary16 when `bfloat16` is false.
 cudaError_t launch_add_into_widened(float* acc, const void* x, bool bfloat16, int64_t n, cudaStream_t stream);
 cudaError_t launch_scale(float* x, float s, int64_t n, cudaStream_t stream);
-// x *= inv_scale (numerics/unscale.h); sets *found (device int) to 1 when
-// an element was an inf or NaN, and leaves it alone otherwise.
-cudaError_t launch_unscale(float* x, float inv_scale, int64_t n, int* found, cudaStream_t stream);
 // Sum of squares of `count` tensors (pointers and sizes in device memory),
 // reduced in a fixed order into *out (device double): bit-identical run to run.
 // `partials` must hold at least sum_squares_partials(count) doubles.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "optimizers/optimizer_coefficients.h"
 #include "runtime/cpu/half_convert.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_clones.h"
@@ -94,29 +95,22 @@ Tensor zeros(int64_t n) {
   return t;
 }
 
-// torch.optim.SGD: g += wd*w; buf = g (first step) or momentum*buf + g; w -= lr*buf.
+// torch.optim.SGD (numerics/optimizer_math.h).
 class Sgd final : public Optimizer {
  public:
   Sgd(OptimizerSettings s, std::vector<ParamSlot> p) : Optimizer(std::move(s), std::move(p)) {
     if (s_.momentum != 0) buf_ = zeros(total_);
   }
-  Status step(const std::vector<Tensor>& grads, double lr) override {
+  Status step(const std::vector<Tensor>& grads, double lr, float grad_scale) override {
     RETURN_IF_ERROR(check(grads));
     ++t_;
-    bool first = t_ == 1;
+    const SgdStep c = sgd_step(s_, t_, lr, grad_scale);
     for_each_chunk([&](size_t i, int64_t b, int64_t e) {
       float* w = params_[i].value.data<float>();
       const float* g = grads[i].data<float>();
       float wd = params_[i].decay ? static_cast<float>(s_.weight_decay) : 0.f;
       float* m = buf_.defined() ? buf_.data<float>() + offsets_[i] : nullptr;
-      for (int64_t k = b; k < e; ++k) {
-        float d = g[k] + wd * w[k];
-        if (m) {
-          m[k] = first ? d : static_cast<float>(s_.momentum) * m[k] + d;
-          d = m[k];
-        }
-        w[k] -= static_cast<float>(lr) * d;
-      }
+      for (int64_t k = b; k < e; ++k) sgd_element(w[k], g[k], m ? m + k : nullptr, wd, c);
     });
     return Status::Ok();
   }
@@ -129,90 +123,54 @@ class Sgd final : public Optimizer {
   Tensor buf_;
 };
 
-struct AdamCoefficients {
-  float decay, coupled, b1, c1, b2, c2, step, sqrt_bc2, eps;
-};
-
 // One chunk of torch's Adam/AdamW update, at the CPU's widest vectors
 // (runtime/cpu/simd_clones.h: the same IEEE operations in every clone).
 ORT_TRAIN_SIMD_CLONES void adam_update(float* __restrict w, float* __restrict m, float* __restrict v,
-                                       const float* __restrict g, int64_t n, AdamCoefficients c) {
-  for (int64_t k = 0; k < n; ++k) {
-    float d = g[k] + c.coupled * w[k];
-    float wk = w[k] * c.decay;
-    float mk = c.b1 * m[k] + c.c1 * d;
-    float vk = c.b2 * v[k] + c.c2 * d * d;
-    m[k] = mk;
-    v[k] = vk;
-    w[k] = wk - c.step * mk / (std::sqrt(vk) / c.sqrt_bc2 + c.eps);
-  }
+                                       const float* __restrict g, int64_t n, AdamStep c, AdamDecay d) {
+  for (int64_t k = 0; k < n; ++k) adam_element(w[k], g[k], m[k], v[k], c, d);
 }
 
-// torch.optim.Adam / AdamW (decoupled decay before the update), or, in
-// huggingface mode, transformers.AdamW: denom on the uncorrected v, step size
-// lr*sqrt(1-b2^t)/(1-b1^t), decay after the update.
+// torch.optim.Adam / AdamW, or transformers.AdamW in huggingface mode
+// (numerics/optimizer_math.h).
 class Adam final : public Optimizer {
  public:
-  Adam(OptimizerSettings s, std::vector<ParamSlot> p, bool decoupled)
-      : Optimizer(std::move(s), std::move(p)), decoupled_(decoupled), m_(zeros(total_)), v_(zeros(total_)) {}
-  Status step(const std::vector<Tensor>& grads, double lr) override {
+  Adam(OptimizerSettings s, std::vector<ParamSlot> p)
+      : Optimizer(std::move(s), std::move(p)), m_(zeros(total_)), v_(zeros(total_)) {}
+  Status step(const std::vector<Tensor>& grads, double lr, float grad_scale) override {
     RETURN_IF_ERROR(check(grads));
     ++t_;
-    double b1 = s_.beta1, b2 = s_.beta2;
-    double bc1 = 1 - std::pow(b1, static_cast<double>(t_)), bc2 = 1 - std::pow(b2, static_cast<double>(t_));
+    const AdamStep c = adam_step(s_, t_, lr, grad_scale);
     for_each_chunk([&](size_t i, int64_t b, int64_t e) {
       float* w = params_[i].value.data<float>();
       const float* g = grads[i].data<float>();
       float* m = m_.data<float>() + offsets_[i];
       float* v = v_.data<float>() + offsets_[i];
-      float wd = params_[i].decay ? static_cast<float>(s_.weight_decay) : 0.f;
-      // Coefficients rounded to float once, from double, as PyTorch passes its Python scalars
-      // (1 - 0.999 computed in float would differ from PyTorch's by 5e-5 relative).
-      float fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2), eps = static_cast<float>(s_.eps);
-      float c1 = static_cast<float>(1 - b1), c2 = static_cast<float>(1 - b2);
-      if (s_.huggingface) {
-        float step = static_cast<float>(lr * std::sqrt(bc2) / bc1);
-        for (int64_t k = b; k < e; ++k) {
-          m[k] = fb1 * m[k] + c1 * g[k];
-          v[k] = fb2 * v[k] + c2 * g[k] * g[k];
-          w[k] -= step * m[k] / (std::sqrt(v[k]) + eps);
-          w[k] -= static_cast<float>(lr) * wd * w[k];
-        }
+      const float wd = params_[i].decay ? static_cast<float>(s_.weight_decay) : 0.f;
+      if (c.huggingface) {
+        for (int64_t k = b; k < e; ++k) adam_huggingface_element(w[k], g[k], m[k], v[k], wd, c);
         return;
       }
-      float step = static_cast<float>(lr / bc1);
-      float sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
-      // AdamW decays the weight first; Adam adds wd*w to the gradient. Separate
-      // branch-free loops over unaliased pointers so the compiler vectorizes them.
-      float* __restrict wr = w;
-      float* __restrict mr = m;
-      float* __restrict vr = v;
-      const float* __restrict gr = g;
-      float decay = decoupled_ ? 1 - static_cast<float>(lr) * wd : 1.f;
-      float coupled = decoupled_ ? 0.f : wd;
-      adam_update(wr + b, mr + b, vr + b, gr + b, e - b, {decay, coupled, fb1, c1, fb2, c2, step, sqrt_bc2, eps});
+      adam_update(w + b, m + b, v + b, g + b, e - b, c, adam_decay(c, wd));
     });
     return Status::Ok();
   }
   std::vector<std::pair<std::string, Tensor*>> state() override { return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}}; }
 
  private:
-  bool decoupled_;
   Tensor m_, v_;
 };
 
-// LAMB (You et al. 2019) as ONNX Runtime's LambOptimizer with bias correction:
-// r = m̂ / (sqrt(v̂) + eps) + wd*w; w -= lr * (||w|| / ||r||) * r, norms per tensor.
-// Two passes: moments and r (kept in a scratch buffer) with per-chunk norm
-// partials, then the update with each tensor's trust ratio.
+// LAMB (numerics/optimizer_math.h). Two passes: moments and the direction r
+// (kept in a scratch buffer) with per-chunk norm partials, then the update
+// with each tensor's trust ratio.
 class Lamb final : public Optimizer {
  public:
   Lamb(OptimizerSettings s, std::vector<ParamSlot> p)
       : Optimizer(std::move(s), std::move(p)), m_(zeros(total_)), v_(zeros(total_)), r_(zeros(total_)) {}
-  Status step(const std::vector<Tensor>& grads, double lr) override {
+  Status step(const std::vector<Tensor>& grads, double lr, float grad_scale) override {
     RETURN_IF_ERROR(check(grads));
     ++t_;
-    double bc1 = 1 - std::pow(s_.beta1, static_cast<double>(t_)), bc2 = 1 - std::pow(s_.beta2, static_cast<double>(t_));
+    const LambStep c = lamb_step(s_, t_, lr, grad_scale);
     size_t n = params_.size();
     // Per-chunk partial sums, added in chunk order afterwards: the same norms
     // for any thread count and schedule (a shared sum under a lock was not).
@@ -228,14 +186,10 @@ class Lamb final : public Optimizer {
       float* m = m_.data<float>() + offsets_[i];
       float* v = v_.data<float>() + offsets_[i];
       float* r = r_.data<float>() + offsets_[i];
-      float b1 = static_cast<float>(s_.beta1), b2 = static_cast<float>(s_.beta2);
-      float c1 = static_cast<float>(1 - s_.beta1), c2 = static_cast<float>(1 - s_.beta2);
-      double wd = params_[i].decay ? s_.weight_decay : 0.0;
+      const double wd = params_[i].decay ? s_.weight_decay : 0.0;
       double ws = 0, rs = 0;
       for (int64_t k = b; k < e; ++k) {
-        m[k] = b1 * m[k] + c1 * g[k];
-        v[k] = b2 * v[k] + c2 * g[k] * g[k];
-        double rk = (m[k] / bc1) / (std::sqrt(v[k] / bc2) + s_.eps) + wd * w[k];
+        double rk = lamb_direction(w[k], g[k], m[k], v[k], wd, c);
         r[k] = static_cast<float>(rk);
         ws += static_cast<double>(w[k]) * w[k];
         rs += rk * rk;
@@ -245,22 +199,15 @@ class Lamb final : public Optimizer {
     }, false);  // the moments pass: the weights change in the second
     std::vector<double> w_sq(n, 0.0), r_sq(n, 0.0);
     for (size_t i = 0; i < n; ++i)
-      for (size_t c = 0; c < w_parts[i].size(); ++c) {
-        w_sq[i] += w_parts[i][c];
-        r_sq[i] += r_parts[i][c];
+      for (size_t k = 0; k < w_parts[i].size(); ++k) {
+        w_sq[i] += w_parts[i][k];
+        r_sq[i] += r_parts[i][k];
       }
     if (norm_reducer_) RETURN_IF_ERROR(norm_reducer_(w_sq, r_sq));  // ZeRO-1: whole tensors' norms
-    std::vector<double> ratio(n, 1.0);
-    for (size_t i = 0; i < n; ++i) {
-      double wn = std::sqrt(w_sq[i]), rn = std::sqrt(r_sq[i]);
-      if (wn > 0 && rn > 0) ratio[i] = wn / rn;
-      if (s_.ratio_min) ratio[i] = std::max(ratio[i], *s_.ratio_min);
-      if (s_.ratio_max) ratio[i] = std::min(ratio[i], *s_.ratio_max);
-    }
     for_each_chunk([&](size_t i, int64_t b, int64_t e) {
       float* w = params_[i].value.data<float>();
       const float* r = r_.data<float>() + offsets_[i];
-      float step = static_cast<float>(lr * ratio[i]);
+      const float step = static_cast<float>(lr * lamb_ratio(w_sq[i], r_sq[i], c));
       for (int64_t k = b; k < e; ++k) w[k] -= step * r[k];
     });
     return Status::Ok();
@@ -291,8 +238,7 @@ Status Optimizer::prepare(const OptimizerSettings& s, std::vector<ParamSlot>& pa
 Result<std::unique_ptr<Optimizer>> Optimizer::create(const OptimizerSettings& s, std::vector<ParamSlot> params) {
   RETURN_IF_ERROR(prepare(s, params));
   if (s.name == "Sgd") return std::unique_ptr<Optimizer>(new Sgd(s, std::move(params)));
-  if (s.name == "Adam") return std::unique_ptr<Optimizer>(new Adam(s, std::move(params), false));
-  if (s.name == "AdamW") return std::unique_ptr<Optimizer>(new Adam(s, std::move(params), true));
+  if (s.name == "Adam" || s.name == "AdamW") return std::unique_ptr<Optimizer>(new Adam(s, std::move(params)));
   if (s.name == "Lamb") return std::unique_ptr<Optimizer>(new Lamb(s, std::move(params)));
   return invalid_argument("unknown optimizer '{}' (Sgd, Adam, AdamW, Lamb)", s.name);
 }

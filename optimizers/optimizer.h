@@ -45,8 +45,10 @@ OptimizerSettings resolve_optimizer_settings(const OptimizerConfig& config);
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  // One update with learning rate `lr`; grads[i] belongs to params[i] (float32).
-  virtual Status step(const std::vector<Tensor>& grads, double lr) = 0;
+  // One update with learning rate `lr`; grads[i] belongs to params[i]
+  // (float32), read once and multiplied by `grad_scale` there (the step's
+  // unscale, average and clip in one factor: numerics/optimizer_math.h).
+  virtual Status step(const std::vector<Tensor>& grads, double lr, float grad_scale) = 0;
   int64_t steps_taken() const { return t_; }
   // For resuming from a checkpoint (state buffers are restored through state()).
   void set_steps_taken(int64_t t) { t_ = t; }

@@ -30,10 +30,6 @@ class VectorOps {
   // count), rounding to nearest even: master weights to the model's 16-bit
   // parameters, 16-bit gradients to their float32 master gradients.
   virtual Status convert(const Tensor& src, const Tensor& dst) = 0;
-  virtual Status scale(const Tensor& t, float s) = 0;               // t *= s
-  // t *= inv_scale for each float32 tensor; true when an element was an inf
-  // or NaN before (--precision fp16's loss scaling: numerics/unscale.h).
-  virtual Result<bool> unscale(const std::vector<Tensor>& ts, float inv_scale) = 0;
   // sqrt(sum of squares) over all tensors, accumulated in double, the same for any thread count.
   virtual Result<double> global_norm(const std::vector<Tensor>& ts) = 0;
   // global_norm in parts (the CPU's): the sum of squares of each kNormChunk

@@ -7,11 +7,29 @@
 namespace ort_train {
 
 Result<double> loss_value(Device& device, const Tensor& loss) {
-  if (!dtype_is_float(loss.dtype()) || loss.numel() < 1)
-    return invalid_argument("the loss must be a floating-point scalar, got {} {}", dtype_name(loss.dtype()),
-                            dims_to_string(loss.dims()));
-  ASSIGN_OR_RETURN(Tensor host, to_host(device, loss));
-  return float_element(host.dtype(), host.raw(), 0);
+  ASSIGN_OR_RETURN(std::vector<double> v, loss_values(device, {loss}));
+  return v[0];
+}
+
+Result<std::vector<double>> loss_values(Device& device, const std::vector<Tensor>& losses) {
+  std::vector<Tensor> host;
+  bool copied = false;
+  for (const Tensor& loss : losses) {
+    if (!dtype_is_float(loss.dtype()) || loss.numel() < 1)
+      return invalid_argument("the loss must be a floating-point scalar, got {} {}", dtype_name(loss.dtype()),
+                              dims_to_string(loss.dims()));
+    if (loss.device() == DeviceKind::kCpu) {
+      host.push_back(loss);
+      continue;
+    }
+    host.push_back(Tensor::host(loss.dtype(), loss.dims()));
+    RETURN_IF_ERROR(device.copy(loss, host.back()));  // queued: one synchronization for all
+    copied = true;
+  }
+  if (copied) RETURN_IF_ERROR(device.synchronize());
+  std::vector<double> values;
+  for (const Tensor& t : host) values.push_back(float_element(t.dtype(), t.raw(), 0));
+  return values;
 }
 
 Result<double> gradient_norm(Device& device, const std::vector<Tensor>& grads) {

@@ -11,6 +11,9 @@ namespace ort_train {
 
 // The scalar loss as a double, whatever its float dtype and device.
 Result<double> loss_value(Device& device, const Tensor& loss);
+// Several losses (a step's micro-batches'), read to the host together: one
+// device synchronization however many there are.
+Result<std::vector<double>> loss_values(Device& device, const std::vector<Tensor>& losses);
 
 // The global L2 norm of `grads` (any float dtypes, on `device`), accumulated
 // in double: the device's VectorOps::global_norm for float32 tensors (the

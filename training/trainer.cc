@@ -174,9 +174,10 @@ Result<StepReport> Trainer::step() {
   r.data_ms = data_ms_;
   r.samples = totals.samples;
   r.tokens = totals.tokens;
-  if (scaler_) RETURN_IF_ERROR(unscale(r));
-  if (!r.skipped) RETURN_IF_ERROR(average_and_clip(r));
-  if (!r.skipped) RETURN_IF_ERROR(update(r));
+  const auto summed = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(float grad_scale, gradient_scale(r));
+  if (!r.skipped) RETURN_IF_ERROR(update(r, grad_scale));
+  r.update_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - summed).count();
   r.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return r;
 }
@@ -243,8 +244,12 @@ Status Trainer::forward_backward(StepTotals& totals) {
     }
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run, fetch));
     if (reducer_) RETURN_IF_ERROR(reducer_->after_run(*executor_));
-    ASSIGN_OR_RETURN(double loss, loss_value(*device_, out.at(tg_.gradients.loss)));
-    totals.loss_sum += loss;
+    const Tensor& loss = out.at(tg_.gradients.loss);
+    if (loss_slots_.size() <= static_cast<size_t>(a)) loss_slots_.resize(static_cast<size_t>(a) + 1);
+    Tensor& slot = loss_slots_[static_cast<size_t>(a)];
+    if (!slot.defined() || slot.dtype() != loss.dtype() || slot.dims() != loss.dims())
+      slot = Tensor(loss.dtype(), loss.dims(), executor_->allocator().allocate(loss.nbytes()));
+    RETURN_IF_ERROR(device_->copy(loss, slot));
     // 16-bit gradients into their float32 master gradients, one whole group at a time.
     for (const ParameterStore::Group& grp : store_->groups())
       if (grp.has_masters() && grp.grads.defined()) RETURN_IF_ERROR(a == 0 ? math_->convert(grp.grads, grp.master_grads)
@@ -254,6 +259,13 @@ Status Trainer::forward_backward(StepTotals& totals) {
       RETURN_IF_ERROR(device_->copy(out.at(out_name), dst));
     }
   }
+  // The step's losses, read to the host once (one synchronization on a GPU),
+  // summed in micro-batch order.
+  ASSIGN_OR_RETURN(std::vector<double> losses,
+                   loss_values(*device_, std::vector<Tensor>(loss_slots_.begin(),
+                                                             loss_slots_.begin() + options_.grad_accum)));
+  ++loss_reads_;
+  for (double loss : losses) totals.loss_sum += loss;
   return Status::Ok();
 }
 
@@ -303,22 +315,53 @@ Result<double> Trainer::exact_shard_norm() {
   return std::sqrt(sq);
 }
 
-// GradScaler: unscale, and skip the update when any gradient overflowed.
-Status Trainer::unscale(StepReport& r) {
-  r.loss_scale = scaler_->scale();
-  const bool all_here = all_gradients_here();
-  ASSIGN_OR_RETURN(bool found_inf, math_->unscale(all_here ? grads_ : shard_grads_, scaler_->inverse()));
-  if (!all_here) {  // ZeRO shares: an overflow in any rank's share skips the step everywhere
-    Tensor flag = Tensor::from_vector<double>({1}, {found_inf ? 1.0 : 0.0});
-    RETURN_IF_ERROR(options_.communicator->allreduce_sum(flag));
-    found_inf = flag.data<double>()[0] > 0;
+// The norm of the summed gradients, in one read pass. Every rank takes the
+// same branch and gets the same norm (it is summed over the ranks).
+Result<double> Trainer::summed_gradient_norm() {
+  if (all_gradients_here()) return math_->global_norm(grads_);
+  if (zero_sharded_gradients()) return exact_shard_norm();
+  ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
+  Tensor sq = Tensor::from_vector<double>({1}, {share * share});
+  RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
+  return std::sqrt(sq.data<double>()[0]);
+}
+
+// What happens to the gradients between the backward and the update, as one
+// factor the optimizer applies where it reads them (numerics/optimizer_math.h):
+//   - GradScaler's unscale (--precision fp16): an inf or NaN in any gradient
+//     (a non-finite norm) skips the update and lowers the scale;
+//   - the mean over the step's micro-batches of every rank;
+//   - torch.nn.utils.clip_grad_norm_: max_norm / (norm + 1e-6) when below 1.
+// The norm is taken every step, before any of them, on the summed gradients:
+// it is also the check that none is inf or NaN under a finite loss (Sqrt at
+// 0, an lr that diverged), which the update would spread into every weight.
+// The gradients are read twice (the norm, the update) and written never,
+// where unscaling, averaging and clipping each read and wrote them.
+Result<float> Trainer::gradient_scale(StepReport& r) {
+  ASSIGN_OR_RETURN(double summed, summed_gradient_norm());
+  double factor = 1.0 / static_cast<double>(options_.grad_accum * world_);
+  if (scaler_) {
+    r.loss_scale = scaler_->scale();
+    factor /= static_cast<double>(*r.loss_scale);
+    const bool found_inf = !std::isfinite(summed);
+    scaler_->update(found_inf);
+    if (found_inf) {
+      skip_update(r);
+      spdlog::info("step {}: a gradient holds inf or NaN at loss scale {}: update skipped, scale now {}", r.step,
+                   *r.loss_scale, scaler_->scale());
+      return 0.f;
+    }
   }
-  scaler_->update(found_inf);
-  if (!found_inf) return Status::Ok();
-  skip_update(r);
-  spdlog::info("step {}: a gradient holds inf or NaN at loss scale {}: update skipped, scale now {}", r.step,
-               *r.loss_scale, scaler_->scale());
-  return Status::Ok();
+  r.grad_norm = summed * factor;
+  if (!std::isfinite(*r.grad_norm)) {
+    RETURN_IF_ERROR(nonfinite_gradients(r));
+    return 0.f;  // --on-nonfinite skip: skipped
+  }
+  if (options_.optimizer.max_grad_norm) {
+    const double coef = *options_.optimizer.max_grad_norm / (*r.grad_norm + 1e-6);
+    if (coef < 1.0) factor *= coef;
+  }
+  return static_cast<float>(factor);
 }
 
 // A step without an update still counts, for the schedule as for PyTorch's
@@ -328,38 +371,6 @@ void Trainer::skip_update(StepReport& r) {
   r.skipped = true;
   r.step = ++steps_done_;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, r.step, options_.steps, options_.optimizer.lr);
-}
-
-// The mean over the step's micro-batches of every rank, the global norm, and clipping.
-Status Trainer::average_and_clip(StepReport& r) {
-  const bool all_here = all_gradients_here();
-  const int64_t micro_batches = options_.grad_accum * world_;
-  if (micro_batches > 1) {
-    float inv = 1.f / static_cast<float>(micro_batches);
-    for (const Tensor& t : all_here ? grads_ : shard_grads_) RETURN_IF_ERROR(math_->scale(t, inv));
-  }
-  // The norm, every step: one more pass over the gradients, and the check
-  // that none is inf or NaN under a finite loss (Sqrt at 0, an lr that
-  // diverged), which the update would spread into every weight.
-  // (Every rank takes the same branch: the norm is summed over the ranks.)
-  if (all_here) {
-    ASSIGN_OR_RETURN(r.grad_norm, math_->global_norm(grads_));
-  } else if (zero_sharded_gradients()) {
-    ASSIGN_OR_RETURN(r.grad_norm, exact_shard_norm());
-  } else {
-    ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
-    Tensor sq = Tensor::from_vector<double>({1}, {share * share});
-    RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
-    r.grad_norm = std::sqrt(sq.data<double>()[0]);
-  }
-  if (!std::isfinite(*r.grad_norm)) return nonfinite_gradients(r);
-  if (options_.optimizer.max_grad_norm) {
-    // torch.nn.utils.clip_grad_norm_: scale by max_norm / (norm + 1e-6) when that is below 1.
-    double coef = *options_.optimizer.max_grad_norm / (*r.grad_norm + 1e-6);
-    if (coef < 1.0)
-      for (const Tensor& t : zero_ ? shard_grads_ : grads_) RETURN_IF_ERROR(math_->scale(t, static_cast<float>(coef)));
-  }
-  return Status::Ok();
 }
 
 // Gradients with inf or NaN (the norm said so): stop, naming the first such
@@ -399,11 +410,11 @@ Status Trainer::nonfinite_gradients(StepReport& r) {
 
 // The optimizer's step at the scheduled learning rate, then every copy the
 // graph reads refreshed from the updated float32 masters.
-Status Trainer::update(StepReport& r) {
+Status Trainer::update(StepReport& r, float grad_scale) {
   // The schedule counts steps, skipped ones too (PyTorch's scheduler steps every iteration).
   int64_t t = steps_done_ + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
-  RETURN_IF_ERROR(optimizer_->step(zero_ ? shard_grads_ : grads_, r.lr));
+  RETURN_IF_ERROR(optimizer_->step(zero_ ? shard_grads_ : grads_, r.lr, grad_scale));
   // ZeRO: every rank gets the others' updated shares.
   if (zero_) RETURN_IF_ERROR(options_.communicator->allgather(store_->groups()[0].masters, zero_->counts));
   // The 16-bit parameters the graph reads, rounded from the updated masters.

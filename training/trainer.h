@@ -72,6 +72,7 @@ struct StepReport {
   int64_t samples = 0;    // leading dim of the first input, summed over micro-batches and ranks
   double data_ms = 0;     // time the step waited for its micro-batches (read, assembled, staged)
   double allreduce_ms = 0;  // data parallelism: time the step waited for the gradient allreduce after the backward
+  double update_ms = 0;     // from the summed gradients to the updated weights: the norm and the optimizer's pass
   int64_t tokens = 0;     // elements of the first integer input with rank >= 2, summed
   // --precision fp16: the scale this step's backward started from, and
   // whether its gradients held an inf or NaN, so the update was skipped.
@@ -120,6 +121,8 @@ class Trainer {
   Status sync_to_host();
   // Steps taken: optimizer updates plus the steps fp16's loss scaling skipped.
   int64_t steps_done() const { return steps_done_; }
+  // How many times the loss was read to the host: once per step, whatever --grad-accum is.
+  int64_t loss_reads() const { return loss_reads_; }
   const TrainingGraph& graph() const { return tg_; }
   Device& device() const { return *device_; }
   Optimizer& optimizer() { return *optimizer_; }
@@ -139,11 +142,12 @@ class Trainer {
   // Trainer::step, in order.
   Status forward_backward(StepTotals& totals);
   Result<std::map<std::string, Tensor>> next_micro_batch();
-  Status unscale(StepReport& r);  // fp16: sets r.skipped on an overflow
-  Status average_and_clip(StepReport& r);
+  Result<double> summed_gradient_norm();
+  // The norm, and the step's one gradient factor; sets r.skipped on an fp16 overflow.
+  Result<float> gradient_scale(StepReport& r);
   Status nonfinite_gradients(StepReport& r);
   void skip_update(StepReport& r);  // counts the step, takes no update
-  Status update(StepReport& r);
+  Status update(StepReport& r, float grad_scale);
   bool all_gradients_here() const;
   bool zero_sharded_gradients() const;  // ZeRO-2 with more than one rank
   Result<double> exact_shard_norm();
@@ -169,6 +173,10 @@ class Trainer {
   std::vector<std::pair<std::string, std::string>> stat_writebacks_;  // graph output -> initializer
   std::optional<LossScaler> scaler_;  // --precision fp16
   int64_t steps_done_ = 0;  // steps taken (the schedule's and the log's count)
+  // Each micro-batch's loss, copied on the device as the run made it (a GPU
+  // run's outputs may reuse one address), read once per step.
+  std::vector<Tensor> loss_slots_;
+  int64_t loss_reads_ = 0;
   int64_t skipped_ = 0;     // of which fp16 skipped (the optimizer's own count is the difference)
   int64_t micro_ = 0;  // this rank's micro-batches since the run started (or resumed)
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed

@@ -1,8 +1,6 @@
 #include "optimizers/cuda/cuda_optimizer.h"
 
-#include <cmath>
-#include <limits>
-
+#include "optimizers/optimizer_coefficients.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/cuda_context.h"
 
@@ -88,7 +86,7 @@ class CudaOptimizer final : public Optimizer {
     return Status::Ok();
   }
 
-  Status step(const std::vector<Tensor>& grads, double lr) override {
+  Status step(const std::vector<Tensor>& grads, double lr, float grad_scale) override {
     RETURN_IF_ERROR(check(grads));
     std::vector<const float*> g;
     for (const Tensor& t : grads) {
@@ -99,11 +97,12 @@ class CudaOptimizer final : public Optimizer {
     RETURN_IF_ERROR(cuda::upload(grads_, g.data(), g.size() * sizeof(float*)));
     ++t_;
     if (s_.name == "Sgd") {
-      SgdArgs a = sgd_args(s_, t_, lr);
+      SgdArgs a{sgd_step(s_, t_, lr, grad_scale), nullptr};
       a.momentum_buffer = m_.defined() ? m_.data<float>() : nullptr;
       CUDA_RETURN_IF_ERROR(launch_sgd(table_, a, stream));
     } else if (s_.name == "Lamb") {
-      LambArgs a = lamb_args(s_, t_, lr);
+      LambArgs a{};
+      a.c = lamb_step(s_, t_, lr, grad_scale);
       a.m = m_.data<float>();
       a.v = v_.data<float>();
       a.r = r_.data<float>();
@@ -111,7 +110,8 @@ class CudaOptimizer final : public Optimizer {
       a.ratios = ratios_;
       CUDA_RETURN_IF_ERROR(launch_lamb(table_, a, stream));
     } else {
-      AdamArgs a = adam_args(s_, t_, lr);
+      AdamArgs a{};
+      a.c = adam_step(s_, t_, lr, grad_scale);
       a.m = m_.data<float>();
       a.v = v_.data<float>();
       CUDA_RETURN_IF_ERROR(launch_adam(table_, a, stream));
@@ -137,42 +137,6 @@ class CudaOptimizer final : public Optimizer {
 };
 
 }  // namespace
-
-SgdArgs sgd_args(const OptimizerSettings& s, int64_t t, double lr) {
-  return SgdArgs{static_cast<float>(lr), static_cast<float>(s.momentum), t == 1, nullptr};
-}
-
-AdamArgs adam_args(const OptimizerSettings& s, int64_t t, double lr) {
-  double b1 = s.beta1, b2 = s.beta2;
-  double bc1 = 1 - std::pow(b1, static_cast<double>(t)), bc2 = 1 - std::pow(b2, static_cast<double>(t));
-  AdamArgs a{};
-  a.b1 = static_cast<float>(b1);
-  a.b2 = static_cast<float>(b2);
-  a.c1 = static_cast<float>(1 - b1);
-  a.c2 = static_cast<float>(1 - b2);
-  a.eps = static_cast<float>(s.eps);
-  a.lr = static_cast<float>(lr);
-  a.huggingface = s.huggingface;
-  a.decoupled = s.name == "AdamW";
-  a.step = static_cast<float>(s.huggingface ? lr * std::sqrt(bc2) / bc1 : lr / bc1);
-  a.sqrt_bc2 = static_cast<float>(std::sqrt(bc2));
-  return a;
-}
-
-LambArgs lamb_args(const OptimizerSettings& s, int64_t t, double lr) {
-  LambArgs a{};
-  a.b1 = static_cast<float>(s.beta1);
-  a.b2 = static_cast<float>(s.beta2);
-  a.c1 = static_cast<float>(1 - s.beta1);
-  a.c2 = static_cast<float>(1 - s.beta2);
-  a.bc1 = 1 - std::pow(s.beta1, static_cast<double>(t));
-  a.bc2 = 1 - std::pow(s.beta2, static_cast<double>(t));
-  a.eps = s.eps;
-  a.lr = lr;
-  a.ratio_min = s.ratio_min.value_or(-std::numeric_limits<double>::infinity());
-  a.ratio_max = s.ratio_max.value_or(std::numeric_limits<double>::infinity());
-  return a;
-}
 
 Result<std::unique_ptr<Optimizer>> make_cuda_optimizer(const OptimizerSettings& s, std::vector<ParamSlot> params) {
   RETURN_IF_ERROR(Optimizer::prepare(s, params));

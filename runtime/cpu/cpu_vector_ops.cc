@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "numerics/cast_value.h"
-#include "numerics/unscale.h"
 #include "runtime/cpu/half_convert.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/simd_clones.h"
@@ -87,27 +86,6 @@ class CpuVectorOps : public VectorOps {
     else if (src.dtype() == DType::kFloat16) convert_loop(src.data<Float16>(), dst.data<float>(), n);
     else parallel_bfloat16_to_float(src.data<BFloat16>(), dst.data<float>(), n);
     return Status::Ok();
-  }
-  Status scale(const Tensor& t, float s) override {
-    RETURN_IF_ERROR(check_float_pair(t, t, "scale"));
-    float* a = t.data<float>();
-    parallel_for(t.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
-      for (int64_t k = lo; k < hi; ++k) a[k] *= s;
-    });
-    return Status::Ok();
-  }
-  Result<bool> unscale(const std::vector<Tensor>& ts, float inv_scale) override {
-    std::atomic<bool> found{false};
-    for (const Tensor& t : ts) {
-      RETURN_IF_ERROR(check_float_pair(t, t, "unscale"));
-      float* a = t.data<float>();
-      parallel_for(t.numel(), 1 << 14, [&](int64_t lo, int64_t hi) {
-        bool non_finite = false;
-        for (int64_t k = lo; k < hi; ++k) a[k] = unscale_element(a[k], inv_scale, non_finite);
-        if (non_finite) found = true;
-      });
-    }
-    return found.load();
   }
   Result<double> global_norm(const std::vector<Tensor>& ts) override {
     ASSIGN_OR_RETURN(std::vector<double> partial, norm_partials(ts));

@@ -48,25 +48,6 @@ class CudaVectorOps : public VectorOps {
                                      dst.raw(), src.numel(), context().compute));
     return Status::Ok();
   }
-  Status scale(const Tensor& t, float s) override {
-    RETURN_IF_ERROR(check_float_pair(t, t, "scale"));
-    CUDA_RETURN_IF_ERROR(launch_scale(t.data<float>(), s, t.numel(), context().compute));
-    return Status::Ok();
-  }
-  Result<bool> unscale(const std::vector<Tensor>& ts, float inv_scale) override {
-    cudaStream_t stream = context().compute;
-    auto flag = scratch(sizeof(int));
-    int* d_found = static_cast<int*>(flag->data());
-    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(d_found, 0, sizeof(int), stream));
-    for (const Tensor& t : ts) {
-      RETURN_IF_ERROR(check_float_pair(t, t, "unscale"));
-      CUDA_RETURN_IF_ERROR(launch_unscale(t.data<float>(), inv_scale, t.numel(), d_found, stream));
-    }
-    int found = 0;
-    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&found, d_found, sizeof(int), cudaMemcpyDeviceToHost, stream));
-    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
-    return found != 0;
-  }
   Result<double> global_norm(const std::vector<Tensor>& ts) override {
     cudaStream_t stream = context().compute;
     std::vector<const float*> ptrs;

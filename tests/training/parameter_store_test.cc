@@ -2,6 +2,7 @@
 // backward pass runs (the plan's ready lists and RunOptions::on_output_ready),
 // and the parameter store the executor writes gradients into.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -161,6 +162,20 @@ TEST_CASE("accumulating 4 micro-batches adds into the store: no Sum node, no gra
   size_t sys = four->executor().allocator().system_allocations();
   REQUIRE(four->step().ok());
   CHECK(four->executor().allocator().system_allocations() == sys);
+}
+
+TEST_CASE("a step of 4 micro-batches reads the loss to the host once", "[training][seams]") {
+  auto four = make_trainer("mlp", 4);
+  auto one = make_trainer("mlp", 1);
+  for (int s = 1; s <= 3; ++s) {
+    auto r = four->step();
+    REQUIRE(r.ok());
+    CHECK(four->loss_reads() == s);
+    CHECK(std::isfinite(r->loss));
+  }
+  auto r1 = one->step();
+  REQUIRE(r1.ok());
+  CHECK(one->loss_reads() == 1);
 }
 
 }  // namespace ort_train::testing

@@ -1,100 +1,15 @@
-// The per-element arithmetic of the GPU optimizers and the GPU dropout mask,
+// The per-element arithmetic of the GPU dropout mask and elementwise kernels,
 // run on the host through the same functions the kernels call, against the
-// CPU optimizers and the CPU Dropout kernel. Needs only a CUDA build.
+// CPU kernels. Needs only a CUDA build. (The optimizers' arithmetic is one
+// source for both devices: tests/optimizers/optimizer_math_test.cc.)
 #ifdef ORT_TRAIN_HAVE_CUDA
 #include <cmath>
 
 #include "cuda_kernels/dropout.h"
 #include "cuda_kernels/elementwise.h"
-#include "optimizers/cuda/cuda_optimizer.h"
 #include "test_util.h"
 
 namespace ort_train::testing {
-namespace {
-
-// Two parameters (the second in no_decay) updated `steps` times by the CPU
-// optimizer and by the GPU's element functions; returns the worst relative
-// difference of the parameters.
-double compare_optimizer(OptimizerSettings s, int steps) {
-  s.no_decay = {"b*"};
-  std::vector<Tensor> cpu_w = {random_tensor({37}, 1), random_tensor({5, 3}, 2)};
-  std::vector<Tensor> gpu_w = {cpu_w[0].clone(), cpu_w[1].clone()};
-  std::vector<ParamSlot> slots = {{"w", cpu_w[0]}, {"b", cpu_w[1]}};
-  auto opt = Optimizer::create(s, slots);
-  INFO(opt.status().message());
-  REQUIRE(opt.ok());
-  std::vector<std::vector<float>> m(2), v(2);
-  for (size_t p = 0; p < 2; ++p) {
-    m[p].assign(static_cast<size_t>(gpu_w[p].numel()), 0.f);
-    v[p].assign(static_cast<size_t>(gpu_w[p].numel()), 0.f);
-  }
-  for (int t = 1; t <= steps; ++t) {
-    double lr = 0.01 * t;
-    std::vector<Tensor> grads = {random_tensor({37}, 10 + t), random_tensor({5, 3}, 20 + t)};
-    REQUIRE((*opt)->step(grads, lr).ok());
-    if (s.name == "Lamb") {
-      cuda::LambArgs a = cuda::lamb_args(s, t, lr);
-      for (size_t p = 0; p < 2; ++p) {
-        double wd = p == 0 ? s.weight_decay : 0.0;
-        float* w = gpu_w[p].data<float>();
-        std::vector<float> r(static_cast<size_t>(gpu_w[p].numel()));
-        double ws = 0, rs = 0;
-        for (size_t k = 0; k < r.size(); ++k) {
-          double rk = cuda::lamb_direction(w[k], grads[p].data<float>()[k], m[p][k], v[p][k], wd, a);
-          r[k] = static_cast<float>(rk);
-          ws += static_cast<double>(w[k]) * w[k];
-          rs += rk * rk;
-        }
-        float step = static_cast<float>(a.lr * cuda::lamb_ratio(ws, rs, a));
-        for (size_t k = 0; k < r.size(); ++k) w[k] -= step * r[k];
-      }
-    } else {
-      for (size_t p = 0; p < 2; ++p) {
-        float wd = p == 0 ? static_cast<float>(s.weight_decay) : 0.f;
-        float* w = gpu_w[p].data<float>();
-        const float* g = grads[p].data<float>();
-        if (s.name == "Sgd") {
-          cuda::SgdArgs a = cuda::sgd_args(s, t, lr);
-          for (size_t k = 0; k < m[p].size(); ++k) cuda::sgd_element(w[k], g[k], s.momentum != 0 ? &m[p][k] : nullptr, wd, a);
-        } else {
-          cuda::AdamArgs a = cuda::adam_args(s, t, lr);
-          for (size_t k = 0; k < m[p].size(); ++k) cuda::adam_element(w[k], g[k], m[p][k], v[p][k], wd, a);
-        }
-      }
-    }
-  }
-  double worst = 0;
-  for (size_t p = 0; p < 2; ++p)
-    for (int64_t k = 0; k < cpu_w[p].numel(); ++k) {
-      double a = cpu_w[p].data<float>()[k], b = gpu_w[p].data<float>()[k];
-      worst = std::max(worst, std::abs(a - b) / std::max(std::abs(a), 1e-6));
-    }
-  return worst;
-}
-
-OptimizerSettings settings(const std::string& name, double wd, double momentum = 0, bool hf = false) {
-  OptimizerSettings s;
-  s.name = name;
-  s.weight_decay = wd;
-  s.momentum = momentum;
-  s.huggingface = hf;
-  if (name == "Lamb") s.eps = 1e-6;
-  return s;
-}
-
-}  // namespace
-
-TEST_CASE("cuda_math.optimizer_elements_equal_the_cpu_optimizers") {
-  // Same float operations in the same order: bit-identical on the host (the
-  // GPU may contract a*b+c into one FMA, within rounding of these).
-  CHECK(compare_optimizer(settings("Sgd", 0.01), 4) == 0.0);
-  CHECK(compare_optimizer(settings("Sgd", 0.01, 0.9), 4) == 0.0);
-  CHECK(compare_optimizer(settings("Adam", 0.01), 4) == 0.0);
-  CHECK(compare_optimizer(settings("AdamW", 0.01), 4) == 0.0);
-  CHECK(compare_optimizer(settings("AdamW", 0.01, 0, true), 4) == 0.0);
-  // LAMB's per-tensor norms are summed in another order: within rounding.
-  CHECK(compare_optimizer(settings("Lamb", 0.01), 4) <= 1e-6);
-}
 
 TEST_CASE("cuda_math.dropout_masks_equal_the_cpu_kernel") {
   NodeSpec spec{"Dropout", {random_tensor({257}, 3), make<float>({}, {0.3f}), make<bool>({}, {true})}, {}, 2, 13, {1, 2}};
