@@ -85,9 +85,15 @@ Mismatch compare(const Tensor& got, const Tensor& want, double rtol, double atol
   auto a = got.to_double_vector();
   auto b = want.to_double_vector();
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    if (std::isinf(a[i]) && a[i] == b[i]) continue;
-    if (std::isfinite(b[i])) m.max_expected = std::max(m.max_expected, std::abs(b[i]));
+    if (!std::isfinite(b[i])) {
+      // An inf or NaN expected matches only itself: a tolerance of
+      // rtol * inf would pass any value.
+      if (a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i]))) continue;
+      m.max_abs = m.max_rel = INFINITY;
+      m.ok = false;
+      continue;
+    }
+    m.max_expected = std::max(m.max_expected, std::abs(b[i]));
     double abs = std::abs(a[i] - b[i]);
     double rel = abs / std::max(std::abs(b[i]), 1e-12);
     if (std::isnan(abs)) abs = rel = INFINITY;

@@ -1,6 +1,7 @@
 #include "graph/onnx_io.h"
 #include "configs/model_description.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -54,7 +56,29 @@ struct Parser {
       return error(n, key, std::string("expected ") + expected + ", got '" + n.Scalar() + "'");
     }
   }
-  Result<double> number(const YAML::Node& n, const std::string& key) const { return scalar<double>(n, key, "a number"); }
+  // Every number a description holds is finite (YAML's .nan and .inf parse
+  // as doubles): a NaN beta or an infinite lr_end trains to NaN weights.
+  Result<double> number(const YAML::Node& n, const std::string& key) const {
+    ASSIGN_OR_RETURN(double v, (scalar<double>(n, key, "a number")));
+    if (!std::isfinite(v)) return error(n, key, "expected a finite number, got '" + n.Scalar() + "'");
+    return v;
+  }
+  // A finite number in [lo, hi] (`hi_open`: below hi), with the range in the message.
+  Result<double> number_in(const YAML::Node& n, const std::string& key, double lo, double hi, bool hi_open) const {
+    ASSIGN_OR_RETURN(double v, number(n, key));
+    if (v < lo || (hi_open ? v >= hi : v > hi))
+      return error(n, key, fmt::format("expected a number in [{:g}, {:g}{}, got {:g}", lo, hi, hi_open ? ")" : "]", v));
+    return v;
+  }
+  // The keys of a free-form mapping (dims, fill): names, each once.
+  Status unique_names(const YAML::Node& map, const std::string& where, const char* what) const {
+    std::set<std::string> seen;
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) return error(kv.first, where, std::string("expected ") + what);
+      if (!seen.insert(kv.first.Scalar()).second) return error(kv.first, where + "." + kv.first.Scalar(), "duplicate key");
+    }
+    return Status::Ok();
+  }
   Result<int64_t> integer(const YAML::Node& n, const std::string& key) const {
     return scalar<int64_t>(n, key, "an integer");
   }
@@ -112,6 +136,7 @@ struct Parser {
     if (n["fill"]) {
       const YAML::Node& fill = n["fill"];
       if (!fill.IsMap()) return error(fill, key + ".fill", "expected a mapping of input name to value");
+      RETURN_IF_ERROR(unique_names(fill, key + ".fill", "an input name"));
       for (const auto& kv : fill) {
         if (!kv.first.IsScalar()) return error(kv.first, key + ".fill", "expected an input name");
         ASSIGN_OR_RETURN(t.fill[kv.first.Scalar()], number(kv.second, key + ".fill." + kv.first.Scalar()));
@@ -207,23 +232,28 @@ struct Parser {
       if (!norm) return error(n["name"], "optimizer.name", "'" + name + "' is not one of: Sgd, Adam, AdamW, Lamb");
       o.name = *norm;
     }
-    auto opt_number = [&](const char* k, std::optional<double>& field) -> Status {
+    // The ranges torch.optim checks (lr, eps, weight_decay, momentum >= 0;
+    // 0 <= beta < 1); a clip norm and LAMB's ratio bounds are positive.
+    constexpr double kMax = std::numeric_limits<double>::max();
+    auto opt_number = [&](const char* k, std::optional<double>& field, double lo) -> Status {
       if (!n[k]) return Status::Ok();
-      ASSIGN_OR_RETURN(double v, number(n[k], std::string("optimizer.") + k));
-      if (!std::isfinite(v))
-        return error(n[k], std::string("optimizer.") + k, "expected a finite number, got '" + n[k].Scalar() + "'");
+      ASSIGN_OR_RETURN(double v, number_in(n[k], std::string("optimizer.") + k, lo, kMax, false));
       field = v;
       return Status::Ok();
     };
-    RETURN_IF_ERROR(opt_number("lr", o.lr));
-    RETURN_IF_ERROR(opt_number("eps", o.eps));
-    RETURN_IF_ERROR(opt_number("weight_decay", o.weight_decay));
-    RETURN_IF_ERROR(opt_number("momentum", o.momentum));
-    RETURN_IF_ERROR(opt_number("max_grad_norm", o.max_grad_norm));
-    RETURN_IF_ERROR(opt_number("ratio_min", o.ratio_min));
-    RETURN_IF_ERROR(opt_number("ratio_max", o.ratio_max));
+    RETURN_IF_ERROR(opt_number("lr", o.lr, 0));
+    RETURN_IF_ERROR(opt_number("eps", o.eps, 0));
+    RETURN_IF_ERROR(opt_number("weight_decay", o.weight_decay, 0));
+    RETURN_IF_ERROR(opt_number("momentum", o.momentum, 0));
+    RETURN_IF_ERROR(opt_number("max_grad_norm", o.max_grad_norm, std::numeric_limits<double>::min()));
+    RETURN_IF_ERROR(opt_number("ratio_min", o.ratio_min, 0));
+    RETURN_IF_ERROR(opt_number("ratio_max", o.ratio_max, std::numeric_limits<double>::min()));
+    if (o.ratio_min && o.ratio_max && *o.ratio_min > *o.ratio_max)
+      return error(n["ratio_min"], "optimizer.ratio_min", "is above optimizer.ratio_max");
     if (n["betas"]) {
       ASSIGN_OR_RETURN(auto b, pair(n["betas"], "optimizer.betas"));
+      ASSIGN_OR_RETURN(b.first, number_in(n["betas"][0], "optimizer.betas[0]", 0, 1, true));
+      ASSIGN_OR_RETURN(b.second, number_in(n["betas"][1], "optimizer.betas[1]", 0, 1, true));
       o.betas = b;
     }
     if (n["no_decay"]) { ASSIGN_OR_RETURN(o.no_decay, strings(n["no_decay"], "optimizer.no_decay")); }
@@ -248,9 +278,12 @@ struct Parser {
       if (s.warmup_steps < 0) return error(n["warmup_steps"], "schedule.warmup_steps", "must not be negative");
     }
     if (n["total_steps"]) { ASSIGN_OR_RETURN(s.total_steps, positive(n["total_steps"], "schedule.total_steps")); }
-    if (n["power"]) { ASSIGN_OR_RETURN(s.power, number(n["power"], "schedule.power")); }
-    if (n["lr_end"]) { ASSIGN_OR_RETURN(s.lr_end, number(n["lr_end"], "schedule.lr_end")); }
-    if (n["num_cycles"]) { ASSIGN_OR_RETURN(s.num_cycles, number(n["num_cycles"], "schedule.num_cycles")); }
+    constexpr double kMax = std::numeric_limits<double>::max();
+    if (n["power"]) { ASSIGN_OR_RETURN(s.power, number_in(n["power"], "schedule.power", 0, kMax, false)); }
+    if (n["lr_end"]) { ASSIGN_OR_RETURN(s.lr_end, number_in(n["lr_end"], "schedule.lr_end", 0, kMax, false)); }
+    if (n["num_cycles"]) {
+      ASSIGN_OR_RETURN(s.num_cycles, number_in(n["num_cycles"], "schedule.num_cycles", 0, kMax, false));
+    }
     return s;
   }
 
@@ -331,6 +364,7 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
     if (root["dims"]) {
       const YAML::Node& dims = root["dims"];
       if (!dims.IsMap()) return p.error(dims, "dims", "expected a mapping of dim name to size");
+      RETURN_IF_ERROR(p.unique_names(dims, "dims", "a dim name"));
       for (const auto& kv : dims) {
         if (!kv.first.IsScalar()) return p.error(kv.first, "dims", "expected a dim name");
         std::string k = kv.first.Scalar();

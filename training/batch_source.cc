@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <mutex>
 
@@ -64,6 +65,17 @@ Result<TokenWindows> token_windows(const TrainingGraph& tg, const ModelDescripti
                             fmt::join(missing, ", "));
   for (const auto& [name, value] : cfg.fill)
     if (!w.fill.count(name)) return invalid_argument("data.tokens.fill: the model has no input '{}'", name);
+  // An integer input's fill is a whole number its dtype holds (a cast of
+  // 1e300 to int64 is undefined behaviour).
+  for (const auto& [name, f] : w.fill) {
+    const auto& [dtype, value] = f;
+    if (!dtype_is_integer(dtype)) continue;
+    const double lo = dtype == DType::kInt32 ? -2147483648.0 : -9223372036854775808.0;
+    const double hi = dtype == DType::kInt32 ? 2147483647.0 : 9223372036854774784.0;  // the last double below 2^63
+    if (value != std::floor(value) || value < lo || value > hi)
+      return invalid_argument("data.tokens.fill.{}: {:g} is not a whole number that the input's {} holds", name, value,
+                              dtype_name(dtype));
+  }
   if (cfg.labels != "labels" && w.labels.empty())
     return invalid_argument("data.tokens.labels: the model has no input '{}'", cfg.labels);
   w.input_ids = ids->name;

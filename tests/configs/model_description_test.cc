@@ -117,6 +117,17 @@ TEST_CASE("description.errors_name_the_key") {
            Bad{"steps: 3\nsteps: 5", "steps: duplicate key"},
            Bad{"optimizer: {name: Adam, lr: 0.1, lr: 0.2}", "optimizer.lr: duplicate key"},
            Bad{"optimizer: {lr: .nan}", "optimizer.lr: expected a finite number"},
+           // Issue 52, items 6 and 9: every number finite and in its range, nested maps without duplicates.
+           Bad{"optimizer: {betas: [.nan, .nan]}", "optimizer.betas[0]: expected a finite number"},
+           Bad{"optimizer: {betas: [0.9, 1.0]}", "optimizer.betas[1]: expected a number in [0, 1)"},
+           Bad{"optimizer: {lr: -0.1}", "optimizer.lr: expected a number in [0,"},
+           Bad{"optimizer: {max_grad_norm: 0}", "optimizer.max_grad_norm: expected a number in"},
+           Bad{"optimizer: {ratio_min: 2, ratio_max: 1}", "optimizer.ratio_min: is above optimizer.ratio_max"},
+           Bad{"schedule: {type: poly, lr_end: .inf}", "schedule.lr_end: expected a finite number"},
+           Bad{"schedule: {type: poly, lr_end: -1}", "schedule.lr_end: expected a number in [0,"},
+           Bad{"data: {train: t.bin, tokens: {fill: {mask: .nan}}}", "data.tokens.fill.mask: expected a finite number"},
+           Bad{"data: {train: t.bin, tokens: {fill: {mask: 1, mask: 2}}}", "data.tokens.fill.mask: duplicate key"},
+           Bad{"dims: {seq: 8, seq: 16}", "dims.seq: duplicate key"},
        }) {
     auto d = parse_description(b.text, "", "desc.yaml");
     INFO(b.text);
