@@ -295,7 +295,7 @@ struct Parser {
       if (!n[key]) return Status::Ok();
       std::string where = std::string("loss_scale.") + key;
       ASSIGN_OR_RETURN(out, number(n[key], where));
-      if (!(out > 0) || !std::isfinite(out)) return error(n[key], where, "expected a positive number");
+      if (!(out > 0)) return error(n[key], where, "expected a positive number");
       return Status::Ok();
     };
     RETURN_IF_ERROR(positive_number("init_scale", c.init_scale));

@@ -73,15 +73,21 @@ const char* relation(const Tensor& a, const Tensor& b) {
   return "Transpose";
 }
 
+// Every value some initializer was folded from.
+std::set<std::string> fold_sources(const Graph& g) {
+  std::set<std::string> sources;
+  for (const std::string& name : g.initializer_order)
+    for (const std::string& f : folded_from(g, name)) sources.insert(f);
+  return sources;
+}
+
 // Parameters merged into another initializer: each node whose FX node read
 // one reads a copy of its own. A node's initializer inputs whose own
 // placeholder its FX node does not name were rewired by the merge; the
 // merged placeholders its FX node does name are theirs, in argument order.
 void unmerge(Model& model, const TorchSignature& sig, std::vector<std::string>& done) {
   Graph& g = model.graph;
-  std::set<std::string> folded_sources;
-  for (const std::string& name : g.initializer_order)
-    for (const std::string& f : folded_from(g, name)) folded_sources.insert(f);
+  const std::set<std::string> folded_sources = fold_sources(g);
   std::set<std::string> merged;
   for (const TorchSignature::Entry& e : sig.inputs)
     if (!g.is_initializer(e.target) && !folded_sources.count(e.target)) merged.insert(e.target);
@@ -194,9 +200,7 @@ std::optional<Dims> known_dims(const Graph& g, const std::string& name) {
 // that parameter back as zeros, under its state_dict name, and trains it.
 void restore_dropped_biases(Model& model, const TorchSignature& sig, std::vector<std::string>& done) {
   Graph& g = model.graph;
-  std::set<std::string> folded_sources;
-  for (const std::string& name : g.initializer_order)
-    for (const std::string& f : folded_from(g, name)) folded_sources.insert(f);
+  const std::set<std::string> folded_sources = fold_sources(g);
   std::vector<std::string> restored;
   for (Node& n : g.nodes) {
     if (n.op_type != "Gemm" || !n.domain.empty() || n.has_input(2) || n.inputs.size() < 2) continue;

@@ -89,6 +89,8 @@ class Lowering {
 
   // SplitToSequence: each SequenceAt becomes the Slice of its chunk; false
   // (nothing changed) when one of its readers cannot be lowered.
+  // (Split sizes given are lowered by lower(); this is the chunk size, or
+  // none, over a dim of a size the file does not fix.)
   bool lower_split(size_t at) {
     const Node s = g_.nodes[at];
     const std::string& seq = s.outputs[0];
@@ -96,33 +98,19 @@ class Lowering {
     const int64_t axis = s.attr_int("axis", 0);
     const bool keepdims = s.attr_int("keepdims", 1) != 0;
     std::optional<std::vector<int64_t>> split;
-    bool scalar_split = false;
     if (s.has_input(1)) {
       split = constant_ints(s.inputs[1]);
-      if (!split) return false;
-      const Tensor* t = g_.initializers.count(s.inputs[1]) ? &g_.initializers.at(s.inputs[1]) : nullptr;
-      scalar_split = t ? t->rank() == 0 : split->size() == 1 && constant_rank(s.inputs[1]) == 0;
+      if (!split || split->size() != 1) return false;
     }
+    const int64_t size = split ? (*split)[0] : 1;
+    if (size < 1) return false;
     std::vector<std::pair<size_t, std::pair<int64_t, int64_t>>> chunks;  // SequenceAt node -> [start, end)
     for (size_t c : consumers(seq)) {
       const Node& n = g_.nodes[c];
       if (n.op_type != "SequenceAt" || !n.domain.empty() || n.inputs[0] != seq) return false;
       auto pos = constant_ints(n.inputs[1]);
-      if (!pos || pos->size() != 1) return false;
-      int64_t p = (*pos)[0];
-      if (!split || scalar_split) {
-        if (p < 0) return false;  // counted from the end: needs the dim's size
-        int64_t size = split ? (*split)[0] : 1;
-        if (size < 1) return false;
-        chunks.push_back({c, {p * size, (p + 1) * size}});
-      } else {
-        const auto count = static_cast<int64_t>(split->size());
-        if (p < -count || p >= count) return false;
-        if (p < 0) p += count;
-        int64_t start = 0;
-        for (int64_t k = 0; k < p; ++k) start += (*split)[static_cast<size_t>(k)];
-        chunks.push_back({c, {start, start + (*split)[static_cast<size_t>(p)]}});
-      }
+      if (!pos || pos->size() != 1 || (*pos)[0] < 0) return false;  // counted from the end: needs the dim's size
+      chunks.push_back({c, {(*pos)[0] * size, ((*pos)[0] + 1) * size}});
     }
     // Replaced back to front, so earlier indices stay valid.
     std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

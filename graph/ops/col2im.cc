@@ -67,10 +67,13 @@ std::vector<int64_t> col2im_pixel_map(const Col2ImGeometry& g) {
 
 namespace {
 
-std::optional<Dims> int_values(const InferContext& ctx, size_t i) {
+// image_shape and block_shape are int64 (ONNX's type constraint): the kernel reads them so.
+Result<std::optional<Dims>> int_values(const InferContext& ctx, size_t i) {
+  if (ctx.input_dtype(i) != DType::kInt64 && ctx.input_dtype(i) != DType::kUndefined)
+    return shape_error("{}: input {} must be int64, not {}", ctx.node().describe(), i, dtype_name(ctx.input_dtype(i)));
   const Tensor* v = ctx.input_value(i);
-  if (!v || v->dtype() != DType::kInt64) return std::nullopt;
-  return Dims(v->data<int64_t>(), v->data<int64_t>() + v->numel());
+  if (!v) return std::optional<Dims>();
+  return std::optional<Dims>(v->to_int64_vector());
 }
 
 Status col2im_rule(InferContext& ctx) {
@@ -79,7 +82,8 @@ Status col2im_rule(InferContext& ctx) {
   if (in && in->size() != 3)
     return shape_error("{}: the input must be [N, C * prod(block_shape), L], got {}", ctx.node().describe(),
                        shape_to_string(in));
-  std::optional<Dims> image = int_values(ctx, 1), block = int_values(ctx, 2);
+  ASSIGN_OR_RETURN(std::optional<Dims> image, int_values(ctx, 1));
+  ASSIGN_OR_RETURN(std::optional<Dims> block, int_values(ctx, 2));
   if (!in || !image || !block) {
     ctx.set_output(0, dt, std::nullopt);
     return Status::Ok();
@@ -101,7 +105,7 @@ Status col2im_rule(InferContext& ctx) {
 Status im2col_rule(InferContext& ctx) {
   const OptShape& dy = ctx.input_shape(0);
   const DType dt = ctx.input_dtype(0);
-  std::optional<Dims> block = int_values(ctx, 1);
+  ASSIGN_OR_RETURN(std::optional<Dims> block, int_values(ctx, 1));
   if (!dy || !block || !shape_fully_known(Shape(dy->begin() + std::min<size_t>(2, dy->size()), dy->end()))) {
     ctx.set_output(0, dt, std::nullopt);
     return Status::Ok();

@@ -88,4 +88,37 @@ void for_each_broadcast_run(const BroadcastPlan<N>& p, F&& fn) {
   });
 }
 
+// out[i] = op(a[i], b[i]) with broadcasting; Out may differ from In (comparisons).
+template <typename In, typename Out, typename Op>
+void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
+  const In* pa = a.data<In>();
+  const In* pb = b.data<In>();
+  Out* po = out.data<Out>();
+  if (a.dims() == b.dims()) {
+    parallel_for(out.numel(), kElementwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) po[i] = op(pa[i], pb[i]);
+    });
+    return;
+  }
+  auto plan = make_broadcast_plan<2>(out.dims(), {&a.dims(), &b.dims()});
+  for_each_broadcast_run(plan, [&](int64_t o, const std::array<int64_t, 2>& off, int64_t n) {
+    const In* x = pa + off[0];
+    const In* y = pb + off[1];
+    Out* z = po + o;
+    int64_t sa = plan.inner_step[0], sb = plan.inner_step[1];
+    if (sa && sb) {
+      for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], y[i]);
+    } else if (sa) {
+      In yv = y[0];
+      for (int64_t i = 0; i < n; ++i) z[i] = op(x[i], yv);
+    } else if (sb) {
+      In xv = x[0];
+      for (int64_t i = 0; i < n; ++i) z[i] = op(xv, y[i]);
+    } else {
+      Out v = op(x[0], y[0]);
+      for (int64_t i = 0; i < n; ++i) z[i] = v;
+    }
+  });
+}
+
 }  // namespace ort_train

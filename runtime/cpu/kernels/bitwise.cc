@@ -13,23 +13,11 @@
 namespace ort_train {
 namespace {
 
-template <typename T, typename Op>
-void broadcast_loop(const Tensor& a, const Tensor& b, Tensor& out, Op op) {
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  T* po = out.data<T>();
-  auto plan = make_broadcast_plan<2>(out.dims(), {&a.dims(), &b.dims()});
-  for_each_broadcast_run(plan, [&](int64_t o, const std::array<int64_t, 2>& off, int64_t n) {
-    for (int64_t i = 0; i < n; ++i)
-      po[o + i] = op(pa[off[0] + i * plan.inner_step[0]], pb[off[1] + i * plan.inner_step[1]]);
-  });
-}
-
 template <typename Op>
 KernelFn bitwise(Op op) {
   return [op](KernelContext& ctx) -> Status {
     const Tensor& a = ctx.input(0);
-    bool ok = dispatch_integer(a.dtype(), [&]<typename T>() { broadcast_loop<T>(a, ctx.input(1), ctx.output(0), op); });
+    bool ok = dispatch_integer(a.dtype(), [&]<typename T>() { binary_loop<T, T>(a, ctx.input(1), ctx.output(0), op); });
     return ok ? Status::Ok() : unsupported_dtype(ctx, a.dtype());
   };
 }
@@ -54,7 +42,7 @@ Status bit_shift(KernelContext& ctx) {
   bool ok = dispatch_integer(a.dtype(), [&]<typename T>() {
     using U = std::make_unsigned_t<T>;
     constexpr int64_t kBits = sizeof(T) * 8;
-    broadcast_loop<T>(a, ctx.input(1), ctx.output(0), [left](T x, T s) {
+    binary_loop<T, T>(a, ctx.input(1), ctx.output(0), [left](T x, T s) {
       const auto shift = static_cast<int64_t>(s);
       if (shift < 0 || shift >= kBits) return left || x >= 0 ? T(0) : T(-1);  // every bit shifted out
       if (left) return static_cast<T>(static_cast<U>(static_cast<U>(x) << shift));

@@ -12,13 +12,12 @@
 namespace ort_train {
 namespace {
 
-Dims int64_values(const Tensor& t) { return Dims(t.data<int64_t>(), t.data<int64_t>() + t.numel()); }
 
 Status col2im(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() != 3) return shape_error("{}: the input must be [N, C * K, L]", ctx.node().describe());
   ASSIGN_OR_RETURN(Col2ImGeometry g,
-                   col2im_geometry(ctx.node(), int64_values(ctx.input(1)), int64_values(ctx.input(2))));
+                   col2im_geometry(ctx.node(), ctx.input(1).to_int64_vector(), ctx.input(2).to_int64_vector()));
   if (x.dim(1) % g.block_size != 0 || x.dim(2) != g.columns)
     return shape_error("{}: input {} does not hold blocks of {} values at {} positions", ctx.node().describe(),
                        dims_to_string(x.dims()), g.block_size, g.columns);
@@ -47,7 +46,7 @@ Status im2col(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
   if (dy.rank() < 3) return shape_error("{}: dY must be [N, C, spatial...]", ctx.node().describe());
   ASSIGN_OR_RETURN(Col2ImGeometry g, col2im_geometry(ctx.node(), Dims(dy.dims().begin() + 2, dy.dims().end()),
-                                                     int64_values(ctx.input(1))));
+                                                     ctx.input(1).to_int64_vector()));
   const std::vector<int64_t> map = col2im_pixel_map(g);
   const int64_t planes = dy.dim(0) * dy.dim(1), column_values = g.block_size * g.columns;
   Tensor& dx = ctx.output(0);
