@@ -56,8 +56,6 @@ Status apply_max_memory(const std::string& value);  // a bad command line (unkno
 
 // --device (apps/device_option.cc): cpu, cuda or cuda:i, checked as CLI11 parses.
 void add_device_option(CLI::App* cmd, std::string& value, const std::string& description);
-// The i of cuda:i; `otherwise` for cpu and a bare cuda.
-int device_index(const std::string& value, int otherwise);
 
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);
@@ -103,7 +101,9 @@ struct TrainArgs {
   std::string dump_gradients;
 };
 void add_train_command(CLI::App& app, TrainArgs& args);
-Status train_command(const TrainArgs& args);
+// `exit_code`: what a stop signal chose (75 after a checkpoint, else 128 + the
+// signal); left as it is when the run ended on its own.
+Status train_command(const TrainArgs& args, int& exit_code);
 
 struct InspectArgs {
   SetupArgs setup;

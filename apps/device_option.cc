@@ -16,8 +16,4 @@ void add_device_option(CLI::App* cmd, std::string& value, const std::string& des
           "DEVICE"));
 }
 
-int device_index(const std::string& value, int otherwise) {
-  return value.size() > 5 ? std::stoi(value.substr(5)) : otherwise;  // the validator let through cuda:<digits> only
-}
-
 }  // namespace ort_train::app

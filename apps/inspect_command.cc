@@ -49,6 +49,59 @@ std::vector<std::string> nodes_without_kernel(const Model& m) {
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 
+void print_parameters(const TrainingGraph& tg) {
+  std::printf("nodes without a gradient rule on the loss path: 0\n");
+  const GradientGraph& gg = tg.gradients;
+  std::printf("parameters: %zu trainable tensors, %lld elements; %zu frozen tensors, %lld elements\n",
+              gg.trainable.size(), static_cast<long long>(count_elements(tg.model, gg.trainable)),
+              tg.selection.frozen.size(), static_cast<long long>(count_elements(tg.model, tg.selection.frozen)));
+  for (const std::string& line : tg.unfolded) std::printf("  export fold undone: %s\n", line.c_str());
+  for (const std::string& line : describe_choices(tg.selection, SIZE_MAX)) std::printf("  %s\n", line.c_str());
+  if (!tg.inference_batch_norms.empty())
+    std::printf("warning: %s\n", inference_batch_norm_warning(tg.inference_batch_norms).c_str());
+  for (const auto& w : gg.unreached) std::printf("  no gradient (no differentiable path to the loss): %s\n", w.c_str());
+}
+
+void print_pass_reports(const TrainingGraph& tg) {
+  for (const auto& [when, r] : {std::pair<const char*, const PassReport*>{"before the loss", &tg.passes_before_loss},
+                                 std::pair<const char*, const PassReport*>{"after the backward", &tg.passes_after_backward}}) {
+    std::printf("graph passes %s: %lld round(s)%s\n", when, static_cast<long long>(r->rounds),
+                r->passes.empty() ? ", none run" : "");
+    for (const auto& [name, st] : r->passes) {
+      std::printf("  %-36s %lld nodes changed\n", name.c_str(), static_cast<long long>(st.changed));
+      for (const std::string& m : st.matched) std::printf("    %s\n", m.c_str());
+    }
+    for (const std::string& gone : r->replaced) std::printf("  not run: %s\n", gone.c_str());
+  }
+}
+
+// The planned memory of the step graph, judged against the CPU's budget.
+Status print_memory(const PreparedGraph& p) {
+  const StepGraph& step = p.step;
+  const TrainingGraph* tg = &p.tg;
+  MemoryEstimate est = estimate_memory(step.model, gradient_outputs(*tg));
+  std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB (after node %s)%s\n",
+              mib(est.initializer_bytes),
+              mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, tg->gradients.trainable)) * 4 : 0),
+              mib(est.peak_activation_bytes),
+              step.model.graph.nodes.empty() ? "-" : step.model.graph.nodes[est.peak_at].name.c_str(),
+              est.complete ? "" : " (lower bound: some shapes depend on unbound dims, which --batch-size or dims: binds, or on the data, such as NonZero's)");
+  const Device* cpu = p.device.get();
+  Status fits = check_plan_fits(step.model, est, *cpu);
+  std::printf("memory budget on the CPU: %.1f MiB%s: %s\n", mib(cpu->memory_budget()),
+              memory_limit() ? " (--max-memory)" : "", !est.complete ? "not judged (incomplete estimate)"
+                                                       : fits.ok() ? "the plan fits" : fits.message().c_str());
+  return Status::Ok();
+}
+
+void print_recompute(const SetupArgs& args, const RecomputeReport& r) {
+  std::printf("recompute (%s): %zu cheap-op nodes; %zu of %zu layers, %zu forward nodes copied into the backward; "
+              "peak activations %.2f MiB without, %.2f MiB with%s\n",
+              args.recompute.c_str(), r.cheap_nodes, r.recomputed.size(), r.layers.size(), r.copied_nodes,
+              mib(r.peak_before), mib(r.peak_after), r.complete ? "" : " (lower bounds: some shapes unknown)");
+  for (const std::string& l : r.recomputed) std::printf("  %s\n", l.c_str());
+}
+
 }  // namespace
 
 Status inspect_command(const InspectArgs& args) {
@@ -74,43 +127,17 @@ Status inspect_command(const InspectArgs& args) {
   for (const auto& n : no_kernel) std::printf("  %s\n", n.c_str());
   missing += static_cast<int>(no_kernel.size());
 
-  Model copy = fwd;
-  auto tg = build_training_graph(std::move(copy), setup.desc, pass_options(args.setup));
-  if (!tg.ok()) {
+  // The graph `train` would build and run, on the CPU (inspect judges the CPU plan).
+  auto prepared = prepare_graph(fwd, setup, args.setup, "cpu", DeviceSettings{});
+  if (!prepared.ok()) {
     // List every node without a gradient rule, not just the first problem.
-    std::printf("training graph: not built: %s\n", tg.status().message().c_str());
-    return tg.status();
+    std::printf("training graph: not built: %s\n", prepared.status().message().c_str());
+    return prepared.status();
   }
-  std::printf("nodes without a gradient rule on the loss path: 0\n");
-  const GradientGraph& gg = tg->gradients;
-  std::printf("parameters: %zu trainable tensors, %lld elements; %zu frozen tensors, %lld elements\n",
-              gg.trainable.size(), static_cast<long long>(count_elements(tg->model, gg.trainable)),
-              tg->selection.frozen.size(), static_cast<long long>(count_elements(tg->model, tg->selection.frozen)));
-  for (const std::string& line : tg->unfolded) std::printf("  export fold undone: %s\n", line.c_str());
-  for (const std::string& line : describe_choices(tg->selection, SIZE_MAX)) std::printf("  %s\n", line.c_str());
-  if (!tg->inference_batch_norms.empty())
-    std::printf("warning: %s\n", inference_batch_norm_warning(tg->inference_batch_norms).c_str());
-  for (const auto& w : gg.unreached) std::printf("  no gradient (no differentiable path to the loss): %s\n", w.c_str());
-  for (const auto& [when, r] : {std::pair<const char*, const PassReport*>{"before the loss", &tg->passes_before_loss},
-                                 std::pair<const char*, const PassReport*>{"after the backward", &tg->passes_after_backward}}) {
-    std::printf("graph passes %s: %lld round(s)%s\n", when, static_cast<long long>(r->rounds),
-                r->passes.empty() ? ", none run" : "");
-    for (const auto& [name, st] : r->passes) {
-      std::printf("  %-36s %lld nodes changed\n", name.c_str(), static_cast<long long>(st.changed));
-      for (const std::string& m : st.matched) std::printf("    %s\n", m.c_str());
-    }
-  }
-  ASSIGN_OR_RETURN(RecomputeMode recompute, parse_recompute_mode(args.setup.recompute));
-  if (recompute != RecomputeMode::kNone) {
-    ASSIGN_OR_RETURN(auto budget_device, get_device(DeviceKind::kCpu));
-    ASSIGN_OR_RETURN(RecomputeReport r, apply_recompute(*tg, recompute, budget_device->memory_budget()));
-    std::printf("recompute (%s): %zu cheap-op nodes; %zu of %zu layers, %zu forward nodes copied into the backward; "
-                "peak activations %.2f MiB without, %.2f MiB with%s\n",
-                args.setup.recompute.c_str(), r.cheap_nodes, r.recomputed.size(), r.layers.size(), r.copied_nodes,
-                mib(r.peak_before),
-                mib(r.peak_after), r.complete ? "" : " (lower bounds: some shapes unknown)");
-    for (const std::string& l : r.recomputed) std::printf("  %s\n", l.c_str());
-  }
+  const TrainingGraph* tg = &prepared->tg;
+  print_parameters(*tg);
+  print_pass_reports(*tg);
+  if (prepared->recompute) print_recompute(args.setup, *prepared->recompute);
   size_t forward = forward_node_count(*tg);
   std::printf("training graph: %zu forward + loss nodes, %zu backward nodes, built in %.1f ms\n", forward,
               tg->model.graph.nodes.size() - forward, tg->build_ms);
@@ -138,19 +165,7 @@ Status inspect_command(const InspectArgs& args) {
                                     : fmt::format(" (not counted: {} products whose shapes depend on the data or on "
                                                   "dims --batch-size or dims: would bind, such as {})",
                                                   flops.unknown.size(), flops.unknown.front()).c_str());
-  ASSIGN_OR_RETURN(StepGraph step, build_step_graph(*tg));
-  MemoryEstimate est = estimate_memory(step.model, gradient_outputs(*tg));
-  std::printf("memory: weights %.2f MiB, gradients %.2f MiB, peak activations %.2f MiB (after node %s)%s\n",
-              mib(est.initializer_bytes),
-              mib(est.initializer_bytes > 0 ? static_cast<size_t>(count_elements(tg->model, gg.trainable)) * 4 : 0),
-              mib(est.peak_activation_bytes),
-              step.model.graph.nodes.empty() ? "-" : step.model.graph.nodes[est.peak_at].name.c_str(),
-              est.complete ? "" : " (lower bound: some shapes depend on unbound dims, which --batch-size or dims: binds, or on the data, such as NonZero's)");
-  ASSIGN_OR_RETURN(auto cpu, get_device(DeviceKind::kCpu));
-  Status fits = check_plan_fits(step.model, est, *cpu);
-  std::printf("memory budget on the CPU: %.1f MiB%s: %s\n", mib(cpu->memory_budget()),
-              memory_limit() ? " (--max-memory)" : "", !est.complete ? "not judged (incomplete estimate)"
-                                                       : fits.ok() ? "the plan fits" : fits.message().c_str());
+  RETURN_IF_ERROR(print_memory(*prepared));
   if (missing > 0) return unsupported("{} node(s) lack a CPU kernel (listed above)", missing);
   return Status::Ok();
 }

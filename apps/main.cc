@@ -13,7 +13,6 @@
 
 #include "apps/commands.h"
 #include "apps/option_checks.h"
-#include "apps/stop_signals.h"
 #include "runtime/cpu/host_memory.h"
 #include "runtime/cpu/openmp_wait.h"
 #include "runtime/communicator.h"
@@ -24,6 +23,37 @@ ORT_TRAIN_DEFAULT_OPENMP_WAIT
 // A command-line error as every one is printed (exit 64 follows).
 static std::string usage_error(const std::string& what) {
   return "ort_train: error: " + what + "\nRun with --help or --help-all for more information.\n";
+}
+
+// `train` is the default subcommand: `ort_train --model m.onnx ...` means
+// `ort_train train --model ...`. Puts it into `args` where it is implied and
+// sets `subcommand` to the one named. Returns an exit code when the line is
+// answered here (a typo of a subcommand, `--help`), else -1.
+static int place_default_subcommand(CLI::App& app, std::vector<std::string>& args, std::string& subcommand) {
+  size_t first = 0;  // after global options
+  while (first + 1 < args.size() && (args[first] == "--log-level" || args[first] == "--color")) first += 2;
+  bool has_subcommand = first < args.size() && (args[first] == "run" || args[first] == "train" ||
+                                                args[first] == "inspect" || args[first] == "plot");
+  bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" ||
+                                            args[first] == "--version" || args[first] == "--help-all" ||
+                                            args[first] == "--bash-completion");
+  if (first < args.size() && !has_subcommand && !wants_help) {
+    // A word where a subcommand goes that is none: a typo of one, not train's first argument.
+    std::string unknown = ort_train::app::unknown_subcommand(app, args[first]);
+    if (!unknown.empty()) {
+      std::fprintf(stderr, "%s", usage_error(unknown).c_str());
+      return ort_train::app::kExitUsage;
+    }
+    args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "train");
+  }
+  // `ort_train --help`: the default subcommand's options too (they are what most runs use).
+  if (!has_subcommand && first < args.size() && (args[first] == "-h" || args[first] == "--help")) {
+    std::printf("%s\n%s", app.help().c_str(),
+                app.get_subcommand("train")->help("", CLI::AppFormatMode::Sub).c_str());
+    return 0;
+  }
+  subcommand = has_subcommand ? args[first] : "";
+  return -1;
 }
 
 int main(int argc, char** argv) {
@@ -59,30 +89,9 @@ int main(int argc, char** argv) {
   ort_train::app::PlotArgs plot_args;
   ort_train::app::add_plot_command(app, plot_args);
 
-  // `train` is the default subcommand: `ort_train --model m.onnx ...` means `ort_train train --model ...`.
   std::vector<std::string> args(argv + 1, argv + argc);
-  size_t first = 0;  // after global options
-  while (first + 1 < args.size() && (args[first] == "--log-level" || args[first] == "--color")) first += 2;
-  bool has_subcommand = first < args.size() && (args[first] == "run" || args[first] == "train" || args[first] == "inspect" ||
-                                             args[first] == "plot");
-  bool wants_help = first < args.size() && (args[first] == "-h" || args[first] == "--help" || args[first] == "--version" ||
-                                           args[first] == "--help-all" || args[first] == "--bash-completion");
-  if (first < args.size() && !has_subcommand && !wants_help) {
-    // A word where a subcommand goes that is none: a typo of one, not train's first argument.
-    std::string unknown = ort_train::app::unknown_subcommand(app, args[first]);
-    if (!unknown.empty()) {
-      std::fprintf(stderr, "%s", usage_error(unknown).c_str());
-      return ort_train::app::kExitUsage;
-    }
-  }
-  if (first < args.size() && !has_subcommand && !wants_help) args.insert(args.begin() + static_cast<std::ptrdiff_t>(first), "train");
-  // `ort_train --help`: the default subcommand's options too (they are what most runs use).
-  if (!has_subcommand && first < args.size() && (args[first] == "-h" || args[first] == "--help")) {
-    std::printf("%s\n%s", app.help().c_str(),
-                app.get_subcommand("train")->help("", CLI::AppFormatMode::Sub).c_str());
-    return 0;
-  }
-  std::string subcommand = has_subcommand ? args[first] : "";
+  std::string subcommand;
+  if (int answered = place_default_subcommand(app, args, subcommand); answered >= 0) return answered;
   const std::vector<std::string> given = args;  // parse() consumes its vector
   std::reverse(args.begin(), args.end());       // CLI11 takes the vector reversed
   try {
@@ -108,9 +117,10 @@ int main(int argc, char** argv) {
   ort_train::app::set_up_logging(log_level, color);
 
   ort_train::Status st;
+  int exit_code = 0;  // when the command returns well: 0, or how a stop signal ended the run
   try {
     if (app.got_subcommand("run")) st = ort_train::app::run_command(run_args);
-    else if (app.got_subcommand("train")) st = ort_train::app::train_command(train_args);
+    else if (app.got_subcommand("train")) st = ort_train::app::train_command(train_args, exit_code);
     else if (app.got_subcommand("inspect")) st = ort_train::app::inspect_command(inspect_args);
     else if (app.got_subcommand("plot")) st = ort_train::app::plot_command(plot_args);
     else {
@@ -136,5 +146,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ort_train: error: %s\n", st.message().c_str());
     return code;
   }
-  return ort_train::app::stop_exit_code();  // 0, or how a stop signal ended the run (stop_signals.h)
+  return exit_code;
 }

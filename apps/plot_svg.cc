@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "apps/commands.h"
+#include "graph/onnx_io.h"
 
 namespace ort_train::app {
 namespace {
@@ -138,17 +139,9 @@ Status write_metrics_plot(const std::vector<std::string>& metrics_files, const s
                     R"(<svg xmlns="http://www.w3.org/2000/svg" width="900" height="830" viewBox="0 0 900 830" font-family="sans-serif">)""\n"
                     R"(<rect width="900" height="830" fill="white"/>)""\n" +
                     body + "</svg>\n";
-  // Written whole to a temporary file and renamed: never a half-written plot.
-  std::string tmp = svg_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << svg;
-    if (!out) return io_error("plot: cannot write {}", tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, svg_path, ec);
-  if (ec) return io_error("plot: cannot write {}: {}", svg_path, ec.message());
-  return Status::Ok();
+  // Written whole to a fresh temporary file and renamed over the path: never
+  // a half-written plot, and a link at either name is replaced, not written through.
+  return write_file_atomic(svg_path, svg, OutputName::kChosen).with_context("plot");
 }
 
 void add_plot_command(CLI::App& app, PlotArgs& args) {

@@ -13,6 +13,8 @@
 #include <filesystem>
 
 #include "apps/commands.h"
+#include "runtime/device_choice.h"
+#include "runtime/timed_runs.h"
 #include "apps/option_checks.h"
 #include "autodiff/gradient_op.h"
 #include "graph/onnx_io.h"
@@ -128,41 +130,22 @@ Status run_command(const RunArgs& args) {
   spdlog::info("{} nodes; weights {:.2f} MiB; planned peak activations {:.2f} MiB{}", model.graph.nodes.size(),
                estimate.initializer_bytes / 1048576.0, estimate.peak_activation_bytes / 1048576.0,
                estimate.complete ? "" : " (some shapes known only at run time)");
-  std::shared_ptr<Device> device;
-  if (args.device == "cpu") {
-    ASSIGN_OR_RETURN(device, get_device(DeviceKind::kCpu));
-  } else {
-    RETURN_IF_ERROR(check_kernels(model, DeviceKind::kCuda));  // every node without a CUDA kernel, named
-    DeviceSettings settings;
-    settings.index = device_index(args.device, 0);
-    settings.allow_tf32 = !args.no_tf32;
-    ASSIGN_OR_RETURN(device, get_device(DeviceKind::kCuda, settings));
-  }
+  DeviceSettings settings;
+  settings.allow_tf32 = !args.no_tf32;
+  ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args.device, settings, model));
   RETURN_IF_ERROR(check_plan_fits(model, estimate, *device));
   ASSIGN_OR_RETURN(auto executor, Executor::create(model, device));
-  std::map<std::string, Tensor> outputs;
-  std::vector<double> times;
-  std::map<std::string, double> op_ms;
-  RunOptions options;
-  for (int r = 0; r < args.repeat; ++r) {
-    // The first of several runs is a warm-up for the profile (one-time starts are no op's).
-    if (args.profile && (r > 0 || args.repeat == 1)) options.op_time_ms = &op_ms;
-    auto start = std::chrono::steady_clock::now();
-    ASSIGN_OR_RETURN(outputs, executor->run(feeds, options));
-    RETURN_IF_ERROR(device->synchronize());  // a GPU run is timed to its end, not to its last launch
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
+  ASSIGN_OR_RETURN(TimedRuns runs, run_timed(*executor, feeds, RunOptions{}, args.repeat, args.profile));
+  std::map<std::string, Tensor>& outputs = runs.outputs;
   for (auto& [name, t] : outputs) {
     ASSIGN_OR_RETURN(t, to_host(*device, t));
   }
-  std::sort(times.begin(), times.end());
-  double median = times[times.size() / 2];
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
   spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB; peak RSS {:.1f} MiB", model.graph.nodes.size(),
                executor->allocator().peak_bytes() / 1048576.0, usage.ru_maxrss / 1024.0);
-  if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", median, args.repeat);
-  if (args.profile) print_op_profile(op_ms, args.repeat > 1 ? args.repeat - 1 : 1);
+  if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", runs.median_ms(), args.repeat);
+  if (args.profile) print_op_profile(runs.op_ms, runs.profiled_runs);
 
   if (!args.outputs.empty()) {
     std::error_code ec;

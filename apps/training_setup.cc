@@ -9,6 +9,7 @@
 #include <charconv>
 
 #include "graph/onnx_io.h"
+#include "runtime/device_choice.h"
 #include "training/recompute.h"
 
 namespace ort_train::app {
@@ -76,14 +77,11 @@ void add_recompute_option(CLI::App* cmd, SetupArgs& args) {
       ->check(one_of({"none", "cheap", "layers", "auto"}));
 }
 
-Status apply_recompute_option(const SetupArgs& args, TrainingGraph& tg, uint64_t budget_bytes) {
-  ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));
-  if (mode == RecomputeMode::kNone) return Status::Ok();
-  ASSIGN_OR_RETURN(RecomputeReport r, apply_recompute(tg, mode, budget_bytes));
-  if (r.layers.empty() && mode == RecomputeMode::kLayers) {
-    spdlog::warn("--recompute {}: no layer found (no node name has a scope like layer.N or h.N): nothing recomputed",
-                 args.recompute);
-    return Status::Ok();
+void log_recompute(const SetupArgs& args, const RecomputeReport& r) {
+  if (r.layers.empty() && args.recompute == "layers") {
+    spdlog::warn("--recompute layers: no layer found (no node name has a scope like layer.N or h.N): nothing "
+                 "recomputed");
+    return;
   }
   spdlog::info("recompute ({}): {} cheap-op nodes; {} of {} layers{}, {} forward nodes copied into the backward; "
                "planned peak activations {:.2f} -> {:.2f} MiB{}",
@@ -91,7 +89,20 @@ Status apply_recompute_option(const SetupArgs& args, TrainingGraph& tg, uint64_t
                r.recomputed.empty() ? "" : fmt::format(" ({} .. {})", r.recomputed.front(), r.recomputed.back()),
                r.copied_nodes, r.peak_before / 1048576.0, r.peak_after / 1048576.0,
                !r.complete ? " (some shapes unknown: give --dim or dims:)" : !r.fits ? "; still over the budget" : "");
-  return Status::Ok();
+}
+
+Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const SetupArgs& args,
+                                    const std::string& device, const DeviceSettings& settings) {
+  PreparedGraph p;
+  ASSIGN_OR_RETURN(p.tg, build_training_graph(std::move(forward), setup.desc, pass_options(args)));
+  ASSIGN_OR_RETURN(p.device, choose_device(device, settings, p.tg.model));
+  // Before the step graph is built, so that graph (saved, estimated, run) holds the copies.
+  ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));
+  if (mode != RecomputeMode::kNone) {
+    ASSIGN_OR_RETURN(p.recompute, apply_recompute(p.tg, mode, p.device->memory_budget()));
+  }
+  ASSIGN_OR_RETURN(p.step, build_step_graph(p.tg));
+  return p;
 }
 
 PassManagerOptions pass_options(const SetupArgs& args) {
@@ -134,6 +145,7 @@ void log_pass_reports(const TrainingGraph& tg) {
     if (!changed.empty()) line += fmt::format("{}{}: {}", line.empty() ? "" : "; ", when, changed);
   }
   spdlog::info("graph passes (nodes changed): {}", !ran ? "none run" : line.empty() ? "nothing to change" : line);
+  for (const std::string& gone : tg.passes_before_loss.replaced) spdlog::info("graph pass not run: {}", gone);
 }
 
 int64_t count_elements(const Model& m, const std::vector<std::string>& names) {

@@ -6,9 +6,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
+#include <optional>
+
 #include "autodiff/training_graph.h"
 #include "configs/model_description.h"
 #include "graph/graph.h"
+#include "runtime/device.h"
+#include "training/recompute.h"
+#include "training/step_graph.h"
 
 namespace ort_train::app {
 
@@ -37,10 +43,8 @@ PassManagerOptions pass_options(const SetupArgs& args);
 void log_pass_reports(const TrainingGraph& tg);
 // Adds --recompute none|layers|auto to a subcommand.
 void add_recompute_option(CLI::App* cmd, SetupArgs& args);
-// Applies --recompute to a built training graph against the device's memory
-// budget (--max-memory or its memory) and logs what it chose and the planned
-// peak activations before and after.
-Status apply_recompute_option(const SetupArgs& args, TrainingGraph& tg, uint64_t budget_bytes);
+// Logs what --recompute chose and the planned peak activations before and after.
+void log_recompute(const SetupArgs& args, const RecomputeReport& r);
 
 struct Setup {
   ModelDescription desc;
@@ -51,6 +55,20 @@ struct Setup {
 // Loads the description (when given) and the model; --model overrides the
 // description's model, --batch-size its batch_size, which binds the dim "batch".
 Result<Setup> load_setup(const SetupArgs& args);
+
+// What `train` and `inspect` build from a setup, in the one order both use.
+struct PreparedGraph {
+  TrainingGraph tg;
+  StepGraph step;  // the graph every step runs: what is saved, estimated and executed
+  std::shared_ptr<Device> device;
+  std::optional<RecomputeReport> recompute;  // when --recompute asked for one
+};
+// The training graph of `forward` with the description and --passes; the
+// device (runtime/device_choice.h: `device` as asked, or the GPU when it has
+// every kernel); --recompute against that device's memory budget
+// (--max-memory, else its memory); then the step graph.
+Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const SetupArgs& args,
+                                    const std::string& device, const DeviceSettings& settings);
 
 // Logs the training graph's summary (nodes, parameters, warnings about
 // unreached initializers and exclude globs that matched nothing).

@@ -146,34 +146,27 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   ASSIGN_OR_RETURN(const auto pads, padding_rows(tg.model, desc));
   const std::vector<std::string>& trainable = tg.selection.trainable;
   const std::set<std::string> pinned(trainable.begin(), trainable.end());  // kept as they are by every pass
-  // Loops with a trip count fixed at plan time are written out first
-  // (graph/passes/loop_unrolling.cc): the backward then differentiates them
-  // as plain graph, and the other passes see their bodies.
+  // Each pass declares its phase and order (graph/passes/pass.h): loops with
+  // a trip count fixed at plan time are written out first (loop_unrolling),
+  // the 16-bit phase runs autocast and, when listed, half_activations (which
+  // replaces bias_gelu_fusion).
   PassManagerOptions before = passes;
-  if (std::find(before.passes.begin(), before.passes.end(), "loop_unrolling") == before.passes.end())
-    before.passes.insert(before.passes.begin(), "loop_unrolling");
-  // half_activations (off by default) keeps autocast's 16-bit GEMM products
-  // 16-bit through the ops after them; it needs a GELU's bias inside the GEMM
-  // (matmul_add_fusion's), where PyTorch's addmm adds it, not in BiasGelu.
-  const bool half_activations =
-      desc.precision != DType::kFloat && !passes.disabled.count("half_activations") &&
-      std::find(passes.passes.begin(), passes.passes.end(), "half_activations") != passes.passes.end();
-  if (half_activations) before.disabled.insert("bias_gelu_fusion");
+  before.phase = kForwardPhase;
+  before.precision = desc.precision;
   ASSIGN_OR_RETURN(tg.passes_before_loss, run_passes(tg.model, pinned, before));
   // After the fusions (autocast casts around the FusedMatMuls they made) and
   // before the backward, whose GEMMs then run in the low precision as well.
   tg.autocast.low = desc.precision;
   if (desc.precision != DType::kFloat) {
-    PassManagerOptions casting;
-    casting.passes = {"autocast"};
-    if (half_activations) casting.passes.push_back("half_activations");
-    casting.precision = desc.precision;
+    PassManagerOptions casting = before;
+    casting.phase = kPrecisionPhase;
     casting.max_rounds = 1;
     ASSIGN_OR_RETURN(PassReport cast, run_passes(tg.model, pinned, casting));
     const PassStats& stats = cast.passes.at("autocast");
     tg.autocast.nodes = static_cast<int64_t>(stats.matched.size());
     tg.autocast.casts = stats.changed - tg.autocast.nodes;
-    if (half_activations) tg.autocast.half_activations = static_cast<int64_t>(cast.passes.at("half_activations").matched.size());
+    if (cast.passes.count("half_activations"))
+      tg.autocast.half_activations = static_cast<int64_t>(cast.passes.at("half_activations").matched.size());
   }
   ASSIGN_OR_RETURN(auto builder, GraphBuilder::create(tg.model, desc.dims));
   ASSIGN_OR_RETURN(std::string loss, append_loss(*builder, loss_spec));
@@ -196,7 +189,8 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   }
   ASSIGN_OR_RETURN(tg.gradients, build_gradients(*builder, loss, trainable, tg.loss_scale_input, pads));
   builder.reset();  // it points into tg.model, which the passes now rewrite
-  PassManagerOptions after = passes;
+  PassManagerOptions after = before;
+  after.phase = kBackwardPhase;
   after.shapes_bound = true;  // the builder bound the description's dims
   ASSIGN_OR_RETURN(tg.passes_after_backward, run_passes(tg.model, pinned, after));
   // A frozen initializer the passes folded into a constant (a slice of a

@@ -46,6 +46,11 @@ int64_t& max_loop_trips() {
   return trips;
 }
 
+int64_t& max_loop_elements() {
+  static int64_t elements = int64_t{1} << 34;
+  return elements;
+}
+
 int64_t num_captures(const Node& n) {
   // A file may hold the explicit form too, with any number here: never more
   // captures than inputs, never fewer than none.

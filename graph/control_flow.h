@@ -32,6 +32,12 @@ inline constexpr int kMaxSubgraphDepth = 16;
 // as it is. A caller may tighten it: the
 // fuzz target runs hostile files' Loops with a few trips, not millions.
 int64_t& max_loop_trips();
+// The most trips of one outermost If/Loop/Scan counted with every trip of the
+// bodies nested in it (two nested Loops each under max_loop_trips still made
+// 2^48), and the most elements its trips may carry in all (a carried value
+// that a Concat grows every trip copies quadratically): default 2^24 trips
+// and 2^34 elements. The kernels count both at every trip.
+int64_t& max_loop_elements();
 
 // com.ort_train If/Loop/Scan: a node in the explicit form.
 bool is_control_flow(const Node& n);

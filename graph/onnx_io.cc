@@ -138,8 +138,8 @@ Status check_can_write(const std::string& path) {
   return Status::Ok();
 }
 
-Status write_file_atomic(const std::string& path, const std::string& bytes) {
-  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> f, AtomicFileWriter::open(path));
+Status write_file_atomic(const std::string& path, const std::string& bytes, OutputName name) {
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> f, AtomicFileWriter::open(path, name));
   RETURN_IF_ERROR(f->write(bytes.data(), bytes.size()));
   return f->commit();
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <string>
 
+#include "graph/atomic_file.h"
 #include "graph/graph.h"
 #include "graph/status.h"
 
@@ -42,7 +43,8 @@ Status write_tensor_file(const Tensor& t, const std::string& name, const std::st
 std::string tensor_file_name(const std::string& tensor_name);
 
 // Writes bytes to path atomically: a temporary sibling, flushed, then renamed.
-Status write_file_atomic(const std::string& path, const std::string& bytes);
+Status write_file_atomic(const std::string& path, const std::string& bytes,
+                         OutputName name = OutputName::kUserNamed);
 // Whether write_file_atomic could write `path` now: its folder is made when
 // missing, and the temporary sibling is created and removed again (a device
 // or FIFO is opened for writing without waiting); a folder at `path` is

@@ -67,6 +67,14 @@ bool OpRegistry::knows(const std::string& domain, const std::string& op_type) co
   return !schemas_of(domain, op_type).empty();
 }
 
+std::vector<size_t> sixteen_bit_inputs(uint32_t traits, size_t num_inputs) {
+  if (traits == kTraitsUndeclared) return {};
+  std::vector<size_t> inputs;
+  for (size_t i = 0; i < num_inputs; ++i)
+    if ((traits & kSixteenBitEveryInput) || (i < 4 && (traits & kSixteenBitInput(i)))) inputs.push_back(i);
+  return inputs;
+}
+
 uint32_t OpRegistry::traits(const std::string& domain, const std::string& op_type) const {
   uint32_t t = 0;
   for (const OpSchema* s : schemas_of(domain, op_type)) t |= s->traits;

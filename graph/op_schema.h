@@ -130,6 +130,19 @@ constexpr uint32_t kRuleReadsInput(size_t input) { return uint32_t{1} << (8 + in
 // The inputs, as a bit mask (bit i: input i), whose data the rule may read.
 constexpr uint64_t rule_data_inputs(uint32_t traits) { return (traits >> 8) & 0xffffu; }
 
+// Runs in 16 bits: with --precision bf16|fp16, half_activations
+// (graph/passes/half_activations.cc) keeps the op in bfloat16 or float16 when
+// these inputs have 16-bit versions (the rest, a ratio or a mask, stay as
+// they are), and both devices have bfloat16 and float16 kernels for it (each
+// element widened to float32, computed and rounded once, or a view);
+// tests/runtime/sixteen_bit_kernels_test.cc holds both kernel tables to it.
+// Inputs 0 to 3 (trait bits 24 to 27), or every input (bit 28).
+constexpr uint32_t kSixteenBitInput(size_t input) { return uint32_t{1} << (24 + input); }
+inline constexpr uint32_t kSixteenBitEveryInput = uint32_t{1} << 28;
+// The inputs a 16-bit run of an op with `traits` and `num_inputs` inputs
+// reads in 16 bits; empty when it does not run in 16 bits.
+std::vector<size_t> sixteen_bit_inputs(uint32_t traits, size_t num_inputs);
+
 struct OpSchema {
   std::string domain;  // "" = ai.onnx
   std::string op_type;

@@ -10,6 +10,41 @@
 namespace ort_train {
 namespace {
 
+// The work of the outermost If/Loop/Scan running on this thread, nested
+// bodies' trips included (their kernels run on the same thread, inside it):
+// a bound on each loop alone let two nested ones make 2^48 trips.
+struct ControlFlowWork {
+  int depth = 0;
+  int64_t trips = 0;
+  int64_t elements = 0;  // carried into the next trip, summed over the trips
+};
+thread_local ControlFlowWork g_work;
+
+// Held by each control-flow kernel while it runs; the outermost starts the count.
+class WorkScope {
+ public:
+  WorkScope() {
+    if (g_work.depth++ == 0) g_work = ControlFlowWork{1, 0, 0};
+  }
+  ~WorkScope() { --g_work.depth; }
+  WorkScope(const WorkScope&) = delete;
+  WorkScope& operator=(const WorkScope&) = delete;
+};
+
+// One trip (a Loop's, a Scan's step) of `node` that carries `carried` on:
+// an error once the outermost node's trips, or the elements they carried,
+// pass the bounds of graph/control_flow.h.
+Status count_trip(const Node& node, const std::vector<Tensor>& carried) {
+  if (++g_work.trips > max_loop_trips())
+    return invalid_argument("{}: more than {} trips in all, the trips of the loops nested in it included",
+                            node.describe(), max_loop_trips());
+  for (const Tensor& t : carried) g_work.elements += t.numel();
+  if (g_work.elements > max_loop_elements())
+    return invalid_argument("{}: its trips carried more than {} elements in all (a value that grows every trip?)",
+                            node.describe(), max_loop_elements());
+  return Status::Ok();
+}
+
 class SubgraphExecutors {
  public:
   static SubgraphExecutors& instance() {
@@ -253,6 +288,7 @@ Status run_loop(KernelContext& ctx, const DevicePtr& device) {
     }
     for (size_t i = 0; i < n; ++i) carried[i] = std::move(out[1 + i]);
     for (size_t k = 0; k < k_out; ++k) scans[k].push_back(std::move(out[1 + n + k]));
+    RETURN_IF_ERROR(count_trip(node, carried));
   }
   for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(carried[i]));
   for (size_t k = 0; k < k_out; ++k) {
@@ -298,6 +334,7 @@ Result<ScanSteps> scan_steps(KernelContext& ctx, const DevicePtr& device, std::v
                               ctx.num_outputs());
     for (size_t i = 0; i < n; ++i) r.state[i] = std::move(out[i]);
     for (size_t k = 0; k < k_out; ++k) r.outputs[k].push_back(std::move(out[n + k]));
+    RETURN_IF_ERROR(count_trip(node, r.state));
   }
   return r;
 }
@@ -435,16 +472,19 @@ Result<DevicePtr> device_of(const KernelContext& ctx) {
 }  // namespace
 
 Status if_kernel(KernelContext& ctx) {
+  WorkScope scope;
   ASSIGN_OR_RETURN(DevicePtr device, device_of(ctx));
   return run_if(ctx, device);
 }
 
 Status loop_kernel(KernelContext& ctx) {
+  WorkScope scope;
   ASSIGN_OR_RETURN(DevicePtr device, device_of(ctx));
   return run_loop(ctx, device);
 }
 
 Status scan_kernel(KernelContext& ctx) {
+  WorkScope scope;
   ASSIGN_OR_RETURN(DevicePtr device, device_of(ctx));
   return run_scan(ctx, device);
 }

@@ -80,12 +80,12 @@ Status KernelChoices::load(const std::string& path, const std::string& device) {
   return Status::Ok();
 }
 
-Status KernelChoices::save(const std::string& path, const std::string& device) const {
+Status KernelChoices::save(const std::string& path, const std::string& device, OutputName name) const {
   nlohmann::json j;
   j["device"] = device;
   j["choices"] = nlohmann::json::object();
   for (const auto& [key, name] : all()) j["choices"][key] = name;
-  return write_file_atomic(path, j.dump(1) + "\n");
+  return write_file_atomic(path, j.dump(1) + "\n", name);
 }
 
 std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device) {

@@ -24,6 +24,8 @@
 // the run it continues.
 #pragma once
 #include <functional>
+
+#include "graph/atomic_file.h"
 #include <map>
 #include <mutex>
 #include <string>
@@ -55,8 +57,9 @@ class KernelChoices {
   // Choices read from `path` (JSON object key -> candidate name; missing file:
   // nothing). Entries written for another device description are ignored.
   Status load(const std::string& path, const std::string& device);
-  // Writes every choice to `path` (a temporary file renamed over it).
-  Status save(const std::string& path, const std::string& device) const;
+  // Writes every choice to `path` (a temporary file renamed over it; a name
+  // ort_train chose, as a checkpoint folder's, is never written through).
+  Status save(const std::string& path, const std::string& device, OutputName name = OutputName::kUserNamed) const;
   // Forgets every choice (tests).
   void clear();
 

@@ -24,6 +24,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'O', 'R', 'T', 'C', 'K', 'P', 'T', '\0'};
+// The header is a table of a few hundred bytes per tensor: 64 MiB is some
+// 300 000 tensors. A larger one is no checkpoint ort_train wrote.
+constexpr uint64_t kMaxHeaderBytes = uint64_t{64} << 20;
 
 template <typename T>
 void put(std::string& out, T v) {
@@ -131,7 +134,8 @@ Status write_checkpoint(const Checkpoint& c, const std::string& path) {
   // its size. The hash (FNV-1a, about 1.4 s a GiB) runs over the same bytes on
   // another thread while they are written, so a write takes the longer of
   // the two, not their sum.
-  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> f, AtomicFileWriter::open(path));
+  // Its name is ort_train's: a link or FIFO planted there is replaced, never written through.
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> f, AtomicFileWriter::open(path, OutputName::kChosen));
   std::vector<std::pair<const void*, size_t>> pieces{{lead.data(), lead.size()}};
   for (const auto& [name, t] : c.tensors) pieces.emplace_back(t.raw(), t.nbytes());
   std::future<uint64_t> hashed = std::async(std::launch::async, [&pieces] {
@@ -192,6 +196,8 @@ Result<CheckpointReader> CheckpointReader::open(std::shared_ptr<const ReadableBy
   // added to anything, so no sum can wrap.
   uint64_t header_len = get<uint64_t>(lead, sizeof(kMagic) + 4);
   if (header_len > size - fixed - 16) return io_error("{}: truncated checkpoint", path);
+  if (header_len > kMaxHeaderBytes)
+    return io_error("{}: a checkpoint header of {} bytes (at most {} are read)", path, header_len, kMaxHeaderBytes);
   uint64_t data_len = 0;
   RETURN_IF_ERROR(in.read(fixed + header_len, 8, &data_len));
   const uint64_t data_at = fixed + header_len + 8;
@@ -216,7 +222,13 @@ Result<CheckpointReader> CheckpointReader::open(std::shared_ptr<const ReadableBy
   CheckpointReader r;
   r.file_ = std::move(file);
   try {
-    nlohmann::json h = nlohmann::json::parse(header_text);
+    // Only the keys a checkpoint has are kept while parsing: an array a forged
+    // header carries beside them is parsed and dropped, never held.
+    static const std::set<std::string> kKnown = {"step", "micro_batch", "seed", "fingerprint", "tensors"};
+    nlohmann::json h = nlohmann::json::parse(
+        header_text, [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+          return !(depth == 1 && event == nlohmann::json::parse_event_t::key && !kKnown.count(parsed.get<std::string>()));
+        });
     r.step = h.at("step").get<int64_t>();
     r.micro_batch = h.at("micro_batch").get<int64_t>();
     r.seed = h.at("seed").get<uint64_t>();

@@ -60,7 +60,10 @@ Result<std::map<std::string, Tensor>> NpzShards::read(const std::vector<uint64_t
     i += n;
   }
   std::map<std::string, Tensor> batch;
-  for (size_t c = 0; c < names_.size(); ++c) batch[names_[c]] = out[c];
+  for (size_t c = 0; c < names_.size(); ++c) {
+    out[c].normalize_bools();  // a bool byte other than 0 or 1 is true, as numpy reads it, not 5
+    batch[names_[c]] = out[c];
+  }
   return batch;
 }
 

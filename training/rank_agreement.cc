@@ -1,31 +1,37 @@
 #include "training/rank_agreement.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
 namespace ort_train {
 
-Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::string>& settings) {
-  if (comm.size() <= 1) return Status::Ok();
-  // Rank 0's settings reach every rank as int64 words (what every backend
+Result<std::map<std::string, std::string>> rank0_settings(Communicator& comm,
+                                                          const std::map<std::string, std::string>& mine) {
+  if (comm.size() <= 1) return mine;
+  // Rank 0's map reaches every rank as int64 words (what every backend
   // broadcasts): first their length, then the bytes.
-  std::string mine = nlohmann::json(settings).dump();
+  std::string text = comm.rank() == 0 ? nlohmann::json(mine).dump() : std::string();
   Tensor length = Tensor::host(DType::kInt64, {1});
-  length.data<int64_t>()[0] = static_cast<int64_t>(mine.size());
+  length.data<int64_t>()[0] = static_cast<int64_t>(text.size());
   RETURN_IF_ERROR(comm.broadcast(length, 0));
   int64_t n = length.data<int64_t>()[0];
   if (n < 0 || n > (int64_t{1} << 24)) return invalid_argument("rank 0 sent settings of {} bytes", n);
   Tensor words = Tensor::host(DType::kInt64, {(n + 7) / 8});
-  if (comm.rank() == 0) std::memcpy(words.raw(), mine.data(), mine.size());
+  if (comm.rank() == 0) std::memcpy(words.raw(), text.data(), text.size());
   RETURN_IF_ERROR(comm.broadcast(words, 0));
-  std::map<std::string, std::string> theirs;
   try {
-    theirs = nlohmann::json::parse(std::string(static_cast<const char*>(words.raw()), static_cast<size_t>(n)))
-                 .get<std::map<std::string, std::string>>();
+    return nlohmann::json::parse(std::string(static_cast<const char*>(words.raw()), static_cast<size_t>(n)))
+        .get<std::map<std::string, std::string>>();
   } catch (const nlohmann::json::exception& e) {
     return invalid_argument("rank 0's settings did not arrive whole: {}", e.what());
   }
+}
+
+Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::string>& settings) {
+  if (comm.size() <= 1) return Status::Ok();
+  ASSIGN_OR_RETURN(auto theirs, rank0_settings(comm, settings));
   std::string differs;
   for (const auto& [key, value] : settings) {
     auto it = theirs.find(key);
@@ -50,6 +56,17 @@ Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::st
   return invalid_argument("{} rank(s) of this job were started with other settings than rank 0 (their errors say "
                           "which); every rank must be given the same model, description, flags and data",
                           differing);
+}
+
+Result<std::string> every_rank(Communicator& comm, double mine, const char* unit, int decimals) {
+  if (comm.size() == 1) return std::string();
+  Tensor all = Tensor::host(DType::kDouble, {comm.size()});
+  std::fill(all.data<double>(), all.data<double>() + comm.size(), 0.0);
+  all.data<double>()[comm.rank()] = mine;
+  RETURN_IF_ERROR(comm.allgather(all, std::vector<int64_t>(static_cast<size_t>(comm.size()), 1)));
+  std::string list;
+  for (int r = 0; r < comm.size(); ++r) list += fmt::format("{}{:.{}f}", r ? ", " : "", all.data<double>()[r], decimals);
+  return fmt::format("; ranks 0-{}: {} {}", comm.size() - 1, list, unit);
 }
 
 }  // namespace ort_train

@@ -18,4 +18,12 @@ namespace ort_train {
 // collective: every rank of `comm` must call it.
 Status check_ranks_agree(Communicator& comm, const std::map<std::string, std::string>& settings);
 
+// Rank 0's `mine`, on every rank (a collective; one rank: `mine`).
+Result<std::map<std::string, std::string>> rank0_settings(Communicator& comm,
+                                                          const std::map<std::string, std::string>& mine);
+
+// Every rank's value of a figure, in rank order, for rank 0's log line:
+// "; ranks 0-2: 1.0, 1.5, 1.0 MiB", or "" with one rank. A collective.
+Result<std::string> every_rank(Communicator& comm, double mine, const char* unit, int decimals);
+
 }  // namespace ort_train

@@ -62,8 +62,17 @@ class DescriptorCache {
         open_.splice(open_.begin(), open_, it);
         return open_.front().second;
       }
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // Reopened by path whenever the cache dropped it: what is there now may
+    // not be the file that was checked (a shard replaced by a FIFO during the
+    // run). Opened without waiting and refused unless still a regular file.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return io_error("cannot open {}: {}", path, std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return io_error("{} is no longer a regular file (it was replaced during the run)", path);
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     open_.emplace_front(file, std::make_shared<Descriptor>(fd));
     if (open_.size() > kOpen) open_.pop_back();
     return open_.front().second;

@@ -16,6 +16,8 @@
 
 namespace ort_train {
 
+class ReadableBytes;
+
 class RowDataset {
  public:
   virtual ~RowDataset() = default;
@@ -51,5 +53,8 @@ struct TokenWindows {
 // tokens from token r * seq: consecutive rows overlap by the one token that
 // is the last label of one and the first input of the next.
 Result<std::unique_ptr<RowDataset>> open_token_shards(const std::vector<std::string>& files, const TokenWindows& w);
+// The same over bytes already open (the fuzz target's, a test's).
+Result<std::unique_ptr<RowDataset>> token_shards_of(const std::vector<std::shared_ptr<const ReadableBytes>>& files,
+                                                    const TokenWindows& w);
 
 }  // namespace ort_train

@@ -17,7 +17,8 @@ Result<StepGraph> build_step_graph(const TrainingGraph& tg, const Model& model) 
   Model m = model;  // tensors are shared, not copied
   // 1 and 2 (step_graph.h): the state outputs, then the hoisted weight copies.
   PassManagerOptions passes;
-  passes.passes = {"state_outputs", "weight_cast_hoisting"};
+  passes.passes = {};  // the step phase's passes are required ones (graph/passes/pass.h)
+  passes.phase = kStepPhase;
   const std::set<std::string> trainable(tg.gradients.trainable.begin(), tg.gradients.trainable.end());
   RETURN_IF_ERROR(run_passes(m, trainable, passes).status().with_context("the step graph"));
   step.state_writebacks = state_writebacks(m.graph);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "graph/atomic_file.h"
 #include "tensorboard_event.pb.h"  // generated into the build folder
 
 namespace ort_train {
@@ -51,8 +52,10 @@ Result<std::unique_ptr<TensorBoardWriter>> TensorBoardWriter::open(const std::st
   w->path_ = (std::filesystem::path(dir) /
               fmt::format("events.out.tfevents.{}.{}.{}", static_cast<int64_t>(now_seconds()), host, ::getpid()))
                  .string();
-  w->out_.open(w->path_, std::ios::binary | std::ios::trunc);
-  if (!w->out_) return io_error("--tensorboard: cannot write {}", w->path_);
+  // The name is ort_train's: a link or FIFO planted there is replaced, not written through.
+  auto fd = create_new_file(w->path_);
+  if (!fd.ok()) return fd.status().with_context("--tensorboard");
+  w->fd_ = *fd;
   tensorboard::Event first;
   first.set_wall_time(now_seconds());
   first.set_file_version("brain.Event:2");
@@ -66,17 +69,14 @@ Status TensorBoardWriter::write_record(const std::string& bytes) {
   uint64_t len = bytes.size();
   unsigned char header[8];
   for (int i = 0; i < 8; ++i) header[i] = static_cast<unsigned char>(len >> (8 * i));
+  std::string record(reinterpret_cast<const char*>(header), 8);
   auto put32 = [&](uint32_t v) {
-    unsigned char b[4];
-    for (int i = 0; i < 4; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
-    out_.write(reinterpret_cast<const char*>(b), 4);
+    for (int i = 0; i < 4; ++i) record.push_back(static_cast<char>(v >> (8 * i)));
   };
-  out_.write(reinterpret_cast<const char*>(header), 8);
   put32(masked_crc32c(header, 8));
-  out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  record += bytes;
   put32(masked_crc32c(bytes.data(), bytes.size()));
-  if (!out_) return io_error("--tensorboard: writing {} failed", path_);
-  return Status::Ok();
+  return write_all(fd_, record.data(), record.size(), path_).with_context("--tensorboard");
 }
 
 Status TensorBoardWriter::scalar(const std::string& tag, double value, int64_t step) {
@@ -102,10 +102,8 @@ Status TensorBoardWriter::text(const std::string& tag, const std::string& text, 
   return write_record(e.SerializeAsString());
 }
 
-Status TensorBoardWriter::flush() {
-  out_.flush();
-  if (!out_) return io_error("--tensorboard: writing {} failed", path_);
-  return Status::Ok();
+TensorBoardWriter::~TensorBoardWriter() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace ort_train

@@ -4,7 +4,6 @@
 // hold scalar summaries (loss, lr, ...) or text (the run's flags) at a step.
 #pragma once
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -16,16 +15,21 @@ class TensorBoardWriter {
  public:
   // Creates `dir` if needed and a new events.out.tfevents.<seconds>.<host> file in it.
   static Result<std::unique_ptr<TensorBoardWriter>> open(const std::string& dir);
+  ~TensorBoardWriter();
+  TensorBoardWriter(const TensorBoardWriter&) = delete;
+  TensorBoardWriter& operator=(const TensorBoardWriter&) = delete;
   const std::string& path() const { return path_; }
   Status scalar(const std::string& tag, double value, int64_t step);
   Status text(const std::string& tag, const std::string& text, int64_t step);
-  // Makes what was written readable now (TensorBoard reads files as they grow).
-  Status flush();
+  // Makes what was written readable now (TensorBoard reads files as they
+  // grow): each record is written unbuffered, so there is nothing to do.
+  Status flush() { return Status::Ok(); }
 
  private:
+  TensorBoardWriter() = default;
   Status write_record(const std::string& event_bytes);
   std::string path_;
-  std::ofstream out_;
+  int fd_ = -1;
 };
 
 // CRC-32C (Castagnoli), as TFRecord frames use it, and TFRecord's masking of it.

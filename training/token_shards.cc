@@ -1,6 +1,7 @@
 // Token files read by window: each row is seq + 1 consecutive token ids,
 // read with one pread and widened into the inputs' dtype.
 #include <algorithm>
+#include <limits>
 #include <cstring>
 
 #include "training/readable_bytes.h"
@@ -21,9 +22,10 @@ struct TokenFile {
 // llm.c's header when the file starts with one whose token count matches the
 // file's size (a raw file could start with the magic's bytes by chance, not
 // also with its own length); else raw tokens of `raw_dtype`.
-Result<TokenFile> open_token_file(const std::string& path, DType raw_dtype) {
+Result<TokenFile> token_file(std::shared_ptr<const ReadableBytes> bytes, DType raw_dtype) {
   TokenFile f;
-  ASSIGN_OR_RETURN(f.bytes, open_readable_file(path));
+  f.bytes = std::move(bytes);
+  const std::string& path = f.bytes->name();
   const uint64_t size = f.bytes->size();
   if (size >= kLlmcHeaderBytes) {
     int32_t h[3];
@@ -55,9 +57,16 @@ void put(Tensor& t, size_t at, uint64_t v) {
   t.data<T>()[at] = static_cast<T>(v);
 }
 
-void store(Tensor& t, size_t at, uint64_t v) {
-  if (t.dtype() == DType::kInt32) put<int32_t>(t, at, v);
-  else put<int64_t>(t, at, v);
+// A uint32 token past int32's range would wrap to a negative id.
+Status store(Tensor& t, size_t at, uint64_t v, const std::string& input) {
+  if (t.dtype() == DType::kInt32) {
+    if (v > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+      return invalid_argument("token data: token {} does not fit the int32 input '{}'", v, input);
+    put<int32_t>(t, at, v);
+  } else {
+    put<int64_t>(t, at, v);
+  }
+  return Status::Ok();
 }
 
 class TokenShards : public RowDataset {
@@ -92,8 +101,9 @@ class TokenShards : public RowDataset {
         return v;
       };
       for (int64_t k = 0; k < seq; ++k) {
-        store(ids, static_cast<size_t>(i * seq + k), token(k));
-        if (!w_.labels.empty()) store(labels, static_cast<size_t>(i * seq + k), token(w_.shift_labels ? k + 1 : k));
+        RETURN_IF_ERROR(store(ids, static_cast<size_t>(i * seq + k), token(k), w_.input_ids));
+        if (!w_.labels.empty())
+          RETURN_IF_ERROR(store(labels, static_cast<size_t>(i * seq + k), token(w_.shift_labels ? k + 1 : k), w_.labels));
       }
     }
     out[w_.input_ids] = ids;
@@ -127,14 +137,24 @@ class TokenShards : public RowDataset {
 }  // namespace
 
 Result<std::unique_ptr<RowDataset>> open_token_shards(const std::vector<std::string>& files, const TokenWindows& w) {
+  std::vector<std::shared_ptr<const ReadableBytes>> opened;
+  for (const std::string& path : files) {
+    ASSIGN_OR_RETURN(auto f, open_readable_file(path));
+    opened.push_back(std::move(f));
+  }
+  return token_shards_of(opened, w);
+}
+
+Result<std::unique_ptr<RowDataset>> token_shards_of(const std::vector<std::shared_ptr<const ReadableBytes>>& files,
+                                                    const TokenWindows& w) {
   if (w.seq <= 0) return invalid_argument("token data: the sequence length must be positive, got {}", w.seq);
   for (DType t : {w.input_dtype, w.labels_dtype})
     if (t != DType::kInt64 && t != DType::kInt32)
       return unsupported("token data: inputs and labels of token ids must be int64 or int32, not {}", dtype_name(t));
   auto ds = std::make_unique<TokenShards>();
   ds->w_ = w;
-  for (const std::string& path : files) {
-    ASSIGN_OR_RETURN(TokenFile f, open_token_file(path, w.raw_dtype));
+  for (const auto& bytes : files) {
+    ASSIGN_OR_RETURN(TokenFile f, token_file(bytes, w.raw_dtype));
     f.first_row = ds->rows_;
     f.rows = f.tokens > static_cast<uint64_t>(w.seq) ? (f.tokens - 1) / static_cast<uint64_t>(w.seq) : 0;
     ds->rows_ += f.rows;

@@ -622,6 +622,16 @@ Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, s
     scaler_->restore(counters.at("scaler/scale").data<float>()[0],
                      counters.at("scaler/growth_tracker").data<int64_t>()[0]);
   }
+  // The data position against what the run can reach from it: each step
+  // reads at least one micro-batch, and the rest of the run must not carry
+  // the position past what an int64 counts (a forged one wrapped negative).
+  const int64_t remaining = std::max<int64_t>(0, options_.steps - c.step);
+  int64_t more = 0, end = 0;
+  if (c.micro_batch < c.step || __builtin_mul_overflow(remaining, options_.grad_accum * world_, &more) ||
+      __builtin_add_overflow(c.micro_batch, more, &end) || end > (int64_t{1} << 62))
+    return invalid_argument("the checkpoint's data position (micro-batch {}) cannot be that of a run at step {} "
+                            "that continues for {} more steps",
+                            c.micro_batch, c.step, remaining);
   skipped_ = skipped;
   steps_done_ = c.step;
   optimizer_->set_steps_taken(c.step - skipped);

@@ -17,12 +17,12 @@ Status bias_gelu_grad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "ReluGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "SigmoidGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "TanhGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "GeluGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "ReluGrad", 1, 1000, elementwise_grad_rule, kPlainOp | kSixteenBitEveryInput);
+ORT_REGISTER_OP(kOrtTrainDomain, "SigmoidGrad", 1, 1000, elementwise_grad_rule, kPlainOp | kSixteenBitEveryInput);
+ORT_REGISTER_OP(kOrtTrainDomain, "TanhGrad", 1, 1000, elementwise_grad_rule, kPlainOp | kSixteenBitEveryInput);
+ORT_REGISTER_OP(kOrtTrainDomain, "GeluGrad", 1, 1000, elementwise_grad_rule, kPlainOp | kSixteenBitEveryInput);
 ORT_REGISTER_OP(kOrtTrainDomain, "BiasGeluGrad", 1, 1000, bias_gelu_grad_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "SiluGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
+ORT_REGISTER_OP(kOrtTrainDomain, "SiluGrad", 1, 1000, elementwise_grad_rule, kPlainOp | kSixteenBitEveryInput);
 ORT_REGISTER_OP(kOrtTrainDomain, "LeakyReluGrad", 1, 1000, elementwise_grad_rule, kPlainOp);
 
 }  // namespace ort_train

@@ -105,7 +105,9 @@ Status attention_grad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "Attention", 1, 1000, attention_rule, kReadsRunOptions);
+// Q, K and V in 16 bits; the bias and mask stay float32 (scores and softmax are float32 inside).
+ORT_REGISTER_OP(kOrtTrainDomain, "Attention", 1, 1000, attention_rule,
+                kReadsRunOptions | kSixteenBitInput(0) | kSixteenBitInput(1) | kSixteenBitInput(2));
 ORT_REGISTER_OP(kOrtTrainDomain, "AttentionGrad", 1, 1000, attention_grad_rule, kReadsRunOptions);
 
 }  // namespace ort_train

@@ -15,6 +15,6 @@ Status dropout_grad_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP(kOrtTrainDomain, "DropoutGrad", 1, 1000, dropout_grad_rule, kReadsRunOptions);
+ORT_REGISTER_OP(kOrtTrainDomain, "DropoutGrad", 1, 1000, dropout_grad_rule, kReadsRunOptions | kSixteenBitInput(0));
 
 }  // namespace ort_train

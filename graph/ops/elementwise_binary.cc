@@ -60,10 +60,10 @@ Status where_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Add", 7, 1000, same_dtype_rule, kPlainOp);
-ORT_REGISTER_OP("", "Sub", 7, 1000, same_dtype_rule, kPlainOp);
-ORT_REGISTER_OP("", "Mul", 7, 1000, same_dtype_rule, kPlainOp);
-ORT_REGISTER_OP("", "Div", 7, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Add", 7, 1000, same_dtype_rule, kPlainOp | kSixteenBitEveryInput);
+ORT_REGISTER_OP("", "Sub", 7, 1000, same_dtype_rule, kPlainOp | kSixteenBitEveryInput);
+ORT_REGISTER_OP("", "Mul", 7, 1000, same_dtype_rule, kPlainOp | kSixteenBitEveryInput);
+ORT_REGISTER_OP("", "Div", 7, 1000, same_dtype_rule, kPlainOp | kSixteenBitEveryInput);
 ORT_REGISTER_OP("", "Mod", 10, 1000, mod_rule, kPlainOp);
 ORT_REGISTER_OP("", "Pow", 7, 1000, pow_rule, kPlainOp);
 ORT_REGISTER_OP("", "Equal", 7, 1000, bool_rule, kPlainOp);
@@ -76,7 +76,7 @@ ORT_REGISTER_OP("", "Or", 7, 1000, logical_rule, kPlainOp);
 ORT_REGISTER_OP("", "Xor", 7, 1000, logical_rule, kPlainOp);
 ORT_REGISTER_OP("", "Max", 8, 1000, same_dtype_rule, kPlainOp);
 ORT_REGISTER_OP("", "Min", 8, 1000, same_dtype_rule, kPlainOp);
-ORT_REGISTER_OP("", "Sum", 8, 1000, same_dtype_rule, kPlainOp);
+ORT_REGISTER_OP("", "Sum", 8, 1000, same_dtype_rule, kPlainOp | kSixteenBitEveryInput);
 ORT_REGISTER_OP("", "Mean", 8, 1000, same_dtype_rule, kPlainOp);
 ORT_REGISTER_OP("", "Where", 9, 1000, where_rule, kPlainOp);
 

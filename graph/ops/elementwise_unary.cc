@@ -99,16 +99,16 @@ Status dropout_add_rule(InferContext& ctx) {
 ORT_REGISTER_OP("", "Sqrt", 6, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Exp", 6, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Log", 6, 1000, same_as_input0, kPlainOp);
-ORT_REGISTER_OP("", "Neg", 6, 1000, same_as_input0, kPlainOp);
+ORT_REGISTER_OP("", "Neg", 6, 1000, same_as_input0, kPlainOp | kSixteenBitInput(0));
 ORT_REGISTER_OP("", "Abs", 6, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Reciprocal", 6, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Sin", 7, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Cos", 7, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Not", 1, 1000, same_as_input0, kPlainOp);
-ORT_REGISTER_OP("", "Relu", 6, 1000, same_as_input0, kPlainOp);
+ORT_REGISTER_OP("", "Relu", 6, 1000, same_as_input0, kPlainOp | kSixteenBitInput(0));
 ORT_REGISTER_OP("", "LeakyRelu", 6, 1000, same_as_input0, kPlainOp);
-ORT_REGISTER_OP("", "Sigmoid", 6, 1000, same_as_input0, kPlainOp);
-ORT_REGISTER_OP("", "Tanh", 6, 1000, same_as_input0, kPlainOp);
+ORT_REGISTER_OP("", "Sigmoid", 6, 1000, same_as_input0, kPlainOp | kSixteenBitInput(0));
+ORT_REGISTER_OP("", "Tanh", 6, 1000, same_as_input0, kPlainOp | kSixteenBitInput(0));
 ORT_REGISTER_OP("", "Erf", 9, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Softplus", 1, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Atan", 7, 1000, same_as_input0, kPlainOp);
@@ -116,17 +116,17 @@ ORT_REGISTER_OP("", "Floor", 6, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Ceil", 6, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Round", 11, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Sign", 9, 1000, same_as_input0, kPlainOp);
-ORT_REGISTER_OP("", "Gelu", 20, 1000, same_as_input0, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "Gelu", 1, 1000, same_as_input0, kPlainOp);  // gelu_fusion's, at any opset
+ORT_REGISTER_OP("", "Gelu", 20, 1000, same_as_input0, kPlainOp | kSixteenBitInput(0));
+ORT_REGISTER_OP(kOrtTrainDomain, "Gelu", 1, 1000, same_as_input0, kPlainOp | kSixteenBitInput(0));  // gelu_fusion's, at any opset
 ORT_REGISTER_OP(kOrtTrainDomain, "BiasGelu", 1, 1000, bias_gelu_rule, kPlainOp);
-ORT_REGISTER_OP(kOrtTrainDomain, "Silu", 1, 1000, same_as_input0, kPlainOp);  // silu_fusion's: x * sigmoid(x)
+ORT_REGISTER_OP(kOrtTrainDomain, "Silu", 1, 1000, same_as_input0, kPlainOp | kSixteenBitInput(0));  // silu_fusion's: x * sigmoid(x)
 ORT_REGISTER_OP("", "Clip", 6, 1000, same_as_input0, kPlainOp);
 ORT_REGISTER_OP("", "Softmax", 1, 1000, softmax_rule, kPlainOp);
 ORT_REGISTER_OP("", "LogSoftmax", 1, 1000, softmax_rule, kPlainOp);
 ORT_REGISTER_OP(kOrtTrainDomain, "BiasSoftmax", 1, 1000, bias_softmax_rule, kPlainOp);
 ORT_REGISTER_OP("", "Cast", 6, 1000, cast_rule, kPlainOp);
 ORT_REGISTER_OP("", "CastLike", 15, 1000, cast_like_rule, kPlainOp);
-ORT_REGISTER_OP("", "Dropout", 7, 1000, dropout_rule, kRandomOp | kReadsRunOptions);
+ORT_REGISTER_OP("", "Dropout", 7, 1000, dropout_rule, kRandomOp | kReadsRunOptions | kSixteenBitInput(0));
 ORT_REGISTER_OP(kOrtTrainDomain, "DropoutAdd", 1, 1000, dropout_add_rule, kRandomOp | kReadsRunOptions);
 
 }  // namespace ort_train

@@ -3,6 +3,8 @@
 // (com.ort_train {RNN,GRU,LSTM}Grad), and the attribute reading all share.
 #include "graph/ops/recurrent.h"
 
+#include "graph/control_flow.h"
+
 #include "graph/op_schema.h"
 
 namespace ort_train {
@@ -120,6 +122,11 @@ Result<RecurrentSizes> recurrent_sizes(const Node& node, RecurrentSpec& s,
   if (s.hidden > 0 && s.hidden != z.hidden)
     return shape_error("{}: hidden_size {} but R is for {}", node.describe(), s.hidden, z.hidden);
   s.hidden = z.hidden;
+  // Each step is a trip of the cell: a sequence axis of 2^40 over an empty
+  // batch stepped forever, computing nothing. Bounded as Loop and Scan are.
+  if (z.steps > max_loop_trips())
+    return invalid_argument("{}: a sequence of {} steps; a recurrence may take at most {}", node.describe(), z.steps,
+                            max_loop_trips());
   const int64_t H = z.hidden;
   if (*w != Dims{D, G * H, z.in} || *r != Dims{D, G * H, H})
     return shape_error("{}: W {} and R {} do not fit X {} and {} hidden units", node.describe(), dims_to_string(*w),

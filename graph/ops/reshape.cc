@@ -178,9 +178,9 @@ Status unsqueeze_rule(InferContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_OP("", "Reshape", 5, 1000, reshape_rule, kViewOp | kRuleReadsInput(1));
-ORT_REGISTER_OP("", "Flatten", 1, 1000, flatten_rule, kViewOp);
-ORT_REGISTER_OP("", "Squeeze", 1, 1000, squeeze_rule, kViewOp | kRuleReadsInput(1));
-ORT_REGISTER_OP("", "Unsqueeze", 1, 1000, unsqueeze_rule, kViewOp | kRuleReadsInput(1) | kRuleReadsInput(1));
+ORT_REGISTER_OP("", "Reshape", 5, 1000, reshape_rule, kViewOp | kRuleReadsInput(1) | kSixteenBitInput(0));
+ORT_REGISTER_OP("", "Flatten", 1, 1000, flatten_rule, kViewOp | kSixteenBitInput(0));
+ORT_REGISTER_OP("", "Squeeze", 1, 1000, squeeze_rule, kViewOp | kRuleReadsInput(1) | kSixteenBitInput(0));
+ORT_REGISTER_OP("", "Unsqueeze", 1, 1000, unsqueeze_rule, kViewOp | kRuleReadsInput(1) | kSixteenBitInput(0));
 
 }  // namespace ort_train

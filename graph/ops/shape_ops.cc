@@ -136,6 +136,6 @@ ORT_REGISTER_OP("", "Size", 1, 1000, size_rule, kValueFromRule);
 ORT_REGISTER_OP("", "Constant", 1, 1000, constant_rule, kValueFromRule);
 ORT_REGISTER_OP("", "ConstantOfShape", 9, 1000, constant_of_shape_rule, kRuleReadsInput(0));
 ORT_REGISTER_OP("", "Range", 11, 1000, range_rule, kRuleReadsInput(0) | kRuleReadsInput(1) | kRuleReadsInput(2));
-ORT_REGISTER_OP("", "Identity", 1, 1000, same_as_input0, kViewOp);
+ORT_REGISTER_OP("", "Identity", 1, 1000, same_as_input0, kViewOp | kSixteenBitInput(0));
 
 }  // namespace ort_train

@@ -36,6 +36,6 @@ Status transpose_rule(InferContext& ctx) {
 }
 }  // namespace
 
-ORT_REGISTER_OP("", "Transpose", 1, 1000, transpose_rule, kPlainOp);
+ORT_REGISTER_OP("", "Transpose", 1, 1000, transpose_rule, kPlainOp | kSixteenBitInput(0));
 
 }  // namespace ort_train

@@ -139,6 +139,8 @@ namespace {
 class AutocastPass : public Pass {
  public:
   std::string name() const override { return "autocast"; }
+  // After the forward's fusions (it casts around the FusedMatMuls they made), before the backward.
+  PassOrder order() const override { return {.phases = kPrecisionPhase, .required = true}; }
   bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {

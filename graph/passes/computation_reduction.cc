@@ -26,6 +26,8 @@ bool is_int_labels(std::optional<DType> t) { return t && (*t == DType::kInt64 ||
 class ComputationReduction : public Pass {
  public:
   std::string name() const override { return "computation_reduction"; }
+  // It reads the described loss's labels before ort_train appends the loss.
+  PassOrder order() const override { return {.phases = kForwardPhase}; }
   bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {

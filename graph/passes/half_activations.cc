@@ -1,10 +1,11 @@
 // half_activations: after autocast (--precision bf16|fp16), a GEMM's 16-bit
 // product feeds the ops after it in 16 bits where PyTorch's autocast keeps
 // them so, instead of going through a Cast to float32 and another back before
-// the next GEMM. An op follows when it is on none of autocast's lists and
-// every float operand it computes on has a 16-bit version (PyTorch's type
-// promotion: a bfloat16 tensor added to a float32 one gives float32, so a
-// residual Add with the float32 stream stays float32):
+// the next GEMM. An op follows when its schema says it runs in 16 bits
+// (kSixteenBitInput, graph/op_schema.h) and every float operand it computes
+// on has a 16-bit version (PyTorch's type promotion: a bfloat16 tensor added
+// to a float32 one gives float32, so a residual Add with the float32 stream
+// stays float32). They are:
 //   GELU, SiLU, ReLU, Tanh, Sigmoid, Neg; Add, Sub, Mul, Div, Sum;
 //   Dropout (its data; the ratio and mask stay as they are);
 //   the views Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose;
@@ -40,29 +41,21 @@ namespace ort_train {
 namespace {
 
 // The inputs of a following op that carry its data (the rest are shapes,
-// axes, a ratio or a mode, left as they are); empty when the op does not follow.
+// axes, a ratio or a mode, left as they are): the op's schema says which
+// (kSixteenBitInput, graph/op_schema.h); empty when it does not run in 16 bits.
 std::vector<size_t> data_inputs(const Node& n) {
-  static const std::unordered_set<std::string> unary{"Relu", "Tanh", "Sigmoid", "Neg", "Gelu", "Dropout", "Reshape",
-                                                     "Flatten", "Squeeze", "Unsqueeze", "Identity", "Transpose"};
-  static const std::unordered_set<std::string> all{"Add", "Sub", "Mul", "Div", "Sum"};
-  if (n.domain == kOrtTrainDomain) {
-    if (n.op_type == "Gelu" || n.op_type == "Silu") return {0};
-    if (n.op_type == "Attention") return {0, 1, 2};  // Q, K, V; the bias and LSE stay float32
-    return {};
-  }
-  if (!n.domain.empty() || n.inputs.empty()) return {};
-  if (unary.count(n.op_type)) return {0};
-  if (all.count(n.op_type)) {
-    std::vector<size_t> each(n.inputs.size());
-    for (size_t i = 0; i < each.size(); ++i) each[i] = i;
-    return each;
-  }
-  return {};
+  return sixteen_bit_inputs(OpRegistry::instance().traits(n.domain, n.op_type), n.inputs.size());
 }
 
 class HalfActivations : public Pass {
  public:
   std::string name() const override { return "half_activations"; }
+  // It keeps autocast's 16-bit products 16-bit, and a GELU's bias must be
+  // inside the GEMM (matmul_add_fusion's, where PyTorch's addmm adds it), not
+  // in a BiasGelu.
+  PassOrder order() const override {
+    return {.phases = kPrecisionPhase, .after = {"autocast"}, .replaces = {"bias_gelu_fusion"}};
+  }
   bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {

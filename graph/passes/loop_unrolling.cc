@@ -102,6 +102,8 @@ std::optional<int64_t> fixed_trips(const Graph& g, const Node& loop, const Graph
 class LoopUnrolling : public Pass {
  public:
   std::string name() const override { return "loop_unrolling"; }
+  // Before autodiff, which then differentiates the written-out trips as plain graph.
+  PassOrder order() const override { return {.phases = kForwardPhase, .required = true}; }
   bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {

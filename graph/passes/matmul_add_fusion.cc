@@ -25,6 +25,11 @@ bool is_product(const Node& n) {
 class MatMulAddFusion : public FusionPass {
  public:
   std::string name() const override { return "matmul_add_fusion"; }
+  // It takes the FusedMatMuls the scale and transpose fusions made, and leaves
+  // a GELU's bias to bias_gelu_fusion.
+  PassOrder order() const override {
+    return {.after = {"bias_gelu_fusion", "matmul_scale_fusion", "matmul_transpose_fusion"}};
+  }
 
   std::optional<FusedMatch> match(const Node& add, PatternMatcher& pm) override {
     if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2) return std::nullopt;

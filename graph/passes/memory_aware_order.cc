@@ -164,6 +164,8 @@ std::string mib(uint64_t bytes) { return fmt::format("{:.3f} MiB", static_cast<d
 class MemoryAwareOrder : public Pass {
  public:
   std::string name() const override { return "memory_aware_order"; }
+  // Sizes are bound only in the training graph after its backward.
+  PassOrder order() const override { return {.phases = kBackwardPhase}; }
   bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {

@@ -62,6 +62,29 @@ struct PassContext {
 // even when the caller forgot to freeze them.
 std::set<std::string> protected_values(const Graph& graph, const PassContext& ctx);
 
+// Where in building a training graph a pass runs (bits of PassOrder::phases).
+enum PassPhase : uint32_t {
+  kForwardPhase = 1u << 0,    // the forward model, before the loss is appended
+  kPrecisionPhase = 1u << 1,  // after the forward's fusions, once, with --precision bf16|fp16 only
+  kBackwardPhase = 1u << 2,   // the whole training graph, after the backward
+  kStepPhase = 1u << 3,       // the step graph the trainer runs (training/step_graph.h)
+};
+
+// What a pass declares about its place among the others; the pass manager
+// reads it, so no caller orders passes or resolves their conflicts by hand.
+struct PassOrder {
+  uint32_t phases = kForwardPhase | kBackwardPhase;  // the phases it runs in
+  // Passes that must come before it in a round when both run. A list that
+  // puts one after it is refused, naming both.
+  std::vector<std::string> after = {};
+  // Passes it replaces: when it runs in a phase of this build, they run in
+  // none (each would undo what it needs), and the report says so.
+  std::vector<std::string> replaces = {};
+  // Runs in its phases whether listed or not (unless disabled): the build
+  // needs it (loops unrolled before autodiff, autocast for --precision).
+  bool required = false;
+};
+
 class Pass {
  public:
   virtual ~Pass();
@@ -74,6 +97,9 @@ class Pass {
   // after changes nothing): the manager then runs it again only after another
   // pass changed the graph. The built-in passes are; the default is not.
   virtual bool settles_in_one_run() const { return false; }
+  // Its phases and its order among the others (the default: both graph
+  // phases, no constraint).
+  virtual PassOrder order() const { return {}; }
 };
 
 class PassRegistry {

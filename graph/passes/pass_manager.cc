@@ -87,10 +87,71 @@ Status check_names(const PassManagerOptions& options) {
   return invalid_argument("unknown pass(es): {}; known passes: {}", fmt::join(unknown, ", "), fmt::join(known, ", "));
 }
 
+PassOrder order_of(const std::string& name) { return PassRegistry::instance().create(name)->order(); }
+
+// The phases that run in a build with `options`: the 16-bit phase only with a 16-bit precision.
+uint32_t phases_that_run(const PassManagerOptions& options) {
+  return kForwardPhase | kBackwardPhase | kStepPhase | (options.precision != DType::kFloat ? kPrecisionPhase : 0u);
+}
+
+// The required passes of `phase` (not disabled), each after those its `after` names.
+std::vector<std::string> required_passes(const PassManagerOptions& options, PassPhase phase) {
+  std::vector<std::string> pending;
+  for (const std::string& name : PassRegistry::instance().names()) {
+    PassOrder o = order_of(name);
+    if (o.required && (o.phases & phase) && !options.disabled.count(name)) pending.push_back(name);
+  }
+  std::vector<std::string> ordered;
+  while (!pending.empty()) {
+    auto ready = std::find_if(pending.begin(), pending.end(), [&](const std::string& name) {
+      for (const std::string& a : order_of(name).after)
+        if (std::find(pending.begin(), pending.end(), a) != pending.end()) return false;
+      return true;
+    });
+    if (ready == pending.end()) ready = pending.begin();  // a cycle among required passes: registration order
+    ordered.push_back(*ready);
+    pending.erase(ready);
+  }
+  return ordered;
+}
+
 }  // namespace
 
-Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned, const PassManagerOptions& options) {
+Result<std::vector<std::string>> plan_passes(const PassManagerOptions& options, std::vector<std::string>* replaced) {
   RETURN_IF_ERROR(check_names(options));
+  std::vector<std::string> plan = required_passes(options, options.phase);
+  for (const std::string& name : options.passes)
+    if ((order_of(name).phases & options.phase) && !options.disabled.count(name) &&
+        std::find(plan.begin(), plan.end(), name) == plan.end())
+      plan.push_back(name);
+  // Replaced: by a listed or required pass that runs in some phase of this build.
+  std::vector<std::string> candidates = options.passes;
+  for (uint32_t phase = kForwardPhase; phase <= kStepPhase; phase <<= 1)
+    for (const std::string& r : required_passes(options, static_cast<PassPhase>(phase))) candidates.push_back(r);
+  for (const std::string& name : candidates) {
+    PassOrder o = order_of(name);
+    if (options.disabled.count(name) || !(o.phases & phases_that_run(options))) continue;
+    for (const std::string& gone : o.replaces) {
+      auto it = std::find(plan.begin(), plan.end(), gone);
+      if (it == plan.end()) continue;
+      plan.erase(it);
+      if (replaced) replaced->push_back(fmt::format("{} (replaced by {})", gone, name));
+    }
+  }
+  for (size_t i = 0; i < plan.size(); ++i)
+    for (const std::string& first : order_of(plan[i]).after) {
+      auto at = std::find(plan.begin(), plan.end(), first);
+      if (at != plan.end() && at > plan.begin() + static_cast<std::ptrdiff_t>(i))
+        return invalid_argument("graph passes: {} must run before {}, which declares that it follows it; the "
+                                "order given puts it after",
+                                first, plan[i]);
+    }
+  return plan;
+}
+
+Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned, const PassManagerOptions& options) {
+  PassReport report;
+  ASSIGN_OR_RETURN(std::vector<std::string> planned, plan_passes(options, &report.replaced));
   if (options.max_rounds < 1) return invalid_argument("max_rounds must be at least 1, got {}", options.max_rounds);
   RETURN_IF_ERROR(verify_graph(model.graph).with_context("before the graph passes"));
   // Fusions read ranks and element types from value infos, which a model read
@@ -108,9 +169,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned,
   }
 
   std::vector<std::unique_ptr<Pass>> passes;
-  PassReport report;
-  for (const std::string& name : options.passes) {
-    if (options.disabled.count(name)) continue;
+  for (const std::string& name : planned) {
     passes.push_back(PassRegistry::instance().create(name));
     report.passes[name];  // listed even if it never changes anything
   }

@@ -28,6 +28,9 @@ struct PassManagerOptions {
   // dims, as in a training graph): passes must not turn them into constants.
   bool shapes_bound = false;
   DType precision = DType::kFloat;  // PassContext::precision
+  // The phase this run is (graph/passes/pass.h): the listed passes of other
+  // phases are left out of it, its required passes put first.
+  PassPhase phase = kForwardPhase;
 };
 
 struct PassStats {
@@ -38,16 +41,28 @@ struct PassStats {
 
 struct PassReport {
   std::map<std::string, PassStats> passes;  // every enabled pass, by name
+  // Passes left out because another that runs in this build replaces them:
+  // "bias_gelu_fusion (replaced by half_activations)".
+  std::vector<std::string> replaced;
   int64_t rounds = 0;
   bool fixed_point = false;  // the last round changed nothing (false: stopped at max_rounds)
   // One line per pass, for logs: "constant_folding: 2 runs, 5 changed".
   std::string summary() const;
 };
 
-// Runs the enabled passes on `model` with `pinned` as PassContext::pinned (the
-// trainable initializers, which the passes must keep as they are).
-// Unknown names (in `passes` or `disabled`) are an error listing the known
-// ones, reported before anything runs. After each pass the graph is checked
+// The passes a run of `options.phase` makes, in order: the phase's required
+// passes first (ordered by their `after`), then the listed ones of the phase
+// as listed, less the disabled and the replaced (PassOrder::replaces, by a
+// pass that runs in a phase of this build: kPrecisionPhase runs only when
+// options.precision is 16-bit). Unknown names are an error listing the known
+// ones; an order that puts a pass before one it declares it must follow is
+// an error naming both.
+Result<std::vector<std::string>> plan_passes(const PassManagerOptions& options,
+                                             std::vector<std::string>* replaced = nullptr);
+
+// Runs the planned passes (plan_passes) on `model` with `pinned` as
+// PassContext::pinned (the trainable initializers, which the passes must keep
+// as they are). Names and order are checked before anything runs. After each pass the graph is checked
 // (verify_graph): a pass that breaks it is an internal error naming the pass.
 // On return graph.values describes exactly the values left in the graph
 // (entries of removed values dropped, initializers typed from their tensors).

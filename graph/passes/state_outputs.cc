@@ -22,6 +22,7 @@ std::vector<std::pair<std::string, std::string>> state_pairs(const Graph& g) {
 class StateOutputs : public Pass {
  public:
   std::string name() const override { return "state_outputs"; }
+  PassOrder order() const override { return {.phases = kStepPhase, .required = true}; }
   bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {

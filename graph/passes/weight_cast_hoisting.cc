@@ -21,6 +21,7 @@ void round_into(const Tensor& weight, Tensor& low) {
 class WeightCastHoisting : public Pass {
  public:
   std::string name() const override { return "weight_cast_hoisting"; }
+  PassOrder order() const override { return {.phases = kStepPhase, .after = {"state_outputs"}, .required = true}; }
   bool settles_in_one_run() const override { return true; }
 
   Result<bool> apply(Model& model, const PassContext& ctx) override {

@@ -124,3 +124,50 @@ TEST_CASE("files.a_lock_that_is_a_link_is_refused_and_its_target_untouched") {
   CHECK_THAT(o.stderr_text, Catch::Contains("is a symbolic link: refused"));
   CHECK(read_all(d / "precious.txt") == "precious\n");
 }
+
+// Issue 52, items 2 and 5: names ort_train chooses (a checkpoint's, metrics'
+// .partial) with a link or a FIFO planted at them before the run. The link is
+// replaced and its target left as it was; the FIFO is no reason to wait.
+TEST_CASE("files.links_and_fifos_planted_at_names_ort_train_chooses_are_replaced") {
+  Dir d("ort_train_planted_names");
+  fs::create_directories(d.p / "ckpt");
+  std::ofstream(d / "victim.txt") << "precious\n";
+  std::ofstream(d / "victim2.txt") << "precious\n";
+  fs::create_symlink("../victim.txt", d.p / "ckpt" / "ckpt-00000002.ortc");
+  fs::create_symlink(d.p / "victim2.txt", d.p / "m.jsonl.partial");
+  REQUIRE(::mkfifo((d / "ckpt/ckpt-00000001.ortc").c_str(), 0600) == 0);
+  CliOutcome o = run_shell("timeout 120 " + ort_train_binary() + " " +
+                               train_mlp("--checkpoint-dir " + (d / "ckpt") + " --save-every 1 --metrics " +
+                                         (d / "m.jsonl")),
+                           d.p.string());
+  INFO(o.stderr_text);
+  REQUIRE(o.exit_code == 0);
+  CHECK(read_all(d / "victim.txt") == "precious\n");
+  CHECK(read_all(d / "victim2.txt") == "precious\n");
+  CHECK(fs::is_regular_file(fs::symlink_status(d.p / "ckpt" / "ckpt-00000002.ortc")));
+  CHECK(fs::is_regular_file(fs::symlink_status(d.p / "ckpt" / "ckpt-00000001.ortc")));
+  CHECK(fs::is_regular_file(fs::symlink_status(d.p / "m.jsonl")));
+  CHECK_THAT(read_all(d / "m.jsonl"), Catch::Contains("\"step\": 2"));
+}
+
+TEST_CASE("files.a_fifo_at_the_metrics_partial_name_is_replaced_not_waited_on") {
+  Dir d("ort_train_partial_fifo");
+  REQUIRE(::mkfifo((d / "m.jsonl.partial").c_str(), 0600) == 0);
+  // A wait would end at timeout's 120 s with exit 124.
+  CliOutcome o = run_shell("timeout 120 " + ort_train_binary() + " " + train_mlp("--metrics " + (d / "m.jsonl")),
+                           d.p.string());
+  INFO(o.stderr_text);
+  REQUIRE(o.exit_code == 0);
+  CHECK(fs::is_regular_file(fs::symlink_status(d.p / "m.jsonl")));
+  CHECK_FALSE(fs::exists(fs::symlink_status(d.p / "m.jsonl.partial")));
+}
+
+TEST_CASE("files.a_fifo_named_as_metrics_with_no_reader_is_an_error_not_a_wait") {
+  Dir d("ort_train_metrics_fifo");
+  REQUIRE(::mkfifo((d / "m.fifo").c_str(), 0600) == 0);
+  CliOutcome o = run_shell("timeout 120 " + ort_train_binary() + " " + train_mlp("--metrics " + (d / "m.fifo")),
+                           d.p.string());
+  INFO(o.stderr_text);
+  CHECK(o.exit_code == 1);
+  CHECK_THAT(o.stderr_text, Catch::Contains("a FIFO no process reads"));
+}

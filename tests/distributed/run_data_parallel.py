@@ -49,6 +49,10 @@ summation order).
 tcp: Open MPI's TCP transport over loopback only (as between nodes) at 2
 and 3 ranks equals one process bit for bit with --deterministic.
 
+kernel_choices: ranks given different --kernel-choices files (rank 0's
+forcing one attention kernel, rank 1's the other) write the same file, rank
+0's choices; without files, rank 0's timings hold on both ranks.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -516,10 +520,10 @@ def check_mismatch(args, folder):
     # rank): the ranks would make different collectives and wait for each
     # other until --comm-timeout (120 s here). They compare their settings
     # with rank 0's first and stop at once, rank 1 naming what differs.
-    def rank_cmd(accum, data="synthetic"):
+    def rank_cmd(accum, data="synthetic", steps=3):
         return ["-np", "1", args.ort_train, "--log-level", "warn", "train", "--model",
                 os.path.join(args.model_dir, "model.onnx"), "--config", os.path.join(args.model_dir, "training.yaml"),
-                "--data", data, "--batch-size", "4", "--steps", "3", "--threads", "1", "--optimizer", "sgd",
+                "--data", data, "--batch-size", "4", "--steps", str(steps), "--threads", "1", "--optimizer", "sgd",
                 "--comm-timeout", "120", "--grad-accum", str(accum)]
     failures = failing_job(MPIRUN + rank_cmd(1) + [":"] + rank_cmd(2),
                            "ranks started with different flags left the job hanging",
@@ -531,9 +535,79 @@ def check_mismatch(args, folder):
         sets[n] = os.path.join(folder, f"batches_{n}")
         for i in range(n):
             shutil.copytree(os.path.join(args.model_dir, "train_batches", "0"), os.path.join(sets[n], str(i)))
-    return failures + failing_job(MPIRUN + rank_cmd(1, sets[4]) + [":"] + rank_cmd(1, sets[3]),
-                                  "ranks reading different data left the job hanging", "its ranks read different data",
-                                  ["other settings than rank 0", "data: rank 0 has '4 micro-batches per epoch"])
+    failures += failing_job(MPIRUN + rank_cmd(1, sets[4]) + [":"] + rank_cmd(1, sets[3]),
+                            "ranks reading different data left the job hanging", "its ranks read different data",
+                            ["other settings than rank 0", "data: rank 0 has '4 micro-batches per epoch"])
+    # --checkpoint-dir on rank 0 only, with ZeRO (every rank gathers a
+    # checkpoint's state): the first checkpoint waited for rank 1 until
+    # --comm-timeout. Refused before the first step.
+    ck = os.path.join(folder, "ck_rank0")
+    failures += failing_job(MPIRUN + rank_cmd(1) + ["--zero", "1", "--checkpoint-dir", ck, ":"] + rank_cmd(1) +
+                            ["--zero", "1"],
+                            "a checkpoint directory on rank 0 only left the job hanging",
+                            "only rank 0 was given --checkpoint-dir",
+                            ["checkpoint_dir given: rank 0 has 'yes', rank 1 has 'no'"])
+    # Ranks resuming from different checkpoints (node-local folders, one at
+    # step 4, one at step 2) would train a mixed state: refused before any step.
+    one = os.path.join(folder, "ck_one")
+    # One process with 2 micro-batches per step: the micro-batches per step of 2 ranks with 1 each.
+    r = subprocess.run(rank_cmd(2, steps=4)[2:] + ["--checkpoint-dir", one, "--save-every", "2", "--keep", "5"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return failures + [f"the run making checkpoints failed: {r.stderr[-1000:]}"]
+    dirs = [os.path.join(folder, f"ck_r{i}") for i in (0, 1)]
+    for d, step in zip(dirs, (4, 2)):
+        os.makedirs(d)
+        name = f"ckpt-{step:08d}.ortc"
+        shutil.copy(os.path.join(one, name), os.path.join(d, name))
+    return failures + failing_job(
+        MPIRUN + rank_cmd(1, steps=6) + ["--resume", "--checkpoint-dir", dirs[0], ":"] + rank_cmd(1, steps=6) +
+        ["--resume", "--checkpoint-dir", dirs[1]],
+        "ranks resuming from different checkpoints left the job hanging",
+        "its ranks resumed from different checkpoints",
+        ["resumed from: rank 0 has 'ckpt-00000004.ortc (step 4", "rank 1 has 'ckpt-00000002.ortc (step 2"])
+
+
+def check_kernel_choices(args, folder):
+    # Ranks that would run different kernels: each reads its own
+    # --kernel-choices file (mpirun's MPMD form), rank 0's forcing the gemm
+    # attention and rank 1's the flash one. Rank 0's choices hold on every
+    # rank, so both write the same file. Then without files: rank 0 times the
+    # candidates, and both ranks write its choices.
+    bert = os.path.join(os.path.dirname(os.path.abspath(args.model_dir)), "bert")
+
+    def rank_cmd(choices):
+        return ["-np", "1", args.ort_train, "--log-level", "warn", "train", "--model",
+                os.path.join(bert, "model.onnx"), "--config", os.path.join(bert, "training.yaml"), "--data",
+                os.path.join(bert, "train_batches"), "--optimizer", "adam", "--lr", "0.001", "--steps", "2",
+                "--threads", "1", "--kernel-choices", choices]
+
+    failures = []
+    for forced in (True, False):
+        files = [os.path.join(folder, f"{'forced' if forced else 'timed'}_rank{r}.json") for r in (0, 1)]
+        if forced:
+            for path, name in zip(files, ("gemm", "flash")):
+                with open(path, "w") as f:
+                    json.dump({"device": "cpu", "choices": {"com.ort_train.Attention": name,
+                                                            "com.ort_train.AttentionGrad": name}}, f)
+        r = subprocess.run(MPIRUN + rank_cmd(files[0]) + [":"] + rank_cmd(files[1]), capture_output=True, text=True,
+                           timeout=600)
+        if r.returncode != 0:
+            failures.append(f"2 ranks with kernel choices files failed ({r.returncode}): {r.stderr[-2000:]}")
+            continue
+        held = []
+        for path in files:
+            with open(path) as f:
+                held.append(json.load(f)["choices"])
+        if held[0] != held[1]:
+            failures.append(f"the ranks wrote different kernel choices: {held[0]} and {held[1]}")
+        attention = [v for k, v in held[1].items() if k.startswith("com.ort_train.Attention|") or
+                     k == "com.ort_train.Attention"]
+        if not attention:
+            failures.append(f"no Attention choice was written: {held[1]}")
+        if forced and set(attention) != {"gemm"}:
+            failures.append(f"rank 1 did not take rank 0's forced gemm attention: {held[1]}")
+    return failures
 
 
 def check_bf16(args, folder):
@@ -652,7 +726,7 @@ def main():
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
     ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "zero2", "bf16", "epochs",
-                                        "mismatch", "tcp", "shards"],
+                                        "mismatch", "tcp", "shards", "kernel_choices"],
                     default="equal")
     args = ap.parse_args()
     missing = mpi_missing(args.ort_train)
@@ -663,7 +737,7 @@ def main():
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
                   "epochs": check_epochs,
                   "timeout": check_timeout, "zero": check_zero, "zero2": check_zero2, "bf16": check_bf16, "mismatch": check_mismatch,
-                  "tcp": check_tcp, "shards": check_shards}
+                  "tcp": check_tcp, "shards": check_shards, "kernel_choices": check_kernel_choices}
         failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)

@@ -475,3 +475,95 @@ TEST_CASE("loop_unrolling writes out a Loop of fixed trips and leaves one longer
     CHECK_FALSE(unrolled(m));
   }
 }
+
+// Issue 52, item 1: the work of control flow bounded in all, not loop by loop.
+TEST_CASE("Nested Loops are bounded by their trips in all, and a carried value that grows by the elements it carried",
+          "[graph][control_flow]") {
+  auto int64_init = [](onnx::GraphProto& g, const std::string& name, int64_t v) {
+    auto* t = g.add_initializer();
+    t->set_name(name);
+    t->set_data_type(I64);
+    t->add_int64_data(v);
+  };
+  SECTION("two nested Loops, each under the limit: refused when their trips together pass it") {
+    // inner body: acc' = acc + x; outer body: acc' = Loop(inner)(acc).
+    onnx::GraphProto inner = accumulating_body(), outer, g;
+    node(inner, "Identity", {"cond_in"}, {"cond_out"});
+    value(inner.mutable_output(), "cond_out", B, {});
+    value(inner.mutable_output(), "acc_next", F, {2});
+    outer.set_name("outer");
+    value(outer.mutable_input(), "j", I64, {});
+    value(outer.mutable_input(), "c", B, {});
+    value(outer.mutable_input(), "a", F, {2});
+    int64_init(outer, "M_inner", 6);
+    auto* in = node(outer, "Loop", {"M_inner", "", "a"}, {"a_next"}, "inner_loop");
+    graph_attr(in, "body", inner);
+    node(outer, "Identity", {"c"}, {"c_out"});
+    value(outer.mutable_output(), "c_out", B, {});
+    value(outer.mutable_output(), "a_next", F, {2});
+    value(g.mutable_input(), "x", F, {2});
+    int64_init(g, "M_outer", 6);
+    auto* n = node(g, "Loop", {"M_outer", "", "x"}, {"y"}, "outer_loop");
+    graph_attr(n, "body", outer);
+    value(g.mutable_output(), "y", F, {2});
+    Model m = load(model_of(g));
+    const int64_t saved = max_loop_trips();
+    max_loop_trips() = 30;  // each Loop's 6 trips fit; 6 + 36 inner trips do not
+    auto ex = Executor::create(m);
+    REQUIRE(ex.ok());
+    auto out = (*ex)->run({{"x", make<float>({2}, {1, 10})}});
+    max_loop_trips() = 64;  // 42 trips in all: they fit
+    auto fits = (*ex)->run({{"x", make<float>({2}, {1, 10})}});
+    max_loop_trips() = saved;
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(), Catch::Contains("more than 30 trips in all"));
+    INFO(fits.status().message());
+    REQUIRE(fits.ok());
+    require_close(fits->at("y"), make<float>({2}, {37, 370}));  // x + 36 x
+  }
+  SECTION("a Loop whose carried value grows by a Concat each trip: refused by the elements carried") {
+    onnx::GraphProto body, g;
+    body.set_name("grow");
+    value(body.mutable_input(), "i", I64, {});
+    value(body.mutable_input(), "c", B, {});
+    value(body.mutable_input(), "v", F, {}, false);
+    auto* cat = node(body, "Concat", {"v", "v"}, {"v_next"});
+    int_attr(cat, "axis", 0);
+    node(body, "Identity", {"c"}, {"c_out"});
+    value(body.mutable_output(), "c_out", B, {});
+    value(body.mutable_output(), "v_next", F, {}, false);
+    value(g.mutable_input(), "x", F, {1});
+    int64_init(g, "M", 40);  // 2^40 elements by the last trip, were it allowed
+    auto* n = node(g, "Loop", {"M", "", "x"}, {"y"}, "doubling");
+    graph_attr(n, "body", body);
+    value(g.mutable_output(), "y", F, {}, false);
+    const int64_t saved = max_loop_elements();
+    max_loop_elements() = 1000;
+    auto ex = Executor::create(load(model_of(g)));
+    REQUIRE(ex.ok());
+    auto out = (*ex)->run({{"x", make<float>({1}, {1})}});
+    max_loop_elements() = saved;
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(),
+               Catch::Contains("doubling") && Catch::Contains("carried more than 1000 elements in all"));
+  }
+}
+
+TEST_CASE("An RNN over an empty batch with a sequence axis of 2^40 is refused before it steps",
+          "[graph][control_flow]") {
+  onnx::GraphProto g;
+  value(g.mutable_input(), "X", F, {}, false);
+  value(g.mutable_input(), "W", F, {1, 2, 3});
+  value(g.mutable_input(), "R", F, {1, 2, 2});
+  auto* n = node(g, "RNN", {"X", "W", "R"}, {"Y"}, "long_rnn");
+  int_attr(n, "hidden_size", 2);
+  value(g.mutable_output(), "Y", F, {}, false);
+  auto ex = Executor::create(load(model_of(g)));
+  REQUIRE(ex.ok());
+  const int64_t huge = int64_t{1} << 40;
+  auto out = (*ex)->run({{"X", Tensor::host(DType::kFloat, {huge, 0, 3})}, {"W", random_tensor({1, 2, 3}, 1)},
+                         {"R", random_tensor({1, 2, 2}, 2)}});
+  REQUIRE_FALSE(out.ok());
+  CHECK_THAT(out.status().message(),
+             Catch::Contains("long_rnn") && Catch::Contains("a sequence of 1099511627776 steps; a recurrence may take"));
+}

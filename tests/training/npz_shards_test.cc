@@ -204,3 +204,23 @@ TEST_CASE("data_files.the_held_out_shard_is_left_out_of_the_training_shards") {
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+// Issue 52, item 8: a bool byte other than 0 or 1 in a shard was fed as it
+// was (Cast gave 5, Not gave 0); it is read as true, as numpy reads it.
+TEST_CASE("npz_shards.bool_bytes_other_than_0_and_1_are_read_as_true") {
+  Dir dir("ort_train_npz_bools");
+  Tensor flags = Tensor::host(DType::kBool, {3, 2});
+  const uint8_t bytes[6] = {0, 1, 5, 0, 255, 2};
+  std::memcpy(flags.raw(), bytes, 6);
+  REQUIRE(write_npz({{"m", flags}}, dir / "b.npz").ok());
+  auto ds = open_npz_shards({dir / "b.npz"}, {"m"});
+  REQUIRE(ds.ok());
+  auto got = (*ds)->read({0, 1, 2});
+  REQUIRE(got.ok());
+  const auto* p = static_cast<const uint8_t*>(got->at("m").raw());
+  CHECK(std::vector<uint8_t>(p, p + 6) == std::vector<uint8_t>{0, 1, 1, 0, 1, 1});
+}
+
+}  // namespace ort_train::testing

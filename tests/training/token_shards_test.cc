@@ -92,3 +92,32 @@ TEST_CASE("token_shards.damaged_files_are_refused_by_name") {
 }
 
 }  // namespace ort_train::testing
+
+namespace ort_train::testing {
+
+// Issue 52, item 8: a uint32 token past int32's range wrapped to a negative
+// id when fed to int32 inputs (int64 ones already refused nothing, as it fits).
+TEST_CASE("token_shards.a_token_an_int32_input_cannot_hold_is_refused") {
+  Dir dir("ort_train_token_int32");
+  REQUIRE(write_file_atomic(dir / "big.bin", llmc_header(20240801, 7, 9) + token_bytes<uint32_t>(0x7ffffffcull, 9))
+              .ok());
+  TokenWindows w = windows(2);  // windows of 2+1 tokens from 0x7ffffffc: the fifth token is 2^31
+  w.input_dtype = w.labels_dtype = DType::kInt32;
+  auto ds = open_token_shards({dir / "big.bin"}, w);
+  REQUIRE(ds.ok());
+  CHECK((*ds)->read({0}).ok());  // 0x7ffffffc..0x7ffffffe fit
+  auto labels = (*ds)->read({1});
+  REQUIRE_FALSE(labels.ok());
+  CHECK_THAT(labels.status().message(), Catch::Contains("token 2147483648 does not fit the int32 input 'labels'"));
+  auto ids = (*ds)->read({2});
+  REQUIRE_FALSE(ids.ok());
+  CHECK_THAT(ids.status().message(), Catch::Contains("does not fit the int32 input 'input_ids'"));
+  w.input_dtype = w.labels_dtype = DType::kInt64;
+  auto wide = open_token_shards({dir / "big.bin"}, w);
+  REQUIRE(wide.ok());
+  auto read = (*wide)->read({2});
+  REQUIRE(read.ok());
+  CHECK(read->at("input_ids").to_int64_vector()[0] == 0x80000000ll);
+}
+
+}  // namespace ort_train::testing

@@ -154,6 +154,7 @@ TEST_CASE("pass manager: disabled passes do not run", "[passes][pass_manager]") 
   PassManagerOptions all_off;
   const std::vector<std::string> defaults = default_pass_names();
   all_off.disabled = {defaults.begin(), defaults.end()};
+  all_off.disabled.insert("loop_unrolling");  // required in the forward phase: runs unless disabled
   auto n = run_passes(none, {}, all_off);
   REQUIRE(n.ok());
   REQUIRE(n->passes.empty());
@@ -186,6 +187,78 @@ TEST_CASE("pass manager: a pass that breaks the graph is named", "[passes][pass_
   REQUIRE_FALSE(r.ok());
   REQUIRE(r.status().code() == ErrorCode::kInternal);
   REQUIRE_THAT(r.status().message(), Catch::Contains("test_breaks_order"));
+}
+
+TEST_CASE("pass manager: an order that breaks a declared constraint is refused, naming both", "[passes][pass_manager]") {
+  Model m = pipeline_model();
+  PassManagerOptions options;
+  // matmul_add_fusion declares that it follows bias_gelu_fusion (which takes a GELU's bias first).
+  options.passes = {"constant_folding", "matmul_add_fusion", "bias_gelu_fusion"};
+  auto r = run_passes(m, {}, options);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == ErrorCode::kInvalidArgument);
+  CHECK_THAT(r.status().message(), Catch::Contains("bias_gelu_fusion must run before matmul_add_fusion"));
+  CHECK(m.graph.nodes.size() == 7);  // refused before anything ran
+  // The same passes the other way round, or with the earlier one disabled, run.
+  options.passes = {"constant_folding", "bias_gelu_fusion", "matmul_add_fusion"};
+  CHECK(run_passes(m, {}, options).ok());
+  options.passes = {"matmul_add_fusion", "bias_gelu_fusion"};
+  options.disabled = {"bias_gelu_fusion"};
+  CHECK(plan_passes(options).ok());
+}
+
+TEST_CASE("pass manager: the default order keeps every declared constraint in every phase", "[passes][pass_manager]") {
+  for (DType precision : {DType::kFloat, DType::kBFloat16}) {
+    for (PassPhase phase : {kForwardPhase, kPrecisionPhase, kBackwardPhase, kStepPhase}) {
+      PassManagerOptions options;
+      options.phase = phase;
+      options.precision = precision;
+      options.passes.push_back("half_activations");
+      auto plan = plan_passes(options);
+      INFO("phase " << phase << (plan.ok() ? "" : ": " + plan.status().message()));
+      REQUIRE(plan.ok());
+      for (size_t i = 0; i < plan->size(); ++i) {
+        PassOrder o = PassRegistry::instance().create((*plan)[i])->order();
+        CHECK((o.phases & phase) != 0);
+        for (const std::string& first : o.after) {
+          auto at = std::find(plan->begin(), plan->end(), first);
+          CHECK((at == plan->end() || at < plan->begin() + static_cast<std::ptrdiff_t>(i)));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("pass manager: required passes run in their phase, replaced ones in none", "[passes][pass_manager]") {
+  PassManagerOptions none;
+  none.passes = {};
+  CHECK(*plan_passes(none) == std::vector<std::string>{"loop_unrolling"});
+  none.phase = kStepPhase;
+  CHECK(*plan_passes(none) == std::vector<std::string>{"state_outputs", "weight_cast_hoisting"});
+  none.phase = kPrecisionPhase;
+  CHECK(*plan_passes(none) == std::vector<std::string>{"autocast"});
+
+  // half_activations, listed: with a 16-bit precision it runs, after autocast,
+  // and bias_gelu_fusion runs in no phase; in float32 it runs nowhere and replaces nothing.
+  PassManagerOptions options;
+  options.passes.push_back("half_activations");
+  options.precision = DType::kBFloat16;
+  std::vector<std::string> replaced;
+  auto forward = plan_passes(options, &replaced);
+  REQUIRE(forward.ok());
+  CHECK(std::find(forward->begin(), forward->end(), "bias_gelu_fusion") == forward->end());
+  CHECK(std::find(forward->begin(), forward->end(), "half_activations") == forward->end());
+  CHECK(replaced == std::vector<std::string>{"bias_gelu_fusion (replaced by half_activations)"});
+  options.phase = kPrecisionPhase;
+  CHECK(*plan_passes(options) == std::vector<std::string>{"autocast", "half_activations"});
+  options.phase = kForwardPhase;
+  options.precision = DType::kFloat;
+  forward = plan_passes(options);
+  CHECK(std::find(forward->begin(), forward->end(), "bias_gelu_fusion") != forward->end());
+  options.precision = DType::kBFloat16;
+  options.disabled = {"half_activations"};
+  forward = plan_passes(options);
+  CHECK(std::find(forward->begin(), forward->end(), "bias_gelu_fusion") != forward->end());
 }
 
 TEST_CASE("pass registry: names are unique", "[passes][pass_manager]") {

@@ -10,10 +10,8 @@
 #include "graph/status.h"
 
 namespace ort_train {
-class Communicator;
-}
 
-namespace ort_train::app {
+class Communicator;
 
 // Exit status of a run that a signal stopped after writing its checkpoint:
 // sysexits' EX_TEMPFAIL, "try again" (run it again with --resume). A run with
@@ -34,8 +32,4 @@ Result<int> agreed_stop_signal(Communicator& comm);
 // "SIGTERM" for a signal number.
 const char* signal_name(int sig);
 
-// How main() ends after a command that returned well: 0, or what a stop chose.
-void set_stop_exit_code(int code);
-int stop_exit_code();
-
-}  // namespace ort_train::app
+}  // namespace ort_train

@@ -1,7 +1,7 @@
-// apps/stop_signals.h: the first stop signal is noted and the process goes
+// training/stop_signals.h: the first stop signal is noted and the process goes
 // on; a second one ends it at once, by that signal. Each case runs in a
 // forked child, so the test process's own signal handling is untouched.
-#include "apps/stop_signals.h"
+#include "training/stop_signals.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,12 +40,12 @@ int in_child(F body) {
 TEST_CASE("apps.stop_signals_the_first_is_noted_and_the_run_goes_on") {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1}) {
     int status = in_child([sig] {
-      app::catch_stop_signals();
-      if (app::stop_signal() != 0) return 2;
+      catch_stop_signals();
+      if (stop_signal() != 0) return 2;
       std::raise(sig);
-      return app::stop_signal() == sig ? 0 : 3;
+      return stop_signal() == sig ? 0 : 3;
     });
-    INFO(app::signal_name(sig));
+    INFO(signal_name(sig));
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
   }
@@ -60,7 +60,7 @@ TEST_CASE("apps.stop_signals_say_whether_a_checkpoint_follows") {
     int status = in_child([&] {
       FILE* f = std::freopen(log.c_str(), "w", stderr);
       if (!f) return 5;
-      app::catch_stop_signals(checkpoints);
+      catch_stop_signals(checkpoints);
       std::raise(SIGINT);
       return 0;
     });
@@ -75,7 +75,7 @@ TEST_CASE("apps.stop_signals_say_whether_a_checkpoint_follows") {
 
 TEST_CASE("apps.stop_signals_a_second_ends_the_process_at_once") {
   int status = in_child([] {
-    app::catch_stop_signals();
+    catch_stop_signals();
     std::raise(SIGTERM);
     std::raise(SIGUSR1);  // any second stop signal, not only the same one
     return 0;              // not reached
@@ -88,11 +88,11 @@ TEST_CASE("apps.stop_signals_one_process_agrees_with_itself") {
   int status = in_child([] {
     auto comm = job_communicator();  // not under a launcher: the single-process one
     if (!comm.ok() || (*comm)->size() != 1) return 4;
-    auto none = app::agreed_stop_signal(**comm);
+    auto none = agreed_stop_signal(**comm);
     if (!none.ok() || *none != 0) return 2;
-    app::catch_stop_signals();
+    catch_stop_signals();
     std::raise(SIGINT);
-    auto stop = app::agreed_stop_signal(**comm);
+    auto stop = agreed_stop_signal(**comm);
     return stop.ok() && *stop == SIGINT ? 0 : 3;
   });
   REQUIRE(WIFEXITED(status));

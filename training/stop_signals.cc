@@ -1,4 +1,4 @@
-#include "apps/stop_signals.h"
+#include "training/stop_signals.h"
 
 #include <unistd.h>
 
@@ -7,11 +7,10 @@
 
 #include "runtime/communicator.h"
 
-namespace ort_train::app {
+namespace ort_train {
 namespace {
 
 std::atomic<int> g_signal{0};
-int g_exit_code = 0;
 bool g_checkpoints = true;  // set before the handlers are installed
 constexpr int kStopSignals[] = {SIGTERM, SIGINT, SIGUSR1};
 
@@ -77,7 +76,5 @@ const char* signal_name(int sig) {
   }
 }
 
-void set_stop_exit_code(int code) { g_exit_code = code; }
-int stop_exit_code() { return g_exit_code; }
 
-}  // namespace ort_train::app
+}  // namespace ort_train

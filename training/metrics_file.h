@@ -3,17 +3,19 @@
 // when the run ends well, so a crash never leaves a partial file where a
 // complete one was. A resumed run starts from the lines of the run it
 // continues, up to the resumed step (lines past it were never checkpointed).
-// A path that exists and is no regular file (/dev/stdout, /dev/null, a FIFO)
-// is written directly instead.
+// A path that exists and is no regular file (/dev/stdout, /dev/null, a FIFO,
+// a link the user made) is written directly instead, opened without waiting
+// (a FIFO nobody reads is an error, not a hang). The ".partial" name is
+// ort_train's: whatever is planted there (a link, a FIFO) is replaced, never
+// written through.
 #pragma once
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "graph/status.h"
 
-namespace ort_train::app {
+namespace ort_train {
 
 class MetricsFile {
  public:
@@ -24,16 +26,19 @@ class MetricsFile {
   // A run that ends before finish() keeps its partial lines for a look (and
   // a resume), but leaves no empty "<path>.partial" behind.
   ~MetricsFile();
+  MetricsFile() = default;
+  MetricsFile(const MetricsFile&) = delete;
+  MetricsFile& operator=(const MetricsFile&) = delete;
   const std::string& path() const { return path_; }
-  bool direct() const { return direct_; }
-  int64_t lines() const { return lines_; }  // kept from the resumed run's, and written  // written in place: a device, FIFO or link
+  bool direct() const { return direct_; }  // written in place: a device, FIFO or link
+  int64_t lines() const { return lines_; }  // kept from the resumed run's, and written
 
  private:
   std::string path_, partial_;
-  std::ofstream out_;
+  int fd_ = -1;
   int64_t lines_ = 0;  // in the partial file, kept ones included
   bool finished_ = false;
   bool direct_ = false;  // not a regular file (/dev/stdout, a FIFO): written in place, no .partial
 };
 
-}  // namespace ort_train::app
+}  // namespace ort_train

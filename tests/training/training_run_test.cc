@@ -1,0 +1,237 @@
+// training/training_run.h: the loop without the command line. A run writes a
+// metrics line per step and checkpoints when due; a second run resumes from
+// the newest checkpoint, keeps the first run's lines, and ends where one
+// uninterrupted run ends, bit for bit.
+#include "training/training_run.h"
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "autodiff/training_graph.h"
+#include "test_util.h"
+#include "training/checkpoint.h"
+#include "training/finite_state.h"
+
+namespace ort_train::testing {
+namespace {
+
+Model linear_model() {
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  Graph& g = m.graph;
+  g.name = "linear";
+  g.inputs.push_back(ValueInfo{"x", DType::kFloat, shape_from_dims({4, 3}), ""});
+  g.initializers["W"] = random_tensor({3, 2}, 11);
+  g.initializers["b"] = make<float>({2}, {0.1f, -0.2f});
+  g.initializer_order = {"W", "b"};
+  g.nodes.push_back(Node{"matmul", "MatMul", "", {"x", "W"}, {"mm"}, {}, ""});
+  g.nodes.push_back(Node{"add", "Add", "", {"mm", "b"}, {"logits"}, {}, ""});
+  g.outputs.push_back(ValueInfo{"logits", DType::kFloat, shape_from_dims({4, 2}), ""});
+  return m;
+}
+
+ModelDescription description() {
+  auto desc = parse_description(R"(
+inputs: [{name: x, dtype: float32, shape: [4, 3]}]
+labels: [{name: labels, dtype: float32, shape: [4, 2]}]
+loss: {type: mse, input: logits, target: labels}
+)", "");
+  REQUIRE(desc.ok());
+  return *desc;
+}
+
+struct Run {
+  std::unique_ptr<Trainer> trainer;
+  RunSettings settings;
+  std::map<std::string, std::string> fingerprint;
+};
+
+// A fresh model each time; micro-batch i is a function of i, as real data is.
+Run make_run(int64_t steps) {
+  auto tg = build_training_graph(linear_model(), description());
+  REQUIRE(tg.ok());
+  BatchSource source{[](int64_t i) -> Result<std::map<std::string, Tensor>> {
+                       return std::map<std::string, Tensor>{{"x", random_tensor({4, 3}, 100 + i)},
+                                                            {"labels", random_tensor({4, 2}, 200 + i)}};
+                     },
+                     8};
+  TrainerOptions options;
+  options.optimizer.name = "Adam";
+  options.optimizer.lr = 0.05;
+  options.steps = steps;
+  Run r;
+  r.fingerprint = training_fingerprint(*tg, options);
+  auto trainer = Trainer::create(std::move(tg).value(), options, source);
+  REQUIRE(trainer.ok());
+  r.trainer = std::move(trainer).value();
+  r.settings.steps = steps;
+  r.settings.fingerprint = r.fingerprint;
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+std::vector<float> weights(Trainer& t) {
+  REQUIRE(t.sync_to_host().ok());
+  const Tensor& w = t.graph().model.graph.initializers.at("W");
+  return std::vector<float>(w.data<float>(), w.data<float>() + w.numel());
+}
+
+TEST_CASE("training_run: metrics and checkpoints as the steps go, and a resume that ends where one run ends") {
+  Dir d("ort_train_training_run");
+  auto comm = job_communicator();
+  REQUIRE(comm.ok());
+
+  Run whole = make_run(6);
+  auto straight = run_training(*whole.trainer, **comm, whole.settings);
+  REQUIRE(straight.ok());
+
+  Run first = make_run(6);
+  first.settings.steps = 4;  // the first part of the same six-step schedule
+  first.settings.checkpoint_dir = d / "ckpt";
+  first.settings.save_every = 2;
+  first.settings.metrics = d / "m.jsonl";
+  auto out = run_training(*first.trainer, **comm, first.settings);
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  CHECK(out->stopped_by == 0);
+  CHECK(out->last_evaluation.ok());
+  CHECK(out->metrics_file == d / "m.jsonl");
+  std::vector<std::string> lines = lines_of(d / "m.jsonl");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].rfind(R"({"step": 1, "loss": )", 0) == 0);
+  CHECK(lines[3].rfind(R"({"step": 4, )", 0) == 0);
+  CHECK(list_checkpoints(d / "ckpt") ==
+        std::vector<std::string>{checkpoint_path(d / "ckpt", 4), checkpoint_path(d / "ckpt", 2)});
+
+  Run second = make_run(6);
+  second.settings.checkpoint_dir = d / "ckpt";
+  second.settings.metrics = d / "m.jsonl";
+  second.settings.resume = true;
+  out = run_training(*second.trainer, **comm, second.settings);
+  INFO(out.status().message());
+  REQUIRE(out.ok());
+  CHECK(second.trainer->steps_done() == 6);
+  lines = lines_of(d / "m.jsonl");
+  REQUIRE(lines.size() == 6);  // the first run's four, then steps 5 and 6
+  CHECK(lines[4].rfind(R"({"step": 5, )", 0) == 0);
+  CHECK(weights(*second.trainer) == weights(*whole.trainer));
+}
+
+TEST_CASE("training_run: a resume with another run's fingerprint is refused, naming the checkpoint") {
+  Dir d("ort_train_training_run_fingerprint");
+  auto comm = job_communicator();
+  REQUIRE(comm.ok());
+  Run first = make_run(2);
+  first.settings.checkpoint_dir = d / "ckpt";
+  REQUIRE(run_training(*first.trainer, **comm, first.settings).ok());
+  Run other = make_run(4);
+  other.settings.checkpoint_dir = d / "ckpt";
+  other.settings.resume = true;
+  other.settings.fingerprint["optimizer"] = "Sgd";
+  auto out = run_training(*other.trainer, **comm, other.settings);
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.status().message().find(checkpoint_path(d / "ckpt", 2)) != std::string::npos);
+}
+
+// Issue 52, item 3: a checkpoint with a valid hash whose data position no run
+// can have (2^63 - 1 wrapped negative as training went on, then spun in the
+// row order; one before its own step) is refused before any step.
+TEST_CASE("training_run: a forged data position in a checkpoint is refused on resume") {
+  Dir d("ort_train_training_run_forged");
+  auto comm = job_communicator();
+  REQUIRE(comm.ok());
+  Run first = make_run(2);
+  first.settings.checkpoint_dir = d / "ckpt";
+  REQUIRE(run_training(*first.trainer, **comm, first.settings).ok());
+  const std::string path = checkpoint_path(d / "ckpt", 2);
+  for (int64_t forged : {std::numeric_limits<int64_t>::max(), int64_t{1}}) {
+    auto reader = open_checkpoint(path);
+    REQUIRE(reader.ok());
+    Checkpoint c;
+    c.step = reader->step;
+    c.micro_batch = forged;
+    c.seed = reader->seed;
+    c.fingerprint = reader->fingerprint;
+    for (size_t i = 0; i < reader->entries().size(); ++i) {
+      auto t = reader->read_tensor(i);
+      REQUIRE(t.ok());
+      c.tensors.emplace_back(reader->entries()[i].name, *t);
+    }
+    REQUIRE(write_checkpoint(c, path).ok());  // a valid hash over the forged header
+    Run again = make_run(4);
+    again.settings.checkpoint_dir = d / "ckpt";
+    again.settings.resume = true;
+    auto out = run_training(*again.trainer, **comm, again.settings);
+    INFO(forged);
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(), Catch::Contains("data position"));
+    CHECK(again.trainer->steps_done() == 0);
+  }
+}
+
+// Issue 52, item 7: weights and optimizer state are checked for inf and NaN
+// after a resume and before a checkpoint (and, in train, before the export).
+TEST_CASE("training_run: a NaN in the optimizer state or a weight is refused, never written") {
+  Dir d("ort_train_training_run_nan");
+  auto comm = job_communicator();
+  REQUIRE(comm.ok());
+  Run first = make_run(2);
+  first.settings.checkpoint_dir = d / "ckpt";
+  REQUIRE(run_training(*first.trainer, **comm, first.settings).ok());
+  const std::string path = checkpoint_path(d / "ckpt", 2);
+  auto reader = open_checkpoint(path);
+  REQUIRE(reader.ok());
+  Checkpoint c;
+  c.step = reader->step;
+  c.micro_batch = reader->micro_batch;
+  c.seed = reader->seed;
+  c.fingerprint = reader->fingerprint;
+  bool poisoned = false;
+  for (size_t i = 0; i < reader->entries().size(); ++i) {
+    auto t = reader->read_tensor(i);
+    REQUIRE(t.ok());
+    if (!poisoned && reader->entries()[i].name.rfind("state/", 0) == 0 && t->dtype() == DType::kFloat) {
+      t->data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+      poisoned = true;
+    }
+    c.tensors.emplace_back(reader->entries()[i].name, *t);
+  }
+  REQUIRE(poisoned);
+  REQUIRE(write_checkpoint(c, path).ok());
+  Run again = make_run(4);
+  again.settings.checkpoint_dir = d / "ckpt";
+  again.settings.resume = true;
+  auto out = run_training(*again.trainer, **comm, again.settings);
+  REQUIRE_FALSE(out.ok());
+  CHECK_THAT(out.status().message(), Catch::Contains("the optimizer state"));
+  CHECK_THAT(out.status().message(), Catch::Contains("inf or NaN in the checkpoint resumed from"));
+
+  Run fresh = make_run(2);
+  CHECK(check_finite_state(*fresh.trainer, "now").ok());
+  Tensor w = fresh.trainer->parameters().entries()[0].master;
+  w.data<float>()[1] = std::numeric_limits<float>::infinity();
+  Status refused = check_finite_state(*fresh.trainer, "before the export");
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.message(),
+             Catch::Contains("the weight '" + fresh.trainer->parameters().entries()[0].name + "' holds inf or NaN before the export"));
+}
+
+TEST_CASE("training_run: epochs become steps over every rank's micro-batches, and too many are refused") {
+  CHECK(*steps_for_epochs(3, 10, 2, 2) == 8);  // 30 micro-batches, 4 a step: the last step partial
+  CHECK(*steps_for_epochs(1, 3, 4, 1) == 1);   // never no step
+  CHECK(*steps_for_epochs(2, 10, 1, 1) == 20);
+  auto huge = steps_for_epochs(int64_t{1} << 62, 8, 1, 1);
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.status().message().find("--epochs") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ort_train::testing
