@@ -312,9 +312,8 @@ Status check_memory(const PreparedGraph& g) {
 TrainerOptions trainer_options(const TrainArgs& args, const Prepared& p, std::shared_ptr<Communicator> comm) {
   const ModelDescription& desc = p.setup.desc;
   TrainerOptions options;
-  options.optimizer = resolve_optimizer_settings(desc.optimizer);
   // A run that only measures keeps no optimizer state (SGD without momentum has none).
-  if (!p.training) options.optimizer = resolve_optimizer_settings(OptimizerConfig{.name = "Sgd"});
+  options.optimizer = resolve_optimizer_settings(p.training ? desc.optimizer : OptimizerConfig{.name = "Sgd"});
   options.schedule = desc.schedule;
   options.steps = p.steps;
   options.grad_accum = desc.grad_accum.value_or(1);

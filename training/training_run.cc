@@ -86,6 +86,7 @@ class TrainingRun {
  public:
   TrainingRun(Trainer& trainer, Communicator& comm, const RunSettings& s)
       : trainer_(trainer), comm_(comm), s_(s), lead_(comm.rank() == 0),
+        tty_(lead_ && ::isatty(STDERR_FILENO) && spdlog::get_level() <= spdlog::level::info),
         writer_(s.checkpoint_dir, s.keep, s.background_checkpoints) {}
   Result<RunOutcome> run();
 
@@ -106,6 +107,7 @@ class TrainingRun {
   Communicator& comm_;
   const RunSettings& s_;
   const bool lead_;
+  const bool tty_;  // rank 0 logs to a terminal: a progress bar between log lines
   int64_t start_ = 0;
   int64_t saved_at_ = 0;  // the step of the newest checkpoint (a resumed run's is its start)
   double elapsed_ms_ = 0;
@@ -219,7 +221,7 @@ Result<RunOutcome> TrainingRun::stop(int signal, int64_t done) {
 
 // A progress bar on a terminal, cleared before each log line.
 void TrainingRun::show_progress(const StepReport& r, bool logged) const {
-  if (!lead_ || !::isatty(STDERR_FILENO) || spdlog::get_level() > spdlog::level::info) return;
+  if (!tty_) return;
   int width = 30, done = static_cast<int>(width * r.step / std::max<int64_t>(s_.steps, 1));
   std::fprintf(stderr, "\r\033[K[%s%s] %lld/%lld loss %.4g", std::string(static_cast<size_t>(done), '#').c_str(),
                std::string(static_cast<size_t>(width - done), '.').c_str(), static_cast<long long>(r.step),

@@ -87,7 +87,13 @@ Status check_names(const PassManagerOptions& options) {
   return invalid_argument("unknown pass(es): {}; known passes: {}", fmt::join(unknown, ", "), fmt::join(known, ", "));
 }
 
-PassOrder order_of(const std::string& name) { return PassRegistry::instance().create(name)->order(); }
+// Every registered pass's declared order, by name.
+std::map<std::string, PassOrder> pass_orders() {
+  std::map<std::string, PassOrder> orders;
+  for (const std::string& name : PassRegistry::instance().names())
+    orders[name] = PassRegistry::instance().create(name)->order();
+  return orders;
+}
 
 // The phases that run in a build with `options`: the 16-bit phase only with a 16-bit precision.
 uint32_t phases_that_run(const PassManagerOptions& options) {
@@ -95,20 +101,19 @@ uint32_t phases_that_run(const PassManagerOptions& options) {
 }
 
 // The required passes of `phase` (not disabled), each after those its `after` names.
-std::vector<std::string> required_passes(const PassManagerOptions& options, PassPhase phase) {
+std::vector<std::string> required_passes(const std::map<std::string, PassOrder>& orders,
+                                         const PassManagerOptions& options, PassPhase phase) {
   std::vector<std::string> pending;
-  for (const std::string& name : PassRegistry::instance().names()) {
-    PassOrder o = order_of(name);
+  for (const auto& [name, o] : orders)
     if (o.required && (o.phases & phase) && !options.disabled.count(name)) pending.push_back(name);
-  }
   std::vector<std::string> ordered;
   while (!pending.empty()) {
     auto ready = std::find_if(pending.begin(), pending.end(), [&](const std::string& name) {
-      for (const std::string& a : order_of(name).after)
+      for (const std::string& a : orders.at(name).after)
         if (std::find(pending.begin(), pending.end(), a) != pending.end()) return false;
       return true;
     });
-    if (ready == pending.end()) ready = pending.begin();  // a cycle among required passes: registration order
+    if (ready == pending.end()) ready = pending.begin();  // a cycle among required passes: name order
     ordered.push_back(*ready);
     pending.erase(ready);
   }
@@ -119,17 +124,18 @@ std::vector<std::string> required_passes(const PassManagerOptions& options, Pass
 
 Result<std::vector<std::string>> plan_passes(const PassManagerOptions& options, std::vector<std::string>* replaced) {
   RETURN_IF_ERROR(check_names(options));
-  std::vector<std::string> plan = required_passes(options, options.phase);
+  const std::map<std::string, PassOrder> orders = pass_orders();
+  std::vector<std::string> plan = required_passes(orders, options, options.phase);
   for (const std::string& name : options.passes)
-    if ((order_of(name).phases & options.phase) && !options.disabled.count(name) &&
+    if ((orders.at(name).phases & options.phase) && !options.disabled.count(name) &&
         std::find(plan.begin(), plan.end(), name) == plan.end())
       plan.push_back(name);
   // Replaced: by a listed or required pass that runs in some phase of this build.
   std::vector<std::string> candidates = options.passes;
-  for (uint32_t phase = kForwardPhase; phase <= kStepPhase; phase <<= 1)
-    for (const std::string& r : required_passes(options, static_cast<PassPhase>(phase))) candidates.push_back(r);
+  for (const auto& [name, o] : orders)
+    if (o.required) candidates.push_back(name);
   for (const std::string& name : candidates) {
-    PassOrder o = order_of(name);
+    const PassOrder& o = orders.at(name);
     if (options.disabled.count(name) || !(o.phases & phases_that_run(options))) continue;
     for (const std::string& gone : o.replaces) {
       auto it = std::find(plan.begin(), plan.end(), gone);
@@ -139,7 +145,7 @@ Result<std::vector<std::string>> plan_passes(const PassManagerOptions& options, 
     }
   }
   for (size_t i = 0; i < plan.size(); ++i)
-    for (const std::string& first : order_of(plan[i]).after) {
+    for (const std::string& first : orders.at(plan[i]).after) {
       auto at = std::find(plan.begin(), plan.end(), first);
       if (at != plan.end() && at > plan.begin() + static_cast<std::ptrdiff_t>(i))
         return invalid_argument("graph passes: {} must run before {}, which declares that it follows it; the "

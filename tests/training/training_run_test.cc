@@ -78,6 +78,21 @@ std::vector<std::string> lines_of(const std::string& path) {
   return lines;
 }
 
+// A two-step run checkpointed into `dir`: the path of its checkpoint.
+std::string checkpoint_after_two_steps(const std::string& dir, Communicator& comm) {
+  Run first = make_run(2);
+  first.settings.checkpoint_dir = dir;
+  REQUIRE(run_training(*first.trainer, comm, first.settings).ok());
+  return checkpoint_path(dir, 2);
+}
+
+// `run`, resumed from the newest checkpoint in `dir`.
+Result<RunOutcome> resume_from(const std::string& dir, Run& run, Communicator& comm) {
+  run.settings.checkpoint_dir = dir;
+  run.settings.resume = true;
+  return run_training(*run.trainer, comm, run.settings);
+}
+
 std::vector<float> weights(Trainer& t) {
   REQUIRE(t.sync_to_host().ok());
   const Tensor& w = t.graph().model.graph.initializers.at("W");
@@ -129,16 +144,12 @@ TEST_CASE("training_run: a resume with another run's fingerprint is refused, nam
   Dir d("ort_train_training_run_fingerprint");
   auto comm = job_communicator();
   REQUIRE(comm.ok());
-  Run first = make_run(2);
-  first.settings.checkpoint_dir = d / "ckpt";
-  REQUIRE(run_training(*first.trainer, **comm, first.settings).ok());
+  const std::string path = checkpoint_after_two_steps(d / "ckpt", **comm);
   Run other = make_run(4);
-  other.settings.checkpoint_dir = d / "ckpt";
-  other.settings.resume = true;
   other.settings.fingerprint["optimizer"] = "Sgd";
-  auto out = run_training(*other.trainer, **comm, other.settings);
+  auto out = resume_from(d / "ckpt", other, **comm);
   REQUIRE_FALSE(out.ok());
-  CHECK(out.status().message().find(checkpoint_path(d / "ckpt", 2)) != std::string::npos);
+  CHECK(out.status().message().find(path) != std::string::npos);
 }
 
 // Issue 52, item 3: a checkpoint with a valid hash whose data position no run
@@ -148,19 +159,14 @@ TEST_CASE("training_run: a forged data position in a checkpoint is refused on re
   Dir d("ort_train_training_run_forged");
   auto comm = job_communicator();
   REQUIRE(comm.ok());
-  Run first = make_run(2);
-  first.settings.checkpoint_dir = d / "ckpt";
-  REQUIRE(run_training(*first.trainer, **comm, first.settings).ok());
-  const std::string path = checkpoint_path(d / "ckpt", 2);
+  const std::string path = checkpoint_after_two_steps(d / "ckpt", **comm);
   for (int64_t forged : {std::numeric_limits<int64_t>::max(), int64_t{1}}) {
     auto c = read_checkpoint(path);
     REQUIRE(c.ok());
     c->micro_batch = forged;
     REQUIRE(write_checkpoint(*c, path).ok());  // a valid hash over the forged header
     Run again = make_run(4);
-    again.settings.checkpoint_dir = d / "ckpt";
-    again.settings.resume = true;
-    auto out = run_training(*again.trainer, **comm, again.settings);
+    auto out = resume_from(d / "ckpt", again, **comm);
     INFO(forged);
     REQUIRE_FALSE(out.ok());
     CHECK_THAT(out.status().message(), Catch::Contains("data position"));
@@ -174,10 +180,7 @@ TEST_CASE("training_run: a NaN in the optimizer state or a weight is refused, ne
   Dir d("ort_train_training_run_nan");
   auto comm = job_communicator();
   REQUIRE(comm.ok());
-  Run first = make_run(2);
-  first.settings.checkpoint_dir = d / "ckpt";
-  REQUIRE(run_training(*first.trainer, **comm, first.settings).ok());
-  const std::string path = checkpoint_path(d / "ckpt", 2);
+  const std::string path = checkpoint_after_two_steps(d / "ckpt", **comm);
   auto c = read_checkpoint(path);
   REQUIRE(c.ok());
   bool poisoned = false;
@@ -189,9 +192,7 @@ TEST_CASE("training_run: a NaN in the optimizer state or a weight is refused, ne
   REQUIRE(poisoned);
   REQUIRE(write_checkpoint(*c, path).ok());
   Run again = make_run(4);
-  again.settings.checkpoint_dir = d / "ckpt";
-  again.settings.resume = true;
-  auto out = run_training(*again.trainer, **comm, again.settings);
+  auto out = resume_from(d / "ckpt", again, **comm);
   REQUIRE_FALSE(out.ok());
   CHECK_THAT(out.status().message(), Catch::Contains("the optimizer state"));
   CHECK_THAT(out.status().message(), Catch::Contains("inf or NaN in the checkpoint resumed from"));
