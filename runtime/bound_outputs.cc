@@ -4,18 +4,16 @@
 
 namespace ort_train {
 
-namespace {
-
-// Whether a bound output is added into its destination this run. 16-bit
-// float destinations are always written: their sum over micro-batches is
-// kept in float32 by the caller (the trainer's master gradients).
-bool adds_into(const RunOptions& options, const Tensor& dest) {
-  return options.accumulate_bound_outputs && !dtype_is_half(dest.dtype());
+// 16-bit float destinations are always written: their sum over micro-batches
+// is kept in float32 by the caller (the trainer's master gradients). A state
+// is the next value of its destination, never a sum.
+bool BoundOutputs::adds_into(int s, const RunOptions& options) const {
+  const Tensor* dest = destination(s);
+  return options.accumulate_bound_outputs && dest && !dtype_is_half(dest->dtype()) && !states_.count(s);
 }
 
-}  // namespace
-
-Status BoundOutputs::bind(const ExecutionPlan& plan, DeviceKind device, const std::string& name, Tensor dest) {
+Status BoundOutputs::bind(const ExecutionPlan& plan, DeviceKind device, const std::string& name, Tensor dest,
+                          bool state) {
   auto it = plan.slots.find(name);
   if (it == plan.slots.end() ||
       std::find(plan.output_slots.begin(), plan.output_slots.end(), it->second) == plan.output_slots.end())
@@ -41,6 +39,7 @@ Status BoundOutputs::bind(const ExecutionPlan& plan, DeviceKind device, const st
     slot = src;
   }
   sinks_[slot] = std::move(dest);
+  if (state) states_.insert(slot);
   return Status::Ok();
 }
 
@@ -53,18 +52,19 @@ void BoundOutputs::preset(const PlanStep& step, const InferContext& answer, cons
                           KernelContext& kctx) const {
   for (size_t i = 0; i < step.outputs.size(); ++i) {
     const Tensor* dest = destination(step.outputs[i]);
-    if (!dest || adds_into(options, *dest) || dest->dtype() != answer.output(i).dtype) continue;
+    if (!dest || adds_into(step.outputs[i], options) || dest->dtype() != answer.output(i).dtype) continue;
     Dims dims = dims_from_shape(*answer.output(i).shape);
     if (dest->numel() == num_elements(dims)) kctx.set_output(i, dest->reshaped(dims));  // written in place
   }
 }
 
-Result<Tensor> BoundOutputs::deliver(const std::string& name, const Tensor& value, const Tensor& dest, Device& device,
+Result<Tensor> BoundOutputs::deliver(int slot, const std::string& name, const Tensor& value, Device& device,
                                      const RunOptions& options) {
+  const Tensor& dest = sinks_.at(slot);
   if (value.dtype() != dest.dtype() || value.numel() != dest.numel())
     return invalid_argument("output '{}' is {} {}, its bound destination {} {}", name, dtype_name(value.dtype()),
                             dims_to_string(value.dims()), dtype_name(dest.dtype()), dims_to_string(dest.dims()));
-  if (adds_into(options, dest)) {
+  if (adds_into(slot, options)) {
     if (!math_) {
       ASSIGN_OR_RETURN(math_, vector_ops(device.kind()));
     }

@@ -5,6 +5,7 @@
 // value that was made elsewhere gets there.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 
 #include "graph/shape_inference.h"
@@ -20,7 +21,9 @@ class BoundOutputs {
   // Binds graph output `name` of `plan` to `dest` (on `device`). When the
   // output is an Identity of a value nothing else reads, the node making that
   // value is bound instead, so it writes into `dest` itself.
-  Status bind(const ExecutionPlan& plan, DeviceKind device, const std::string& name, Tensor dest);
+  // `state`: the output is the next value of `dest` (an initializer, as a
+  // BatchNorm's running statistics), written every run and never added.
+  Status bind(const ExecutionPlan& plan, DeviceKind device, const std::string& name, Tensor dest, bool state);
   bool empty() const { return sinks_.empty(); }
   // The destination slot `s` is bound to, or null.
   const Tensor* destination(int s) const;
@@ -29,14 +32,17 @@ class BoundOutputs {
   void preset(const PlanStep& step, const InferContext& answer, const RunOptions& options, KernelContext& kctx) const;
   // After: `value` of output `name` ends in `dest`, written there already, or
   // copied or added now. Returns `dest` viewed with the value's dims.
-  Result<Tensor> deliver(const std::string& name, const Tensor& value, const Tensor& dest, Device& device,
+  Result<Tensor> deliver(int slot, const std::string& name, const Tensor& value, Device& device,
                          const RunOptions& options);
   // How many times a bound output had to be copied into its destination
   // because its producer wrote elsewhere (a view op).
   int64_t copies() const { return copies_; }
 
  private:
+  // Whether slot `s`'s value is added into its destination this run.
+  bool adds_into(int s, const RunOptions& options) const;
   std::map<int, Tensor> sinks_;  // slot -> destination
+  std::set<int> states_;         // slots bound as the next value of their destination
   VectorOps* math_ = nullptr;
   int64_t copies_ = 0;
 };

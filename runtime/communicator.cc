@@ -85,22 +85,22 @@ LaunchInfo launch_info_from_environment() {
 }
 
 namespace {
-std::map<std::string, DeviceCommunicatorFactory>& device_backends() {
-  static std::map<std::string, DeviceCommunicatorFactory> b;
+std::map<DeviceKind, DeviceCommunicatorFactory>& device_backends() {
+  static std::map<DeviceKind, DeviceCommunicatorFactory> b;
   return b;
 }
 }  // namespace
 
-DeviceCommunicatorRegistrar::DeviceCommunicatorRegistrar(const std::string& backend,
-                                                         DeviceCommunicatorFactory factory) {
-  device_backends()[backend] = std::move(factory);
+DeviceCommunicatorRegistrar::DeviceCommunicatorRegistrar(DeviceKind kind, DeviceCommunicatorFactory factory) {
+  device_backends()[kind] = std::move(factory);
 }
 
-Result<std::shared_ptr<Communicator>> device_communicator(const std::string& backend,
-                                                          std::shared_ptr<Communicator> host, int device_index) {
-  auto it = device_backends().find(backend);
+Result<std::shared_ptr<Communicator>> device_communicator(DeviceKind kind, std::shared_ptr<Communicator> host,
+                                                          int device_index) {
+  auto it = device_backends().find(kind);
   if (it == device_backends().end())
-    return unsupported("no {} communicator in this build (the CUDA plugin was built without it)", backend);
+    return unsupported("no communicator for {} tensors in this build{}", kind == DeviceKind::kCuda ? "GPU" : "CPU",
+                       kind == DeviceKind::kCuda ? " (the CUDA plugin was built without NCCL)" : "");
   return it->second(std::move(host), device_index);
 }
 

@@ -89,19 +89,20 @@ struct CommunicatorRegistrar {
   CommunicatorRegistrar(const std::string& backend, CommunicatorFactory factory);
 };
 
-// GPU data parallelism: a communicator whose collectives take device tensors
-// (NCCL, registered by the CUDA plugin as the "nccl" backend). It is built
-// over the job's host communicator, which carries its bootstrap (NCCL's
-// unique id) and every host-tensor collective.
+// GPU data parallelism: a communicator whose collectives take tensors on a
+// device of one kind, the library that kind brings for it (NCCL for CUDA,
+// registered by the CUDA plugin when it is built with NCCL). It is built over
+// the job's host communicator, which carries its bootstrap (NCCL's unique id)
+// and every host-tensor collective.
 using DeviceCommunicatorFactory =
     std::function<Result<std::shared_ptr<Communicator>>(std::shared_ptr<Communicator> host, int device_index)>;
 struct DeviceCommunicatorRegistrar {
-  DeviceCommunicatorRegistrar(const std::string& backend, DeviceCommunicatorFactory factory);
+  DeviceCommunicatorRegistrar(DeviceKind kind, DeviceCommunicatorFactory factory);
 };
-// The device communicator of `backend` over `host`, or an error saying why
-// there is none (this build has no NCCL; one process needs none).
-Result<std::shared_ptr<Communicator>> device_communicator(const std::string& backend,
-                                                          std::shared_ptr<Communicator> host, int device_index);
+// The device communicator of `kind` over `host`, or an error saying why
+// there is none (kUnsupported: this build has none for that kind).
+Result<std::shared_ptr<Communicator>> device_communicator(DeviceKind kind, std::shared_ptr<Communicator> host,
+                                                          int device_index);
 
 // The job's communicator, made once per process: MPI when a launcher started
 // more than one process, else a single-process one whose collectives leave

@@ -130,7 +130,11 @@ std::map<std::string, size_t> Executor::output_ready_steps() const {
 }
 
 Status Executor::bind_output(const std::string& name, Tensor dest) {
-  return bound_.bind(plan_, device_->kind(), name, std::move(dest));
+  return bound_.bind(plan_, device_->kind(), name, std::move(dest), false);
+}
+
+Status Executor::bind_state_output(const std::string& name, Tensor dest) {
+  return bound_.bind(plan_, device_->kind(), name, std::move(dest), true);
 }
 
 Status Executor::check_feeds(const std::map<std::string, Tensor>& feeds) const {
@@ -400,9 +404,8 @@ void Executor::preset_outputs(size_t i, const KernelDef& kernel, const InferCont
 Status Executor::deliver_bound_outputs(const PlanStep& step, RunValues& values, const RunOptions& options) {
   if (bound_.empty()) return Status::Ok();
   for (int s : step.outputs) {
-    const Tensor* dest = bound_.destination(s);
-    if (!dest) continue;
-    auto delivered = bound_.deliver(plan_.slot_names[s], values.slots[s], *dest, *device_, options);
+    if (!bound_.destination(s)) continue;
+    auto delivered = bound_.deliver(s, plan_.slot_names[s], values.slots[s], *device_, options);
     if (!delivered.ok()) return with_node(step, delivered.status());
     values.bind(s, std::move(*delivered));
   }

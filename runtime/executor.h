@@ -64,6 +64,11 @@ class Executor {
   // a value nothing else reads, the node making that value writes into
   // `dest` itself, so a written gradient costs no copy.
   Status bind_output(const std::string& name, Tensor dest);
+  // Every run from now on writes output `name`, the next value of an
+  // initializer (a BatchNorm's running statistics), into `dest`, that
+  // initializer's own tensor (constant()): in place, never added. Its
+  // producer reads the old value and writes the new one element by element.
+  Status bind_state_output(const std::string& name, Tensor dest);
   // How many times a bound output had to be copied into its destination
   // because its producer wrote elsewhere (a view op); zero when every
   // gradient is written in place.

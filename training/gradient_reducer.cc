@@ -21,27 +21,28 @@ Result<std::unique_ptr<GradientReducer>> GradientReducer::create(const Parameter
   if (options.zero) {
     if (options.wire != DType::kFloat)
       return unsupported("--allreduce-dtype bf16 with --zero {}: ZeRO reduce-scatters float32 gradients so far",
-                         options.zero_stage);
-    if (options.zero_stage == 2) {
-      ASSIGN_OR_RETURN(r->sharded_, ShardedGradients::create(store, *options.zero, job->rank(), gg, executor,
+                         options.zero->stage());
+    if (options.zero->stage() == 2) {
+      ASSIGN_OR_RETURN(r->sharded_, ShardedGradients::create(store, options.zero->shard(), job->rank(), gg, executor,
                                                              std::max<size_t>(options.bucket_bytes, 1), job));
       return r;
     }
     // ZeRO-1: the buckets, reduce-scattered into each rank's range.
     ASSIGN_OR_RETURN(r->buckets_, GradientBuckets::create(store, gg, options.bucket_bytes, DType::kFloat, *device,
-                                                          options.zero));
+                                                          &options.zero->shard()));
     return r;
   }
   size_t bucket_bytes = options.bucket_bytes;
   if (device->kind() == DeviceKind::kCuda) {
-    // NCCL reduces the gradients on the GPU; without it they go through host
-    // memory over MPI, after the whole backward. On the trainer's own GPU
-    // (--device cuda:N, else the launcher's local rank, as choose_device decided).
-    auto nccl = device_communicator("nccl", job, device->index());
-    if (nccl.ok()) {
-      r->sums_ = *nccl;
+    // The device's own collectives (NCCL) reduce the gradients on the GPU;
+    // without them they go through host memory over MPI, after the whole
+    // backward. On the trainer's own GPU (--device cuda:N, else the
+    // launcher's local rank, as choose_device decided).
+    auto on_device = device_communicator(device->kind(), job, device->index());
+    if (on_device.ok()) {
+      r->sums_ = *on_device;
     } else {
-      spdlog::warn("GPU gradients are reduced through host memory: {}", nccl.status().message());
+      spdlog::warn("GPU gradients are reduced through host memory: {}", on_device.status().message());
       r->sums_ = host_staged(job, device);
       bucket_bytes = 0;
     }

@@ -25,14 +25,14 @@
 #include "runtime/executor.h"
 #include "training/gradient_buckets.h"
 #include "training/sharded_gradients.h"
+#include "training/zero_sharding.h"
 
 namespace ort_train {
 
 struct ReducerOptions {
   size_t bucket_bytes = size_t{25} << 20;
   DType wire = DType::kFloat;                  // float32, or bfloat16
-  const ParameterStore::Shard* zero = nullptr;  // ZeRO's layout, when on
-  int zero_stage = 0;                           // 1 or 2 with `zero`
+  const ZeroSharding* zero = nullptr;  // --zero 1|2: the reduce-scatter fills its share
 };
 
 // What the micro-batches of a step add up to, on this rank or, after

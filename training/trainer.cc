@@ -33,7 +33,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, StepGraph ste
   t->source_ = std::move(source);
   if (t->options_.grad_accum < 1) return invalid_argument("grad_accum must be at least 1");
   if (t->options_.zero_stage < 0 || t->options_.zero_stage > 2)
-    return invalid_argument("--zero {}: stages 0, 1 and 2 exist", t->options_.zero_stage);
+    return invalid_argument("--zero {}: stages 0, 1 and 2 exist", t->options_.zero_stage);  // on one rank too, where ZeRO does nothing
   t->device_ = t->options_.device;
   if (!t->device_) {
     ASSIGN_OR_RETURN(t->device_, get_device(DeviceKind::kCpu));
@@ -50,8 +50,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, StepGraph ste
     ReducerOptions reducer;
     reducer.bucket_bytes = t->options_.bucket_bytes;
     reducer.wire = t->options_.allreduce_dtype;
-    reducer.zero = t->zero_ ? &*t->zero_ : nullptr;
-    reducer.zero_stage = t->zero_ ? t->options_.zero_stage : 0;
+    reducer.zero = t->zero_.get();
     ASSIGN_OR_RETURN(t->reducer_, GradientReducer::create(*t->store_, t->tg_.gradients, *t->executor_,
                                                           t->options_.communicator, t->device_, reducer));
   }
@@ -75,7 +74,8 @@ Status Trainer::make_store() {
     originals_[w] = v;
   }
   // ZeRO-2 keeps no whole gradient: each rank's share has its own buffer (make_optimizer).
-  ASSIGN_OR_RETURN(store_, ParameterStore::create(*device_, values, !zero_sharded_gradients()));
+  ASSIGN_OR_RETURN(store_, ParameterStore::create(*device_, values, ZeroSharding::store_keeps_whole_gradients(
+                                                                         options_.zero_stage, world_)));
   if (world_ > 1) {
     // Every rank starts from rank 0's parameters (they loaded the same file;
     // this makes sure), 16-bit groups through their float32 masters.
@@ -104,6 +104,22 @@ Status Trainer::make_executor(StepGraph step) {
     RETURN_IF_ERROR(executor_->bind_output(tg_.gradients.gradient.at(e.name), e.grad));
     grads_.push_back(e.master_grad);
   }
+  // One rank on the CPU, float32 gradients: their norm read as the backward
+  // makes each final (training/backward_norm.h).
+  const bool masters = std::any_of(store_->groups().begin(), store_->groups().end(),
+                                   [](const ParameterStore::Group& g) { return g.has_masters(); });
+  if (world_ == 1 && device_->kind() == DeviceKind::kCpu && !masters) {
+    std::vector<std::string> outputs;
+    for (const ParameterStore::Entry& e : store_->entries()) outputs.push_back(tg_.gradients.gradient.at(e.name));
+    backward_norm_.emplace(outputs, grads_, *math_);
+  }
+  // BatchNorm's running statistics: each new value written over its
+  // initializer by the node that makes it, every micro-batch (as PyTorch's
+  // forward updates them), with no copy after the run.
+  for (const auto& [out_name, init] : stat_writebacks_) {
+    ASSIGN_OR_RETURN(Tensor state, executor_->constant(init));
+    RETURN_IF_ERROR(executor_->bind_state_output(out_name, state));
+  }
   for (const HoistedCopy& h : step.hoisted) {
     ASSIGN_OR_RETURN(Tensor copy, executor_->constant(h.copy));
     low_copies_[h.weight].emplace_back(h.copy, copy);
@@ -119,17 +135,9 @@ Status Trainer::make_executor(StepGraph step) {
 // they are 16-bit), or under ZeRO over this rank's share of them.
 Status Trainer::make_optimizer() {
   std::vector<ParamSlot> params;
-  if (options_.zero_stage >= 1 && world_ > 1) {
-    if (device_->kind() != DeviceKind::kCpu)
-      return unsupported("--zero {} runs on the CPU so far (the GPU optimizers take no shard-wide LAMB norms and "
-                         "checkpoints do not gather device shards yet); use --zero 0 on GPUs",
-                         options_.zero_stage);
-    // ZeRO-2's share boundaries fall on the norm's chunks (exact_shard_norm).
-    ASSIGN_OR_RETURN(zero_, store_->shard(rank_, world_, zero_sharded_gradients() ? kNormChunk : 1));
-    for (const ParameterStore::Shard::Part& part : zero_->parts) {
-      params.push_back(ParamSlot{store_->entries()[part.entry].name, part.master, true, {}});
-      shard_grads_.push_back(part.master_grad);
-    }
+  if (ZeroSharding::active(options_.zero_stage, world_)) {
+    ASSIGN_OR_RETURN(zero_, ZeroSharding::create(*store_, options_.zero_stage, options_.communicator, device_->kind()));
+    params = zero_->optimizer_slots();
   } else {
     for (const ParameterStore::Entry& e : store_->entries()) {
       params.push_back(ParamSlot{e.name, e.master, true, {}});
@@ -140,24 +148,7 @@ Status Trainer::make_optimizer() {
     }
   }
   ASSIGN_OR_RETURN(optimizer_, ::ort_train::make_optimizer(device_->kind(), options_.optimizer, std::move(params)));
-  if (zero_) {
-    // LAMB's trust ratios: each slot's partial ||w||² and ||r||², summed per whole tensor over the ranks.
-    optimizer_->set_norm_reducer([this](std::vector<double>& w_sq, std::vector<double>& r_sq) -> Status {
-      size_t tensors = store_->entries().size();
-      Tensor sums = Tensor::host(DType::kDouble, {static_cast<int64_t>(2 * tensors)});
-      double* s = sums.data<double>();
-      for (size_t j = 0; j < w_sq.size(); ++j) {
-        s[2 * zero_->parts[j].entry] += w_sq[j];
-        s[2 * zero_->parts[j].entry + 1] += r_sq[j];
-      }
-      RETURN_IF_ERROR(options_.communicator->allreduce_sum(sums));
-      for (size_t j = 0; j < w_sq.size(); ++j) {
-        w_sq[j] = s[2 * zero_->parts[j].entry];
-        r_sq[j] = s[2 * zero_->parts[j].entry + 1];
-      }
-      return Status::Ok();
-    });
-  }
+  if (zero_) optimizer_->set_norm_reducer(zero_->lamb_norms());
   return Status::Ok();
 }
 
@@ -214,7 +205,7 @@ Result<std::map<std::string, Tensor>> Trainer::next_micro_batch() {
 
 // The step's micro-batches on this rank: each gradient written (the first)
 // or added (the others) into the store, 16-bit ones summed into their float32
-// masters, BatchNorm statistics stored back.
+// masters; BatchNorm statistics are written in place by the run.
 Status Trainer::forward_backward(StepTotals& totals) {
   for (int64_t a = 0; a < options_.grad_accum; ++a) {
     ASSIGN_OR_RETURN(auto feeds, next_micro_batch());
@@ -237,11 +228,14 @@ Status Trainer::forward_backward(StepTotals& totals) {
     // The last micro-batch's gradients start their reduction as they become
     // final; under ZeRO-2 every micro-batch's, and the run keeps only what is fetched.
     if (reducer_) reducer_->prepare(run, a, options_.grad_accum);
-    std::vector<std::string> fetch;
-    if (run.release_outputs) {
-      fetch.push_back(tg_.gradients.loss);
-      for (const auto& [out_name, init] : stat_writebacks_) fetch.push_back(out_name);
+    if (backward_norm_ && a + 1 == options_.grad_accum) {
+      backward_norm_->begin();
+      run.on_output_ready = [this](const std::string& name, const Tensor&) {
+        return backward_norm_->gradient_ready(name);
+      };
     }
+    std::vector<std::string> fetch;
+    if (run.release_outputs) fetch.push_back(tg_.gradients.loss);
     ASSIGN_OR_RETURN(auto out, executor_->run(feeds, run, fetch));
     if (reducer_) RETURN_IF_ERROR(reducer_->after_run(*executor_));
     const Tensor& loss = out.at(tg_.gradients.loss);
@@ -254,10 +248,6 @@ Status Trainer::forward_backward(StepTotals& totals) {
     for (const ParameterStore::Group& grp : store_->groups())
       if (grp.has_masters() && grp.grads.defined()) RETURN_IF_ERROR(a == 0 ? math_->convert(grp.grads, grp.master_grads)
                                                     : math_->add_into(grp.master_grads, grp.grads));
-    for (const auto& [out_name, init] : stat_writebacks_) {
-      ASSIGN_OR_RETURN(Tensor dst, executor_->constant(init));
-      RETURN_IF_ERROR(device_->copy(out.at(out_name), dst));
-    }
   }
   // The step's losses, read to the host once (one synchronization on a GPU),
   // summed in micro-batch order.
@@ -270,15 +260,12 @@ Status Trainer::forward_backward(StepTotals& totals) {
 }
 
 // Without ZeRO, or with ZeRO-1 in deterministic mode (where every rank holds
-// every summed gradient), unscaling, the average and the norm are taken over
-// every gradient, so ZeRO-1 matches zero 0 bit for bit; otherwise over this
-// rank's share, the norm added over the ranks (ZeRO-2's exactly: exact_shard_norm).
-bool Trainer::all_gradients_here() const {
-  return !zero_ || (options_.zero_stage == 1 && options_.communicator->ordered_sums());
-}
+// every summed gradient), the norm and the checks read every gradient, so
+// ZeRO-1 matches zero 0 bit for bit; otherwise ZeRO's shares.
+bool Trainer::all_gradients_here() const { return !zero_ || zero_->every_gradient_here(); }
 
 size_t Trainer::gradient_bytes() const {
-  size_t bytes = zero_ && zero_->grads.defined() ? zero_->grads.nbytes() : 0;
+  size_t bytes = zero_ ? zero_->gradient_bytes() : 0;
   for (const ParameterStore::Group& grp : store_->groups()) {
     if (grp.grads.defined()) bytes += grp.grads.nbytes();
     if (grp.has_masters() && grp.master_grads.defined()) bytes += grp.master_grads.nbytes();
@@ -286,44 +273,13 @@ size_t Trainer::gradient_bytes() const {
   return bytes + (reducer_ ? reducer_->buffer_bytes() : 0);
 }
 
-bool Trainer::zero_sharded_gradients() const { return options_.zero_stage == 2 && world_ > 1; }
-
-// ZeRO-2's global norm, zero 0's to the bit: global_norm adds partial sums of
-// fixed chunks of each tensor in order; the share boundaries fall on chunk
-// boundaries (make_optimizer), so each chunk is whole on one rank. Each rank
-// puts its chunks' sums in their places among every chunk's, zeros elsewhere,
-// the ranks sum that (adding zeros is exact), and the sums are added in order.
-Result<double> Trainer::exact_shard_norm() {
-  std::vector<int64_t> chunk_base;  // each tensor's first chunk among all
-  int64_t chunks = 0;
-  for (const ParameterStore::Entry& e : store_->entries()) {
-    chunk_base.push_back(chunks);
-    chunks += (e.param.numel() + kNormChunk - 1) / kNormChunk;
-  }
-  ASSIGN_OR_RETURN(std::vector<double> mine, math_->norm_partials(shard_grads_));
-  Tensor all = Tensor::host(DType::kDouble, {std::max<int64_t>(chunks, 1)});
-  double* a = all.data<double>();
-  std::fill(a, a + all.numel(), 0.0);
-  size_t k = 0;
-  for (const ParameterStore::Shard::Part& part : zero_->parts) {
-    int64_t first = chunk_base[part.entry] + part.begin / kNormChunk;
-    for (int64_t c = 0; c < (part.master_grad.numel() + kNormChunk - 1) / kNormChunk; ++c) a[first + c] = mine[k++];
-  }
-  RETURN_IF_ERROR(options_.communicator->allreduce_sum(all));
-  double sq = 0;
-  for (int64_t c = 0; c < chunks; ++c) sq += a[c];
-  return std::sqrt(sq);
-}
-
-// The norm of the summed gradients, in one read pass. Every rank takes the
-// same branch and gets the same norm (it is summed over the ranks).
+// The norm of the summed gradients: read during the backward (one rank on
+// the CPU), or in one read pass. Every rank takes the same branch and gets the
+// same norm (it is summed over the ranks).
 Result<double> Trainer::summed_gradient_norm() {
+  if (backward_norm_) return backward_norm_->finish();
   if (all_gradients_here()) return math_->global_norm(grads_);
-  if (zero_sharded_gradients()) return exact_shard_norm();
-  ASSIGN_OR_RETURN(double share, math_->global_norm(shard_grads_));
-  Tensor sq = Tensor::from_vector<double>({1}, {share * share});
-  RETURN_IF_ERROR(options_.communicator->allreduce_sum(sq));
-  return std::sqrt(sq.data<double>()[0]);
+  return zero_->gradient_norm(*math_);
 }
 
 // What happens to the gradients between the backward and the update, as one
@@ -335,8 +291,9 @@ Result<double> Trainer::summed_gradient_norm() {
 // The norm is taken every step, before any of them, on the summed gradients:
 // it is also the check that none is inf or NaN under a finite loss (Sqrt at
 // 0, an lr that diverged), which the update would spread into every weight.
-// The gradients are read twice (the norm, the update) and written never,
-// where unscaling, averaging and clipping each read and wrote them.
+// After the backward the gradients are read once (the update; one CPU rank
+// took the norm during the backward) or twice (the norm, the update), and
+// written never, where unscaling, averaging and clipping each read and wrote them.
 Result<float> Trainer::gradient_scale(StepReport& r) {
   ASSIGN_OR_RETURN(double summed, summed_gradient_norm());
   double factor = 1.0 / static_cast<double>(options_.grad_accum * world_);
@@ -414,9 +371,8 @@ Status Trainer::update(StepReport& r, float grad_scale) {
   // The schedule counts steps, skipped ones too (PyTorch's scheduler steps every iteration).
   int64_t t = steps_done_ + 1;
   r.lr = options_.optimizer.lr * lr_multiplier(options_.schedule, t, options_.steps, options_.optimizer.lr);
-  RETURN_IF_ERROR(optimizer_->step(zero_ ? shard_grads_ : grads_, r.lr, grad_scale));
-  // ZeRO: every rank gets the others' updated shares.
-  if (zero_) RETURN_IF_ERROR(options_.communicator->allgather(store_->groups()[0].masters, zero_->counts));
+  RETURN_IF_ERROR(optimizer_->step(zero_ ? zero_->gradients() : grads_, r.lr, grad_scale));
+  if (zero_) RETURN_IF_ERROR(zero_->gather_parameters());
   // The 16-bit parameters the graph reads, rounded from the updated masters.
   for (const ParameterStore::Group& grp : store_->groups())
     if (grp.has_masters()) RETURN_IF_ERROR(math_->convert(grp.masters, grp.params));
@@ -502,10 +458,8 @@ Result<Checkpoint> Trainer::snapshot(const std::map<std::string, std::string>& f
       RETURN_IF_ERROR(add("state/" + name, *t));
       continue;
     }
-    // ZeRO-1: the complete state, in zero 0's layout (every rank takes part; rank 0 writes it).
-    Tensor full = Tensor::host(DType::kFloat, {zero_->state_total});
-    std::memcpy(full.data<float>() + zero_->state_offset, t->raw(), t->nbytes());
-    RETURN_IF_ERROR(options_.communicator->allgather(full, zero_->state_counts));
+    // ZeRO: the complete state, in zero 0's layout (every rank takes part; rank 0 writes it).
+    ASSIGN_OR_RETURN(Tensor full, zero_->gather_state(*t));
     c.tensors.emplace_back("state/" + name, std::move(full));
   }
   return c;
@@ -595,11 +549,9 @@ Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, s
       ASSIGN_OR_RETURN(counters[name], c.read_tensor(i));
       continue;
     }
-    if (zero_ && name.rfind("state/", 0) == 0 && dst.numel() > 0 && e.dtype == DType::kFloat &&
-        e.bytes == static_cast<uint64_t>(zero_->state_total) * sizeof(float)) {
-      // ZeRO-1: this rank's part of the complete state.
-      RETURN_IF_ERROR(c.read(i, dst.raw(), static_cast<uint64_t>(zero_->state_offset) * sizeof(float), dst.nbytes()));
-      continue;
+    if (zero_ && name.rfind("state/", 0) == 0) {
+      ASSIGN_OR_RETURN(bool read, zero_->read_state_share(c, i, dst));  // this rank's part of the whole state
+      if (read) continue;
     }
     if (dst.dims() != e.dims || dst.dtype() != e.dtype)
       return invalid_argument("the checkpoint's '{}' has another shape or dtype", name);

@@ -1,7 +1,7 @@
 // The training loop's step: micro-batches through the training graph,
 // gradients averaged over them, clipped, and handed to the optimizer with the
 // scheduled learning rate. BatchNormalization running statistics computed by
-// the graph are written back into their initializers after every micro-batch.
+// the graph are written over their initializers by each micro-batch's run.
 #pragma once
 #include <deque>
 #include <functional>
@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "autodiff/training_graph.h"
+#include "training/backward_norm.h"
 #include "training/batch_source.h"
 #include "optimizers/optimizer.h"
 #include "training/checkpoint.h"
 #include "training/gradient_reducer.h"
 #include "training/loss_scaler.h"
 #include "training/step_graph.h"
+#include "training/zero_sharding.h"
 #include "runtime/communicator.h"
 #include "runtime/executor.h"
 #include "runtime/parameter_store.h"
@@ -131,7 +133,7 @@ class Trainer {
   // Gradient memory this rank keeps between runs: the store's gradient
   // buffers, or under ZeRO-2 its share's and the reduce-scatter's bucket.
   size_t gradient_bytes() const;
-  size_t gradient_share_bytes() const { return zero_ && zero_->grads.defined() ? zero_->grads.nbytes() : 0; }
+  size_t gradient_share_bytes() const { return zero_ ? zero_->gradient_bytes() : 0; }
 
  private:
   Trainer() = default;
@@ -149,8 +151,6 @@ class Trainer {
   void skip_update(StepReport& r);  // counts the step, takes no update
   Status update(StepReport& r, float grad_scale);
   bool all_gradients_here() const;
-  bool zero_sharded_gradients() const;  // ZeRO-2 with more than one rank
-  Result<double> exact_shard_norm();
   // The initializers each step changes: trainable parameters, BatchNorm
   // running statistics and the hoisted 16-bit weight copies.
   std::vector<std::string> updated_initializers() const;
@@ -182,10 +182,8 @@ class Trainer {
   int64_t base_ = 0;   // micro-batches the whole job had consumed when it resumed
   int rank_ = 0, world_ = 1;
   std::unique_ptr<GradientReducer> reducer_;  // data parallelism: the sums over the ranks
-  // ZeRO: this rank's share of the store; the optimizer's slots and
-  // shard_grads_ cover it.
-  std::optional<ParameterStore::Shard> zero_;
-  std::vector<Tensor> shard_grads_;
+  std::optional<BackwardNorm> backward_norm_;  // the norm read during the backward, where it can be
+  std::unique_ptr<ZeroSharding> zero_;  // --zero 1|2 over more than one rank: this rank's share
   // The source index of this rank's m-th micro-batch: base + m * world + rank,
   // so a checkpoint written at one world size resumes at any other.
   int64_t source_index(int64_t m) const { return base_ + m * world_ + rank_; }

@@ -73,4 +73,31 @@ TEST_CASE("layering: the include scan recognises a project include", "[architect
   CHECK_FALSE(std::regex_search(system, m, include_re));
 }
 
+// ZeRO is one object (training/zero_sharding.h): the trainer and the apps ask
+// it, and only it and the gradient side it hands its layout to (the reducer's
+// buckets and ZeRO-2's sharded gradients) touch ParameterStore's Shard.
+TEST_CASE("layering: ZeRO's share is reached through ZeroSharding alone", "[architecture]") {
+  const std::set<std::string> allowed = {"training/zero_sharding.h", "training/zero_sharding.cc",
+                                         "training/gradient_reducer.h", "training/gradient_reducer.cc",
+                                         "training/gradient_buckets.h", "training/gradient_buckets.cc",
+                                         "training/sharded_gradients.h", "training/sharded_gradients.cc"};
+  const std::regex shard_re(R"re(ParameterStore::Shard|[.>]shard\()re");
+  std::vector<std::string> outside;
+  for (const char* folder : {"apps", "training", "optimizers"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(source_dir()) / folder)) {
+      const std::string rel = fs::relative(e.path(), source_dir()).string();
+      if (!e.is_regular_file() || allowed.count(rel)) continue;
+      std::ifstream in(e.path());
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n)
+        if (std::regex_search(line, shard_re)) outside.push_back(rel + ":" + std::to_string(n));
+    }
+  std::string report;
+  for (const auto& v : outside) report += "\n  " + v;
+  INFO("ZeRO's layout used outside ZeroSharding and the gradient reducer:" << report);
+  CHECK(outside.empty());
+  // The pattern sees a use (a test that cannot fail proves nothing).
+  CHECK(std::regex_search(std::string("  ASSIGN_OR_RETURN(zero_, store_->shard(rank_, world_));"), shard_re));
+}
+
 }  // namespace ort_train::testing

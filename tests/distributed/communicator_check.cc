@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
                    device.status().message().c_str());
       return 1;
     }
-    auto nccl = device_communicator("nccl", comm, local);
+    auto nccl = device_communicator(DeviceKind::kCuda, comm, local);
     // Only a build without NCCL skips; NCCL failing to set up on a GPU machine is a failure.
     if (!nccl.ok() && nccl.status().code() == ErrorCode::kUnsupported) {
       std::printf("ORT_TRAIN_TEST_SKIPPED: %s\n", nccl.status().message().c_str());

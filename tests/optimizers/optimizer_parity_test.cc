@@ -280,4 +280,40 @@ TEST_CASE("optimizers.batchnorm_running_statistics_are_written_back") {
   CHECK(changed);
 }
 
+// The statistics are written over their initializers by the node that makes
+// them, every micro-batch and never summed: one step of two micro-batches
+// leaves what two steps of one leave (lr 0: the weights stay), and no run
+// copies a statistic afterwards.
+TEST_CASE("optimizers.batchnorm_running_statistics_are_written_in_place_each_micro_batch") {
+  fs::path dir = fs::path(source_dir()) / "tests/models/cnn_bn";
+  auto desc = load_description((dir / "training.yaml").string());
+  REQUIRE(desc.ok());
+  auto run = [&](int64_t accum, int64_t steps) {
+    auto model = load_model((dir / "model.onnx").string());
+    REQUIRE(model.ok());
+    auto tg = build_training_graph(std::move(model).value(), *desc);
+    REQUIRE(tg.ok());
+    auto source = make_batch_source((dir / "train_batches").string(), *tg, *desc, 0);
+    REQUIRE(source.ok());
+    TrainerOptions options;
+    options.optimizer.name = "Sgd";
+    options.optimizer.lr = 0;
+    options.grad_accum = accum;
+    auto trainer = Trainer::create(std::move(tg).value(), options, *source);
+    REQUIRE(trainer.ok());
+    auto stat = (*trainer)->executor().constant("bn1.running_var");
+    REQUIRE(stat.ok());
+    const void* storage = stat->raw();
+    for (int64_t s = 0; s < steps; ++s) REQUIRE((*trainer)->step().ok());
+    CHECK((*trainer)->executor().bound_output_copies() == 0);
+    auto after = (*trainer)->executor().constant("bn1.running_var");
+    REQUIRE(after.ok());
+    CHECK(after->raw() == storage);
+    return after->to_double_vector();
+  };
+  const std::vector<double> one_step_of_two = run(2, 1), two_steps_of_one = run(1, 2), one = run(1, 1);
+  CHECK(one_step_of_two == two_steps_of_one);
+  CHECK(one_step_of_two != one);
+}
+
 }  // namespace ort_train::testing

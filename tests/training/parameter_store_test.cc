@@ -12,6 +12,7 @@
 #include "graph/reachability.h"
 #include "optimizers/optimizer.h"
 #include "runtime/parameter_store.h"
+#include "runtime/vector_ops.h"
 #include "test_util.h"
 #include "training/trainer.h"
 
@@ -233,6 +234,25 @@ TEST_CASE("training with the replay arena (the GPU's default) matches training w
     if (arena == 1) CHECK(trainer->executor().arena_outputs() > 0);
   }
   CHECK(losses[0] == losses[1]);
+}
+
+// In a step: the norm the trainer reports is global_norm of the gradients it
+// updated with (one micro-batch: the factor is 1, exact), taken during the backward.
+TEST_CASE("backward_norm.a_cpu_step_reports_the_norm_of_its_gradients", "[training][seams]") {
+  for (int64_t accum : {1, 2}) {
+    auto trainer = make_trainer("mlp", accum);
+    auto r = trainer->step();
+    INFO(r.status().message());
+    REQUIRE(r.ok());
+    std::vector<Tensor> grads;
+    for (const auto& e : trainer->parameters().entries()) grads.push_back(e.master_grad);
+    auto math = vector_ops(DeviceKind::kCpu);
+    REQUIRE(math.ok());
+    auto want = (*math)->global_norm(grads);
+    REQUIRE(want.ok());
+    INFO("micro-batches " << accum);
+    CHECK(*r->grad_norm == *want / static_cast<double>(accum));
+  }
 }
 
 }  // namespace ort_train::testing

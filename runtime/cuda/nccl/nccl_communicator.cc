@@ -205,7 +205,7 @@ Result<std::shared_ptr<Communicator>> make_nccl(std::shared_ptr<Communicator> ho
   return std::shared_ptr<Communicator>(std::make_shared<NcclCommunicator>(std::move(host), comm, comm_stream));
 }
 
-const DeviceCommunicatorRegistrar kRegistrar("nccl", make_nccl);
+const DeviceCommunicatorRegistrar kRegistrar(DeviceKind::kCuda, make_nccl);
 
 }  // namespace
 }  // namespace ort_train::cuda
