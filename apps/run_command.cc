@@ -109,6 +109,9 @@ Mismatch compare(const Tensor& got, const Tensor& want, double rtol, double atol
 }  // namespace
 
 Status run_command(const RunArgs& args) {
+  // A tolerance of inf passes any output, and NaN or a negative one none.
+  for (auto [flag, tol] : {std::pair{"--rtol", args.rtol}, std::pair{"--atol", args.atol}})
+    if (!std::isfinite(tol) || tol < 0) return invalid_argument("{} {}: a tolerance is a finite number >= 0", flag, tol);
   set_cpu_threads(args.threads);
   RETURN_IF_ERROR(apply_max_memory(args.max_memory));
   ASSIGN_OR_RETURN(Model model, load_model(args.model));
@@ -182,6 +185,15 @@ Status run_command(const RunArgs& args) {
     ++compared;
   }
   if (!all_ok) return invalid_argument("outputs differ from the expected values beyond rtol {} atol {}", args.rtol, args.atol);
+  // A folder named by --expected that holds nothing to compare would pass
+  // silently; the inputs folder (the default) may hold no expected outputs.
+  if (!args.expected.empty() && compared == 0 && all_ok) {
+    std::string names;
+    for (size_t i = 0; i < graph_outputs.size(); ++i)
+      names += fmt::format("{}{} or output_{}.pb", i ? ", " : "", tensor_file_name(graph_outputs[i].name), i);
+    return invalid_argument("--expected {}: no expected output there to compare (looked for {})", args.expected,
+                            names);
+  }
   if (compared) std::printf("%d output(s) match\n", compared);
   return Status::Ok();
 }

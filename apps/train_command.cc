@@ -362,7 +362,24 @@ Status agree(const TrainArgs& args, const Prepared& p, const TrainerOptions& opt
   settings["bucket_bytes"] = std::to_string(options.bucket_bytes);
   settings["allreduce_dtype"] = args.allreduce_dtype;
   settings["deterministic"] = args.deterministic ? "yes" : "no";
-  settings["lr"] = fmt::format("{:g}", options.optimizer.lr);
+  // Every number that shapes the trajectory, at full precision (a rank with
+  // other betas, another seed or schedule trained apart without a word).
+  auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string("none"); };
+  const OptimizerSettings& o = options.optimizer;
+  settings["lr"] = fmt::format("{}", o.lr);
+  settings["optimizer numbers"] =
+      fmt::format("betas {} {}, eps {}, weight_decay {}, momentum {}, max_grad_norm {}, ratio {} {}, no_decay {}",
+                  o.beta1, o.beta2, o.eps, o.weight_decay, o.momentum, opt(o.max_grad_norm), opt(o.ratio_min),
+                  opt(o.ratio_max), fmt::join(o.no_decay, " "));
+  const ScheduleConfig& sc = options.schedule;
+  settings["schedule"] = fmt::format("{}, warmup {}, total {}, power {}, lr_end {}, cycles {}", sc.type,
+                                     sc.warmup_steps, sc.total_steps ? std::to_string(*sc.total_steps) : "none",
+                                     opt(sc.power), opt(sc.lr_end), opt(sc.num_cycles));
+  const LossScaleConfig& ls = options.loss_scale;
+  settings["loss_scale"] = fmt::format("{} {} {} {}", ls.init_scale, ls.growth_factor, ls.backoff_factor,
+                                       ls.growth_interval);
+  settings["seed"] = std::to_string(options.seed);
+  settings["on_nonfinite"] = options.skip_nonfinite ? "skip" : "stop";
   // What the ranks write and when: a checkpoint (ZeRO gathers its state from
   // every rank), an evaluation (a sum over the ranks) and the log's figures
   // are collectives too, so a rank told to checkpoint alone would wait for

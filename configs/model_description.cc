@@ -164,6 +164,9 @@ struct Parser {
         if (!s[i].IsScalar()) return error(s[i], k, "expected a size or a dim name");
         const std::string& text = s[i].Scalar();
         bool numeric = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(c); });
+        if (text.size() > 1 && text[0] == '-' &&
+            std::all_of(text.begin() + 1, text.end(), [](char c) { return std::isdigit(c); }))
+          return error(s[i], k, "size " + text + " is negative");
         if (numeric) {
           int64_t size = 0;
           auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), size);
@@ -177,6 +180,9 @@ struct Parser {
     }
     if (n["range"]) {
       ASSIGN_OR_RETURN(auto r, pair(n["range"], key + ".range"));
+      if (!(r.first < r.second))
+        return error(n["range"], key + ".range", fmt::format("[{:g}, {:g}] is empty: the low end must be below the high end",
+                                                             r.first, r.second));
       t.range = r;
     }
     return t;

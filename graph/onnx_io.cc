@@ -301,10 +301,13 @@ Result<NamedTensor> parse_tensor_file(const std::string& bytes, const std::strin
   return NamedTensor{p.name(), std::move(t)};
 }
 
+// Every caller names the file after a tensor inside a folder the user named
+// (--dump-gradients, run --outputs): ort_train chose the name, so whatever
+// was planted at it (a link out of the folder) is replaced, never followed.
 Status write_tensor_file(const Tensor& t, const std::string& name, const std::string& path) {
   onnx::TensorProto p;
   tensor_to_proto(t, name, &p);
-  return write_file_atomic(path, p.SerializeAsString());
+  return write_file_atomic(path, p.SerializeAsString(), OutputName::kChosen);
 }
 
 // ---------------------------------------------------------------------------

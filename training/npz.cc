@@ -230,6 +230,10 @@ Result<std::vector<NpzMember>> list_npz_members(const ReadableBytes& zip) {
     if (m.method == 0 && m.compressed != m.size)
       return io_error("{}: stored member {} has {} bytes, its entry says {}", path, name, m.compressed, m.size);
     m.name = name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0 ? name.substr(0, name.size() - 4) : name;
+    // Two members of one name: numpy.load keeps the last, a reader of the
+    // first would train on other data than the user checked.
+    for (const NpzMember& earlier : members)
+      if (earlier.name == m.name) return io_error("{}: the array '{}' is in the file twice", path, m.name);
     members.push_back(std::move(m));
   }
   return members;

@@ -43,6 +43,14 @@ Result<std::unique_ptr<Trainer>> Trainer::create(TrainingGraph tg, StepGraph ste
     t->rank_ = t->options_.communicator->rank();
     t->world_ = t->options_.communicator->size();
   }
+  // Every micro-batch of the job has an int64 index (source_index); a run
+  // that cannot count them would wrap (2^62 leaves room for a resume's base).
+  int64_t per_step = 0, total = 0;
+  if (__builtin_mul_overflow(t->options_.grad_accum, int64_t{t->world_}, &per_step) ||
+      __builtin_mul_overflow(std::max<int64_t>(t->options_.steps, 1), per_step, &total) || total > (int64_t{1} << 62))
+    return invalid_argument("{} steps of {} micro-batches on {} rank(s) are more micro-batches than a run can count "
+                            "(2^62)",
+                            t->options_.steps, t->options_.grad_accum, t->world_);
   RETURN_IF_ERROR(t->make_store());
   RETURN_IF_ERROR(t->make_executor(std::move(step)));
   RETURN_IF_ERROR(t->make_optimizer());
@@ -571,8 +579,17 @@ Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, s
   if (skipped < 0 || skipped > c.step)
     return invalid_argument("the checkpoint says {} of its {} steps were skipped", skipped, c.step);
   if (scaler_) {
-    scaler_->restore(counters.at("scaler/scale").data<float>()[0],
-                     counters.at("scaler/growth_tracker").data<int64_t>()[0]);
+    // GradScaler's state as it can be: a finite positive scale (NaN skipped
+    // every step and was written on), a count of clean steps below the interval.
+    const float scale = counters.at("scaler/scale").data<float>()[0];
+    const int64_t tracker = counters.at("scaler/growth_tracker").data<int64_t>()[0];
+    if (!std::isfinite(scale) || scale <= 0)
+      return invalid_argument("the checkpoint's loss scale is {}: a loss scale is a finite number above 0", scale);
+    if (tracker < 0 || tracker >= std::max<int64_t>(options_.loss_scale.growth_interval, 1))
+      return invalid_argument("the checkpoint's loss scale growth tracker is {}: it counts clean steps from 0 to "
+                              "growth_interval {} - 1",
+                              tracker, options_.loss_scale.growth_interval);
+    scaler_->restore(scale, tracker);
   }
   // The data position against what the run can reach from it: each step
   // reads at least one micro-batch, and the rest of the run must not carry

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -28,9 +30,9 @@ Result<int64_t> steps_for_epochs(int64_t epochs, int64_t per_epoch, int64_t grad
   // A step takes grad_accum micro-batches on every rank, ranks * grad_accum of
   // the one sequence the ranks share, so N ranks step as often as one process
   // with N * grad_accum.
-  const int64_t per_step = grad_accum * ranks;
-  int64_t micro_batches = 0;
-  if (__builtin_mul_overflow(epochs, per_epoch, &micro_batches) ||
+  int64_t per_step = 0, micro_batches = 0;
+  if (__builtin_mul_overflow(grad_accum, ranks, &per_step) ||
+      __builtin_mul_overflow(epochs, per_epoch, &micro_batches) ||
       __builtin_add_overflow(micro_batches, per_step - 1, &micro_batches))
     return invalid_argument("--epochs {} of {} micro-batches each is more steps than a run can count", epochs,
                             per_epoch);
@@ -68,7 +70,17 @@ Result<std::string> resume(Trainer& trainer, const std::string& dir,
     Status st = trainer.restore(*c, fingerprint);
     if (!st.ok()) return st.with_context(path);
     spdlog::info("resumed from {} (step {})", path, c->step);
-    return fmt::format("{} (step {}, micro-batch {})", fs::path(path).filename().string(), c->step, c->micro_batch);
+    // Its content too, by the hash in its last 8 bytes (checked when it was
+    // opened): ranks given files of one name, step and position but other
+    // weights would train a mixed state.
+    char hash[8] = {};
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(-8, std::ios::end);
+    in.read(hash, 8);
+    uint64_t h = 0;
+    std::memcpy(&h, hash, 8);
+    return fmt::format("{} (step {}, micro-batch {}, hash {:016x})", fs::path(path).filename().string(), c->step,
+                       c->micro_batch, in ? h : uint64_t{0});
   }
   // Checkpoints that are all damaged are no fresh start: training over them from step 0 would hide the loss.
   if (!all.empty())

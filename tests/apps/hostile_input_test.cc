@@ -433,4 +433,21 @@ TEST_CASE("hostile.cost_bombs_and_extreme_sizes_are_refused_by_name") {
           "overflows its size");
 }
 
+// Issue 52 (a further round): steps x micro-batches x ranks past what the
+// job's int64 micro-batch index counts is refused before training (it
+// wrapped, and the one step never ended, so a stop signal never came due).
+TEST_CASE("hostile.more_micro_batches_than_a_run_counts_are_refused") {
+  Dir d("ort_train_hostile_micro_batches");
+  const std::string mlp = source_dir() + "/tests/models/mlp";
+  const std::string base = "train --log-level warn --model " + mlp + "/model.onnx --config " + mlp +
+                           "/training.yaml --data " + mlp + "/train_batches --device cpu --optimizer sgd --lr 0.01 ";
+  for (const char* flags : {"--steps 3 --grad-accum 4611686018427387904", "--steps 4611686018427387904 --grad-accum 2"}) {
+    INFO(flags);
+    CliOutcome o = run_cli(base + flags, d.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code != 0);
+    CHECK(o.stderr_text.find("more micro-batches than a run can count") != std::string::npos);
+  }
+}
+
 }  // namespace ort_train::testing

@@ -80,4 +80,26 @@ TEST_CASE("run.an_inf_or_nan_expected_matches_only_itself") {
   }
 }
 
+// Issue 52 (a further round): a --expected folder with nothing to compare,
+// and a tolerance that is inf, NaN or negative, are refused, not passed.
+TEST_CASE("run.an_expected_folder_with_nothing_to_compare_and_bad_tolerances_are_refused") {
+  Dir d("ort_train_run_expected_edges");
+  fs::create_directories(d.p / "empty");
+  fs::create_directories(d.p / "nothing");
+  write_model(d.p / "m.onnx", {1, 2});
+  write_expected(d.p / "want", {5, 2});
+  const std::string run = "--log-level error run --model " + (d / "m.onnx") + " --inputs " + (d / "empty");
+  CliOutcome o = run_cli(run + " --expected " + (d / "nothing"), d.p.string());
+  CHECK(o.exit_code != 0);
+  CHECK(o.stderr_text.find("no expected output there to compare") != std::string::npos);
+  for (const char* tol : {"--atol inf", "--rtol inf", "--atol nan", "--rtol -1"}) {
+    INFO(tol);
+    o = run_cli(run + " --expected " + (d / "want") + " " + tol, d.p.string());
+    CHECK(o.exit_code != 0);
+    CHECK(o.stderr_text.find("a tolerance is a finite number >= 0") != std::string::npos);
+  }
+  // Without --expected, the inputs folder may hold no expected outputs.
+  CHECK(run_cli(run, d.p.string()).exit_code == 0);
+}
+
 }  // namespace ort_train::testing

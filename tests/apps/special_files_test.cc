@@ -171,3 +171,29 @@ TEST_CASE("files.a_fifo_named_as_metrics_with_no_reader_is_an_error_not_a_wait")
   CHECK(o.exit_code == 1);
   CHECK_THAT(o.stderr_text, Catch::Contains("a FIFO no process reads"));
 }
+
+// Issue 52, item 5 (a further round): the tensor files ort_train names in a
+// folder the user gave (--dump-gradients DIR/<initializer>.pb, run --outputs
+// DIR/<output>.pb) replace a link planted there, dangling or not.
+TEST_CASE("files.links_planted_at_tensor_files_ort_train_names_are_replaced") {
+  Dir d("ort_train_planted_tensor_files");
+  fs::create_directories(d.p / "dg");
+  fs::create_directories(d.p / "out");
+  std::ofstream(d / "victim.txt") << "precious\n";
+  fs::create_symlink(d.p / "victim.txt", d.p / "dg" / "fc1.weight.pb");
+  fs::create_symlink(d.p / "not_there.txt", d.p / "dg" / "fc1.bias.pb");
+  fs::create_symlink(d.p / "victim.txt", d.p / "out" / "logits.pb");
+  CliOutcome o = run_shell("timeout 120 " + ort_train_binary() + " " + train_mlp("--dump-gradients " + (d / "dg")),
+                           d.p.string());
+  INFO(o.stderr_text);
+  REQUIRE(o.exit_code == 0);
+  o = run_shell("timeout 120 " + ort_train_binary() + " run --model " + mlp() + "/model.onnx --inputs " + mlp() +
+                    "/test_data_set_0 --outputs " + (d / "out"),
+                d.p.string());
+  INFO(o.stderr_text);
+  REQUIRE(o.exit_code == 0);
+  CHECK(read_all(d / "victim.txt") == "precious\n");
+  CHECK_FALSE(fs::exists(d.p / "not_there.txt"));
+  for (const char* f : {"dg/fc1.weight.pb", "dg/fc1.bias.pb", "out/logits.pb"})
+    CHECK(fs::is_regular_file(fs::symlink_status(d.p / f)));
+}

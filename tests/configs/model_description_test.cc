@@ -109,6 +109,9 @@ TEST_CASE("description.errors_name_the_key") {
            // Found by fuzz_description: std::stoll threw and the process aborted.
            Bad{"inputs: [{name: x, shape: [99999999999999999999]}]", "inputs[0].shape[0]: size 99999999999999999999 is out of range"},
            Bad{"? [a]: 1", "top level: expected a key name"},
+           // Issue 52, a further round: a negative size was a dim named "-10"; an empty range.
+           Bad{"inputs: [{name: x, shape: [batch, -10]}]", "inputs[0].shape[1]: size -10 is negative"},
+           Bad{"inputs: [{name: x, range: [60, 3]}]", "inputs[0].range: [60, 3] is empty"},
            Bad{"loss_scale: {init: 1024}", "loss_scale.init: unknown key"},
            Bad{"loss_scale: {init_scale: -1}", "loss_scale.init_scale: expected a positive number"},
            Bad{"loss_scale: {backoff_factor: 2}", "loss_scale.backoff_factor: expected less than 1"},

@@ -129,10 +129,14 @@ def check_equal(args, folder):
                 if len(a) != len(b) or diff > 1e-6:
                     failures.append(f"{label}: losses/grad norms differ by {diff:.3g} relative")
                 # The exported weights: the same outputs on the model's test input, within 1e-6.
-                inputs = os.path.join(args.model_dir, "test_data_set_0")
+                # The test input alone (its folder's output_0.pb is the untrained model's).
+                inputs = os.path.join(folder, "test_input")
+                if not os.path.isdir(inputs):
+                    os.makedirs(inputs)
+                    shutil.copy(os.path.join(args.model_dir, "test_data_set_0", "x.pb"), inputs)
                 ref = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model",
                                       os.path.join(one_dir, "trained.onnx"), "--inputs", inputs, "--outputs",
-                                      os.path.join(one_dir, "out"), "--expected", os.path.join(one_dir, "none")],
+                                      os.path.join(one_dir, "out")],
                                      capture_output=True, text=True)
                 cmp = subprocess.run([args.ort_train, "--log-level", "warn", "run", "--model",
                                       os.path.join(many_dir, "trained.onnx"), "--inputs", inputs, "--expected",
@@ -560,12 +564,36 @@ def check_mismatch(args, folder):
         os.makedirs(d)
         name = f"ckpt-{step:08d}.ortc"
         shutil.copy(os.path.join(one, name), os.path.join(d, name))
-    return failures + failing_job(
+    failures += failing_job(
         MPIRUN + rank_cmd(1, steps=6) + ["--resume", "--checkpoint-dir", dirs[0], ":"] + rank_cmd(1, steps=6) +
         ["--resume", "--checkpoint-dir", dirs[1]],
         "ranks resuming from different checkpoints left the job hanging",
         "its ranks resumed from different checkpoints",
         ["resumed from: rank 0 has 'ckpt-00000004.ortc (step 4", "rank 1 has 'ckpt-00000002.ortc (step 2"])
+    # The same name, step and data position, other weights (another run's
+    # file): the content is compared too (issue 52, a further round).
+    other = os.path.join(folder, "ck_other")
+    r = subprocess.run(rank_cmd(2, steps=2)[2:] + ["--lr", "0.05", "--checkpoint-dir", other], capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode != 0:
+        return failures + [f"the run making the other checkpoint failed: {r.stderr[-1000:]}"]
+    same_name = [os.path.join(folder, f"ck_same{i}") for i in (0, 1)]
+    for d, source in zip(same_name, (one, other)):
+        os.makedirs(d)
+        shutil.copy(os.path.join(source, "ckpt-00000002.ortc"), os.path.join(d, "ckpt-00000002.ortc"))
+    failures += failing_job(
+        MPIRUN + rank_cmd(1, steps=4) + ["--resume", "--checkpoint-dir", same_name[0], ":"] + rank_cmd(1, steps=4) +
+        ["--resume", "--checkpoint-dir", same_name[1]],
+        "ranks resuming from same-named checkpoints of other weights left the job hanging",
+        "its ranks resumed from checkpoints of one name and other contents",
+        ["resumed from: rank 0 has 'ckpt-00000002.ortc (step 2, micro-batch 4, hash"])
+    # A number that shapes the trajectory but no collective (another seed)
+    # trained apart with exit 0; the optimizer's and the schedule's numbers
+    # are compared the same way.
+    failures += failing_job(MPIRUN + rank_cmd(1) + [":"] + rank_cmd(1) + ["--seed", "7"],
+                            "ranks given other seeds left the job hanging", "only rank 1 was given --seed 7",
+                            ["seed: rank 0 has '0', rank 1 has '7'"])
+    return failures
 
 
 def check_kernel_choices(args, folder):

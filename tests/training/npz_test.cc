@@ -2,6 +2,7 @@
 // deflated; committed as fixtures), our own round trip, and damaged archives.
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "graph/onnx_io.h"
 #include "runtime/device.h"
@@ -65,6 +66,28 @@ TEST_CASE("npz.what_the_arrays_inflate_to_counts_against_max_memory") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().message().find("bomb.npz: its arrays inflate to more than the memory budget of 33554432 bytes set "
                                   "by --max-memory") != std::string::npos);
+}
+
+// Issue 52 (a further round): an archive holding one array name twice is
+// refused (numpy.load keeps the last, a first-wins reader would train on
+// other data than the user checked).
+TEST_CASE("npz.an_array_in_the_file_twice_is_refused") {
+  fs::path p = fs::temp_directory_path() / "ort_train_npz_twice.npz";
+  REQUIRE(write_npz({{"x", random_tensor({2, 3}, 1)}, {"y", random_tensor({2, 3}, 2)}}, p.string()).ok());
+  auto bytes = read_file(p.string());
+  REQUIRE(bytes.ok());
+  std::string zip = *bytes;
+  int renamed = 0;  // "y.npy" -> "x.npy" in the local header and the directory
+  for (size_t at = zip.find("y.npy"); at != std::string::npos; at = zip.find("y.npy", at + 1), ++renamed) zip[at] = 'x';
+  CHECK(renamed == 2);
+  {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << zip;
+  }
+  auto back = read_npz(p.string());
+  REQUIRE_FALSE(back.ok());
+  CHECK_THAT(back.status().message(), Catch::Contains("the array 'x' is in the file twice"));
+  fs::remove(p);
 }
 
 }  // namespace ort_train::testing

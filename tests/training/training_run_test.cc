@@ -4,6 +4,7 @@
 // uninterrupted run ends, bit for bit.
 #include "training/training_run.h"
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -49,8 +50,10 @@ struct Run {
 };
 
 // A fresh model each time; micro-batch i is a function of i, as real data is.
-Run make_run(int64_t steps) {
-  auto tg = build_training_graph(linear_model(), description());
+Run make_run(int64_t steps, DType precision = DType::kFloat) {
+  ModelDescription desc = description();
+  desc.precision = precision;
+  auto tg = build_training_graph(linear_model(), desc);
   REQUIRE(tg.ok());
   BatchSource source{[](int64_t i) -> Result<std::map<std::string, Tensor>> {
                        return std::map<std::string, Tensor>{{"x", random_tensor({4, 3}, 100 + i)},
@@ -79,8 +82,9 @@ std::vector<std::string> lines_of(const std::string& path) {
 }
 
 // A two-step run checkpointed into `dir`: the path of its checkpoint.
-std::string checkpoint_after_two_steps(const std::string& dir, Communicator& comm) {
-  Run first = make_run(2);
+std::string checkpoint_after_two_steps(const std::string& dir, Communicator& comm,
+                                      DType precision = DType::kFloat) {
+  Run first = make_run(2, precision);
   first.settings.checkpoint_dir = dir;
   REQUIRE(run_training(*first.trainer, comm, first.settings).ok());
   return checkpoint_path(dir, 2);
@@ -205,6 +209,53 @@ TEST_CASE("training_run: a NaN in the optimizer state or a weight is refused, ne
   REQUIRE_FALSE(refused.ok());
   CHECK_THAT(refused.message(),
              Catch::Contains("the weight '" + fresh.trainer->parameters().entries()[0].name + "' holds inf or NaN before the export"));
+}
+
+// Issue 52 (a further round): fp16's loss-scaler state in a checkpoint is
+// what GradScaler can hold: a NaN, infinite, zero or negative scale, or a
+// clean-step count outside [0, growth_interval), is refused on resume (a NaN
+// scale skipped every step and was written on).
+TEST_CASE("training_run: a forged loss scaler state is refused on resume") {
+  Dir d("ort_train_training_run_scaler");
+  auto comm = job_communicator();
+  REQUIRE(comm.ok());
+  const std::string path = checkpoint_after_two_steps(d / "ckpt", **comm, DType::kFloat16);
+  const std::string original = d / "original.ortc";  // outside the folder a resume reads
+  std::filesystem::copy_file(path, original);
+  struct Forged {
+    const char* key;
+    double value;
+    const char* message;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  for (const Forged& f : {Forged{"scaler/scale", nan, "loss scale is"}, Forged{"scaler/scale", inf, "loss scale is"},
+                          Forged{"scaler/scale", -65536, "loss scale is"}, Forged{"scaler/scale", 0, "loss scale is"},
+                          Forged{"scaler/growth_tracker", -5, "growth tracker is -5"},
+                          Forged{"scaler/growth_tracker", 9e18, "growth tracker is"}}) {
+    INFO(f.key << " = " << f.value);
+    auto c = read_checkpoint(original);
+    REQUIRE(c.ok());
+    bool found = false;
+    for (auto& [name, t] : c->tensors) {
+      if (name != f.key) continue;
+      found = true;
+      if (t.dtype() == DType::kFloat) t.data<float>()[0] = static_cast<float>(f.value);
+      else t.data<int64_t>()[0] = static_cast<int64_t>(f.value);
+    }
+    REQUIRE(found);
+    REQUIRE(write_checkpoint(*c, path).ok());
+    Run again = make_run(4, DType::kFloat16);
+    auto out = resume_from(d / "ckpt", again, **comm);
+    REQUIRE_FALSE(out.ok());
+    CHECK_THAT(out.status().message(), Catch::Contains(f.message));
+    CHECK(again.trainer->steps_done() == 0);
+  }
+  // The original resumes.
+  std::filesystem::copy_file(original, path, std::filesystem::copy_options::overwrite_existing);
+  Run again = make_run(4, DType::kFloat16);
+  auto out = resume_from(d / "ckpt", again, **comm);
+  INFO(out.status().message());
+  CHECK(out.ok());
 }
 
 TEST_CASE("training_run: epochs become steps over every rank's micro-batches, and too many are refused") {
