@@ -9,8 +9,12 @@
 // through unchanged (PyTorch's `for i in range(n)` exports so). Trip t binds
 // the body's iteration number to the constant t, its loop-carried inputs to
 // trip t-1's outputs and its captures to the node's; its scan outputs are
-// unsqueezed and concatenated. Bodies of more than kMaxUnrolledNodes nodes in
-// all are left as Loops (their gradient is then refused by name).
+// unsqueezed and concatenated. The nodes written out are bounded for the
+// whole graph, not Loop by Loop: once kMaxUnrolledNodes are spent (over every
+// run of the pass in one optimization, so the copies of a nested Loop that the
+// outer one wrote out draw on the same budget), the rest are left as Loops
+// (their gradient is then refused by name). A bound per Loop let two nested
+// 6666-trip Loops write out 44 million nodes.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -118,10 +122,11 @@ class LoopUnrolling : public Pass {
       // refuses it; the bound comes before the product, which a file's trip
       // count could overflow.
       const int64_t body_nodes = body ? std::max<int64_t>(static_cast<int64_t>(body->nodes.size()), 1) : 1;
-      if (!trips || *trips < 1 || *trips > max_loop_trips() || *trips > kMaxUnrolledNodes / body_nodes) {
+      if (!trips || *trips < 1 || *trips > max_loop_trips() || *trips > budget_ / body_nodes) {
         out.push_back(std::move(n));
         continue;
       }
+      budget_ -= *trips * body_nodes;
       unroll(model, n, *body, *trips, namer, out);
       ctx.count(1);
       ctx.note(fmt::format("Loop at {}: {} trips of {} nodes", n.name, *trips, body->nodes.size()));
@@ -132,6 +137,7 @@ class LoopUnrolling : public Pass {
   }
 
  private:
+  int64_t budget_ = kMaxUnrolledNodes;  // nodes this pass may still write out (one instance per optimization)
   static void unroll(Model& model, const Node& loop, const Graph& body, int64_t trips, Namer& namer,
                      std::vector<Node>& out) {
     Graph& g = model.graph;

@@ -474,6 +474,24 @@ TEST_CASE("loop_unrolling writes out a Loop of fixed trips and leaves one longer
     Model m = loop_model(int64_t{1} << 62);
     CHECK_FALSE(unrolled(m));
   }
+  SECTION("the nodes written out are bounded for the whole graph, over every run of the pass") {
+    // 8000 trips of 2 nodes fit the 20000-node budget once, not twice: a
+    // second Loop (or the copies of a nested one, on the next run) stays a Loop.
+    auto pass = PassRegistry::instance().create("loop_unrolling");
+    PassContext ctx;
+    Model first = loop_model(8000), second = loop_model(8000);
+    auto a = pass->apply(first, ctx);
+    REQUIRE(a.ok());
+    CHECK(*a);
+    CHECK(first.graph.nodes.size() >= 16000);
+    auto b = pass->apply(second, ctx);
+    REQUIRE(b.ok());
+    CHECK_FALSE(*b);
+    CHECK(second.graph.nodes.size() == 1);
+    // A fresh optimization has its own budget.
+    Model third = loop_model(8000);
+    CHECK(unrolled(third));
+  }
 }
 
 // Issue 52, item 1: the work of control flow bounded in all, not loop by loop.
