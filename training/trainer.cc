@@ -503,12 +503,16 @@ Status Trainer::sync_to_host() {
   return device_->synchronize();
 }
 
-Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, std::string>& fingerprint) {
-  // Keys either side: a part one side lacks has its default ("precision" is
-  // fp32 where it is not written), so checkpoints from before a key existed load.
+namespace {
+
+// The checkpoint's fingerprint against this run's, key by key. Keys either
+// side: a part one side lacks has its default ("precision" is fp32 where it
+// is not written), so checkpoints from before a key existed load.
+Status check_fingerprint(const std::map<std::string, std::string>& have_parts,
+                         const std::map<std::string, std::string>& want_parts) {
   std::set<std::string> keys;
-  for (const auto& [key, value] : fingerprint) keys.insert(key);
-  for (const auto& [key, value] : c.fingerprint) keys.insert(key);
+  for (const auto& [key, value] : want_parts) keys.insert(key);
+  for (const auto& [key, value] : have_parts) keys.insert(key);
   keys.erase("precision");
   auto part = [](const std::map<std::string, std::string>& f, const std::string& key) -> std::string {
     auto it = f.find(key);
@@ -517,11 +521,18 @@ Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, s
   std::vector<std::string> order{"precision"};  // first: another precision also changes the model's hash
   order.insert(order.end(), keys.begin(), keys.end());
   for (const std::string& key : order) {
-    std::string have = part(c.fingerprint, key), want = part(fingerprint, key);
+    std::string have = part(have_parts, key), want = part(want_parts, key);
     if (have != want)
       return invalid_argument("the checkpoint does not match this run: {} is '{}' in the checkpoint, '{}' here", key,
                               have, want);
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Trainer::restore(const CheckpointReader& c, const std::map<std::string, std::string>& fingerprint) {
+  RETURN_IF_ERROR(check_fingerprint(c.fingerprint, fingerprint));
   int64_t skipped = 0;
   std::map<std::string, Tensor> targets;
   for (const std::string& w : tg_.gradients.trainable) {
