@@ -1,5 +1,6 @@
 #include "runtime/control_flow_kernels.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -17,6 +18,11 @@ struct ControlFlowWork {
   int depth = 0;
   int64_t trips = 0;
   int64_t elements = 0;  // carried into the next trip, summed over the trips
+  // How many times the running body is certain to run yet: the product of
+  // the trips left to each enclosing Loop whose trip count is fixed (this
+  // trip included), so a fixed Loop inside a fixed Loop is refused before its
+  // first trip when the product passes the bound, not after 2^24 trips.
+  int64_t certain = 1;
 };
 thread_local ControlFlowWork g_work;
 
@@ -44,6 +50,39 @@ Status count_trip(const Node& node, const std::vector<Tensor>& carried) {
                             node.describe(), max_loop_elements());
   return Status::Ok();
 }
+
+// Whether a Loop's trips are fixed at its start: no condition, or one that
+// is true and that the body passes on unchanged (PyTorch's `for i in
+// range(n)` exports so), so it makes all M trips.
+bool trips_fixed(const Node& loop, bool has_cond, bool cond) {
+  if (!has_cond) return true;
+  std::shared_ptr<const Graph> body = subgraph(loop, "body");
+  if (!cond || !body || body->inputs.size() < 2 || body->outputs.empty()) return false;
+  std::string v = body->outputs[0].name;
+  for (size_t hops = 0; hops <= body->nodes.size(); ++hops) {
+    if (v == body->inputs[1].name) return true;
+    auto it = std::find_if(body->nodes.begin(), body->nodes.end(), [&](const Node& n) {
+      return std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end();
+    });
+    if (it == body->nodes.end() || it->op_type != "Identity" || !it->domain.empty() || it->inputs.size() != 1)
+      return false;
+    v = it->inputs[0];
+  }
+  return false;
+}
+
+// Restores the enclosing count of certain runs when a Loop ends.
+class CertainRuns {
+ public:
+  CertainRuns() : outer_(g_work.certain) {}
+  ~CertainRuns() { g_work.certain = outer_; }
+  CertainRuns(const CertainRuns&) = delete;
+  CertainRuns& operator=(const CertainRuns&) = delete;
+  int64_t outer() const { return outer_; }
+
+ private:
+  int64_t outer_;
+};
 
 class SubgraphExecutors {
  public:
@@ -233,6 +272,8 @@ Result<Tensor> zeros_like(KernelContext& ctx, const DevicePtr& device, const Ten
 
 Status run_if(KernelContext& ctx, const DevicePtr& device) {
   ASSIGN_OR_RETURN(bool cond, read_flag(ctx, device, ctx.input(0), 0, "the condition"));
+  CertainRuns certain;
+  g_work.certain = 1;  // a branch taken now may not be taken in the next trip
   std::vector<const Tensor*> captures;
   for (size_t i = 1; i < ctx.num_inputs(); ++i) captures.push_back(&ctx.input(i));
   ASSIGN_OR_RETURN(auto out, SubgraphExecutors::instance().run(ctx.node(), cond ? "then_branch" : "else_branch",
@@ -263,6 +304,20 @@ Status run_loop(KernelContext& ctx, const DevicePtr& device) {
   }
   bool cond = true;
   if (has_cond) { ASSIGN_OR_RETURN(cond, read_flag(ctx, device, ctx.input(1), 1, "the condition")); }
+  // A fixed trip count is checked against the bound before the first trip,
+  // times the trips the enclosing fixed Loops still certainly make.
+  CertainRuns certain;
+  const bool fixed = has_m && m > 0 && trips_fixed(node, has_cond, cond);
+  if (fixed) {
+    int64_t all = 0;
+    if (__builtin_mul_overflow(m, certain.outer(), &all) || all > max_loop_trips() - g_work.trips)
+      return invalid_argument("{}: {} trips of a fixed count (its condition stays true){} are more than the {} trips "
+                              "a run's control flow may make in all",
+                              node.describe(), m,
+                              certain.outer() > 1 ? fmt::format(", each of {} times it certainly runs,", certain.outer())
+                                                  : std::string(),
+                              max_loop_trips());
+  }
   std::vector<Tensor> carried;
   for (size_t i = 0; i < n; ++i) carried.push_back(ctx.input(2 + i));
   const size_t k_out = ctx.num_outputs() - n;
@@ -271,6 +326,8 @@ Status run_loop(KernelContext& ctx, const DevicePtr& device) {
   for (; trip < m && cond; ++trip) {
     if (trip >= limit)
       return invalid_argument("{}: ran {} trips, the most a Loop may, without stopping", node.describe(), trip);
+    // Inside a body whose Loop is not fixed, nothing is certain to run again.
+    g_work.certain = fixed ? certain.outer() * (m - trip) : 1;  // no overflow: checked above
     // Fresh per trip: a GPU executor may still be copying the last trip's.
     Tensor iter = Tensor::host(DType::kInt64, {}), cond_in = Tensor::host(DType::kBool, {});
     iter.data<int64_t>()[0] = trip;
@@ -485,6 +542,8 @@ Status loop_kernel(KernelContext& ctx) {
 
 Status scan_kernel(KernelContext& ctx) {
   WorkScope scope;
+  CertainRuns certain;
+  g_work.certain = 1;  // counted step by step (not multiplied into nested Loops' checks)
   ASSIGN_OR_RETURN(DevicePtr device, device_of(ctx));
   return run_scan(ctx, device);
 }

@@ -468,7 +468,9 @@ TEST_CASE("loop_unrolling writes out a Loop of fixed trips and leaves one longer
     auto out = (*ex)->run({{"x", x}});
     max_loop_trips() = saved;
     REQUIRE_FALSE(out.ok());
-    CHECK_THAT(out.status().message(), Catch::Contains("loop") && Catch::Contains("ran 8 trips, the most a Loop may"));
+    // Its count is fixed (no condition): refused before its first trip.
+    CHECK_THAT(out.status().message(), Catch::Contains("loop") && Catch::Contains("9 trips of a fixed count") &&
+                                           Catch::Contains("more than the 8 trips"));
   }
   SECTION("a trip count whose product with the body's size overflows int64: left alone, no overflow") {
     Model m = loop_model(int64_t{1} << 62);
@@ -534,10 +536,51 @@ TEST_CASE("Nested Loops are bounded by their trips in all, and a carried value t
     auto fits = (*ex)->run({{"x", make<float>({2}, {1, 10})}});
     max_loop_trips() = saved;
     REQUIRE_FALSE(out.ok());
-    CHECK_THAT(out.status().message(), Catch::Contains("more than 30 trips in all"));
+    // Both trip counts are fixed: refused as the inner Loop starts (6 trips,
+    // each of the 6 outer trips left), before 2^24 trivial trips ran (84 s).
+    CHECK_THAT(out.status().message(), Catch::Contains("inner_loop") && Catch::Contains("6 trips of a fixed count") &&
+                                           Catch::Contains("each of 6 times it certainly runs") &&
+                                           Catch::Contains("more than the 30 trips"));
     INFO(fits.status().message());
     REQUIRE(fits.ok());
     require_close(fits->at("y"), make<float>({2}, {37, 370}));  // x + 36 x
+  }
+  SECTION("a Loop of a fixed count past the bound is refused before its first trip; one that may stop early is not") {
+    // PyTorch's `for` export: M, a constant true condition the body passes on.
+    auto loop = [&](bool passes_condition_on) {
+      onnx::GraphProto body = accumulating_body(), g;
+      if (passes_condition_on) {
+        node(body, "Identity", {"cond_in"}, {"cond_out"});
+      } else {
+        node(body, "Not", {"cond_in"}, {"not_cond"});
+        node(body, "Not", {"not_cond"}, {"cond_out"});  // stays true, but the kernel cannot know
+      }
+      value(body.mutable_output(), "cond_out", B, {});
+      value(body.mutable_output(), "acc_next", F, {2});
+      value(g.mutable_input(), "x", F, {2});
+      int64_init(g, "M", 50);
+      auto* t = g.add_initializer();
+      t->set_name("go");
+      t->set_data_type(B);
+      t->add_int32_data(1);
+      graph_attr(node(g, "Loop", {"M", "go", "x"}, {"y"}, "for_loop"), "body", body);
+      value(g.mutable_output(), "y", F, {2});
+      return load(model_of(g));
+    };
+    const int64_t saved = max_loop_trips();
+    max_loop_trips() = 20;
+    auto fixed = Executor::create(loop(true));
+    REQUIRE(fixed.ok());
+    auto refused = (*fixed)->run({{"x", make<float>({2}, {1, 10})}});
+    auto open = Executor::create(loop(false));
+    REQUIRE(open.ok());
+    auto stopped = (*open)->run({{"x", make<float>({2}, {1, 10})}});
+    max_loop_trips() = saved;
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.status().message(), Catch::Contains("50 trips of a fixed count (its condition stays true) are "
+                                                           "more than the 20 trips"));
+    REQUIRE_FALSE(stopped.ok());  // counted trip by trip instead
+    CHECK_THAT(stopped.status().message(), Catch::Contains("ran 20 trips, the most a Loop may"));
   }
   SECTION("a Loop whose carried value grows by a Concat each trip: refused by the elements carried") {
     onnx::GraphProto body, g;
