@@ -6,6 +6,7 @@
 #include <random>
 
 #include "graph/onnx_io.h"
+#include "training/whole_number.h"
 
 namespace ort_train {
 namespace fs = std::filesystem;
@@ -58,13 +59,10 @@ Result<std::map<std::string, Tensor>> synthetic_batch(const std::vector<TensorDe
     double lo = d.range ? d.range->first : 0.0, hi = d.range ? d.range->second : 2.0;
     // An integer input's range: whole numbers its dtype holds, [lo, hi) not
     // empty (a cast of 1e300 to int64 is undefined behaviour).
-    if (dtype_is_integer(d.dtype)) {
-      const double min = d.dtype == DType::kInt32 ? -2147483648.0 : -9223372036854775808.0;
-      const double max = d.dtype == DType::kInt32 ? 2147483648.0 : 9223372036854774784.0;  // int64: the last double below 2^63
-      if (lo != std::floor(lo) || hi != std::floor(hi) || lo < min || hi > max || !(lo < hi))
-        return invalid_argument("synthetic data: the range [{:g}, {:g}) of '{}' is not whole numbers that its {} holds",
-                                lo, hi, d.name, dtype_name(d.dtype));
-    }
+    if (dtype_is_integer(d.dtype) &&
+        !(lo < hi && holds_whole_number(d.dtype, lo) && holds_whole_number(d.dtype, hi - 1) && hi == std::floor(hi)))
+      return invalid_argument("synthetic data: the range [{:g}, {:g}) of '{}' is not whole numbers that its {} holds",
+                              lo, hi, d.name, dtype_name(d.dtype));
     bool ok = true;
     switch (d.dtype) {
       case DType::kFloat: {

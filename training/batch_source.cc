@@ -12,6 +12,7 @@
 #include "training/row_dataset.h"
 #include "training/row_order.h"
 #include "training/synthetic_dims.h"
+#include "training/whole_number.h"
 
 namespace ort_train {
 
@@ -69,10 +70,7 @@ Result<TokenWindows> token_windows(const TrainingGraph& tg, const ModelDescripti
   // 1e300 to int64 is undefined behaviour).
   for (const auto& [name, f] : w.fill) {
     const auto& [dtype, value] = f;
-    if (!dtype_is_integer(dtype)) continue;
-    const double lo = dtype == DType::kInt32 ? -2147483648.0 : -9223372036854775808.0;
-    const double hi = dtype == DType::kInt32 ? 2147483647.0 : 9223372036854774784.0;  // the last double below 2^63
-    if (value != std::floor(value) || value < lo || value > hi)
+    if (dtype_is_integer(dtype) && !holds_whole_number(dtype, value))
       return invalid_argument("data.tokens.fill.{}: {:g} is not a whole number that the input's {} holds", name, value,
                               dtype_name(dtype));
   }
