@@ -84,6 +84,8 @@ struct TrainArgs {
   std::string tensorboard;   // --tensorboard DIR: event files with the metrics and the flags
   std::string command_line;  // the whole command line, as typed (the flags TensorBoard shows)
   std::string export_path;
+  std::string export_adapters;  // --export-adapters FILE.safetensors: with lora:, the adapters in PEFT's layout
+  std::string adapters;         // --adapters FILE.safetensors: with lora:, start from these adapters
   int log_every = 0;      // 0: about ten lines per run
   int64_t eval_every = 0;  // held-out evaluation every N steps; 0: only at the end
   std::string checkpoint_dir;

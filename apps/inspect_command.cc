@@ -57,14 +57,17 @@ void print_parameters(const TrainingGraph& tg) {
               tg.selection.frozen.size(), static_cast<long long>(count_elements(tg.model, tg.selection.frozen)));
   for (const std::string& line : tg.unfolded) std::printf("  export fold undone: %s\n", line.c_str());
   for (const std::string& line : describe_choices(tg.selection, SIZE_MAX)) std::printf("  %s\n", line.c_str());
+  for (const std::string& line : describe_adapters(tg)) std::printf("%s\n", line.c_str());
   if (!tg.inference_batch_norms.empty())
     std::printf("warning: %s\n", inference_batch_norm_warning(tg.inference_batch_norms).c_str());
   for (const auto& w : gg.unreached) std::printf("  no gradient (no differentiable path to the loss): %s\n", w.c_str());
 }
 
 void print_pass_reports(const TrainingGraph& tg) {
-  for (const auto& [when, r] : {std::pair<const char*, const PassReport*>{"before the loss", &tg.passes_before_loss},
+  for (const auto& [when, r] : {std::pair<const char*, const PassReport*>{"adding LoRA's adapters", &tg.passes_adapters},
+                                 std::pair<const char*, const PassReport*>{"before the loss", &tg.passes_before_loss},
                                  std::pair<const char*, const PassReport*>{"after the backward", &tg.passes_after_backward}}) {
+    if (r == &tg.passes_adapters && tg.lora.adapters.empty()) continue;
     std::printf("graph passes %s: %lld round(s)%s\n", when, static_cast<long long>(r->rounds),
                 r->passes.empty() ? ", none run" : "");
     for (const auto& [name, st] : r->passes) {

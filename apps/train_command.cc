@@ -26,6 +26,7 @@
 #include "training/data_files.h"
 #include "training/finite_state.h"
 #include "training/kernel_choice_agreement.h"
+#include "training/lora_files.h"
 #include "training/rank_agreement.h"
 #include "training/recompute.h"
 #include "training/step_metrics.h"
@@ -65,6 +66,9 @@ void add_output_options(CLI::App* train, TrainArgs& args) {
                     "write TensorBoard event files into this folder: loss, lr, grad norm, throughput, held-out loss "
                     "and perplexity per step, and the command line as text");
   train->add_option("--export", args.export_path, "after training, write the forward model with trained weights");
+  train->add_option("--export-adapters", args.export_adapters,
+                    "with the description's lora:, after training write the adapters as safetensors in PEFT's layout "
+                    "(base_model.model.<module>.lora_A.weight ...), with adapter_config.json in the same folder");
   train->add_option("--log-every", args.log_every, "log every N steps (default: about ten lines)")
       ->check(whole_number_at_least(0));
   train->add_option("--checkpoint-dir", args.checkpoint_dir, "write checkpoints into this folder");
@@ -137,6 +141,9 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--data", args.data,
                     "training data: an .npz file, a folder of .npz shards or batch folders, a glob, a list file "
                     "(one path per line), a token file (.bin), or 'synthetic'");
+  train->add_option("--adapters", args.adapters,
+                    "with the description's lora:, start from these adapters (safetensors in PEFT's layout, as "
+                    "--export-adapters and PEFT's save_pretrained write them) instead of a fresh init");
   train->add_option("--eval-data", args.eval_data, "held-out data (batch directory or .npz) evaluated after training");
   train->add_option("--eval-every", args.eval_every, "also evaluate the held-out data every N steps (0: only at the end)")
       ->check(whole_number_at_least(0));
@@ -253,6 +260,7 @@ Result<Prepared> prepare(const TrainArgs& args, bool lead) {
   if (args.steps) desc.steps = *args.steps;
   if (args.grad_accum) desc.grad_accum = *args.grad_accum;
   if (args.epochs) desc.epochs = *args.epochs;
+  if (args.seed) desc.seed = *args.seed;  // before the graph: LoRA's A is drawn from it
   spdlog::info("model {}{}", p.setup.model_path, desc.path.empty() ? "" : ", description " + desc.path);
   p.forward = p.setup.forward;
   DeviceSettings settings;
@@ -340,7 +348,7 @@ void log_start(const TrainArgs& args, const Prepared& p, const TrainerOptions& o
                  desc.loss_scale.init_scale, desc.loss_scale.growth_factor, desc.loss_scale.growth_interval,
                  desc.loss_scale.backoff_factor);
   // Said before the first step, not found out after the last.
-  if (comm.rank() == 0 && args.export_path.empty() && args.checkpoint_dir.empty())
+  if (comm.rank() == 0 && args.export_path.empty() && args.checkpoint_dir.empty() && args.export_adapters.empty())
     spdlog::warn("this run keeps nothing: without --export OUT.onnx (the trained model) or --checkpoint-dir DIR "
                  "(checkpoints to resume from) the trained weights are lost when it ends");
   spdlog::info("training: device {}, {} rank{} ({}), {} parameters, optimizer {} (lr {:g}{}), {} steps x {} "
@@ -449,9 +457,36 @@ Status load_kernel_choices(const TrainArgs& args, const Device& device) {
   return in.empty() ? Status::Ok() : KernelChoices::instance().load(in, device.description());
 }
 
+// With the description's lora: what trains, by name, sharing the graph's
+// storage (so the trained values are there after the run), and --adapters
+// read into it. Without lora:, --adapters and --export-adapters are errors.
+Result<LoraTensors> lora_tensors(const TrainArgs& args, const Prepared& p, const LoraPlan& plan) {
+  LoraTensors lora;
+  if (plan.adapters.empty()) {
+    if (!args.adapters.empty() || !args.export_adapters.empty())
+      return invalid_argument("--{} needs the description's lora: (lora: {{targets: [...], rank: 8}})",
+                              args.adapters.empty() ? "export-adapters" : "adapters");
+    return lora;
+  }
+  lora.plan = &plan;
+  const Graph& g = p.graph.tg.model.graph;
+  std::set<std::string> adapters;
+  for (const LoraAdapter& ad : plan.adapters) adapters.insert({ad.a, ad.b});
+  for (const std::string& name : p.graph.tg.selection.trainable) {
+    lora.values[name] = g.initializers.at(name);
+    if (!adapters.count(name)) lora.train_also.push_back(name);
+  }
+  if (!args.adapters.empty()) {
+    RETURN_IF_ERROR(read_peft_adapters(args.adapters, lora));
+    spdlog::info("adapters from {}: {} adapters{}", args.adapters, plan.adapters.size(),
+                 lora.train_also.empty() ? "" : " (and the train_also tensors the file holds)");
+  }
+  return lora;
+}
+
 // After the run: the metrics drawn, the trained model written (rank 0).
-Status finish(const TrainArgs& args, const RunOutcome& out, Trainer& trainer, const Model& forward, bool lead,
-              int& exit_code) {
+Status finish(const TrainArgs& args, const RunOutcome& out, Trainer& trainer, const Model& forward,
+              const LoraTensors& lora, bool lead, int& exit_code) {
   if (out.stopped_by != 0) {
     exit_code = out.resumable ? kExitStoppedResumable : 128 + out.stopped_by;
     return Status::Ok();
@@ -464,8 +499,23 @@ Status finish(const TrainArgs& args, const RunOutcome& out, Trainer& trainer, co
   if (!args.export_path.empty() && lead) {
     RETURN_IF_ERROR(check_finite_state(trainer, "after the last step, before the export"));
     RETURN_IF_ERROR(trainer.sync_to_host());
-    RETURN_IF_ERROR(save_model(forward, args.export_path));  // its folder was made by check_can_write
-    spdlog::info("wrote the trained model to {}", args.export_path);
+    if (lora.plan) {
+      Model merged = forward;  // the merged weights are new tensors of this copy
+      RETURN_IF_ERROR(merge_adapters(merged, lora));
+      RETURN_IF_ERROR(save_model(merged, args.export_path));  // its folder was made by check_can_write
+      spdlog::info("wrote the trained model, its {} adapters merged into their weights, to {}",
+                   lora.plan->adapters.size(), args.export_path);
+    } else {
+      RETURN_IF_ERROR(save_model(forward, args.export_path));
+      spdlog::info("wrote the trained model to {}", args.export_path);
+    }
+  }
+  if (!args.export_adapters.empty() && lead) {
+    RETURN_IF_ERROR(check_finite_state(trainer, "after the last step, before the adapters' export"));
+    RETURN_IF_ERROR(trainer.sync_to_host());
+    RETURN_IF_ERROR(write_peft_adapters(args.export_adapters, lora));
+    spdlog::info("wrote the {} adapters (PEFT's layout) to {}, and adapter_config.json beside them",
+                 lora.plan->adapters.size(), args.export_adapters);
   }
   return out.last_evaluation;
 }
@@ -483,6 +533,7 @@ Status train_command(const TrainArgs& args, int& exit_code) {
   // --export is written after the last step: a place it cannot be written
   // stops the run now, not after the training.
   if (!args.export_path.empty() && lead) RETURN_IF_ERROR(check_can_write(args.export_path));
+  if (!args.export_adapters.empty() && lead) RETURN_IF_ERROR(check_can_write(args.export_adapters));
   ASSIGN_OR_RETURN(Prepared p, prepare(args, lead));
   if (!p.source) return Status::Ok();  // the graph built, nothing to run it on
   RETURN_IF_ERROR(check_memory(p.graph));
@@ -497,6 +548,8 @@ Status train_command(const TrainArgs& args, int& exit_code) {
     }
     log_start(args, p, options, *comm);
   }
+  const LoraPlan lora_plan = p.graph.tg.lora;  // the tensors below stay the graph's: trained in place
+  ASSIGN_OR_RETURN(LoraTensors lora, lora_tensors(args, p, lora_plan));
   auto fingerprint = training_fingerprint(p.graph.tg, options);
   RETURN_IF_ERROR(agree(args, p, options, fingerprint, *comm));
   ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::move(p.graph.tg), std::move(p.graph.step), options, *p.source));
@@ -520,7 +573,7 @@ Status train_command(const TrainArgs& args, int& exit_code) {
   }
   RETURN_IF_ERROR(log_memory(args, *trainer, *comm));
   ASSIGN_OR_RETURN(RunOutcome out, run_training(*trainer, *comm, run_settings(args, p, fingerprint)));
-  return finish(args, out, *trainer, p.forward, lead, exit_code);
+  return finish(args, out, *trainer, p.forward, lora, lead, exit_code);
 }
 
 }  // namespace ort_train::app

@@ -164,6 +164,11 @@ void log_training_graph(const TrainingGraph& tg) {
                count_elements(tg.model, tg.selection.frozen));
   for (const std::string& line : tg.unfolded) spdlog::info("  export fold undone: {}", line);
   for (const std::string& line : describe_choices(tg.selection)) spdlog::info("  {}", line);
+  const std::vector<std::string> adapters = describe_adapters(tg);
+  for (size_t i = 0; i < adapters.size(); ++i) {
+    if (i == 0) spdlog::info("{}", adapters[i]);
+    else spdlog::debug("{}", adapters[i]);
+  }
   if (tg.autocast.nodes > 0)
     spdlog::info("autocast: {} forward GEMMs in {} ({} casts added; their gradients follow){}", tg.autocast.nodes,
                  dtype_name(tg.autocast.low), tg.autocast.casts,

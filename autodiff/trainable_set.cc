@@ -149,6 +149,7 @@ Result<TrainableSet> choose_trainable(const Model& model, const TrainableConfig&
   }
 
   std::vector<bool> included(config.include.size(), false), excluded(config.exclude.size(), false);
+  std::vector<bool> only_used(config.only ? config.only->size() : 0, false);
   std::vector<InitializerChoice> undecided;
   for (const std::string& name : g.initializer_order) {
     const Tensor& t = g.initializers.at(name);
@@ -174,6 +175,17 @@ Result<TrainableSet> choose_trainable(const Model& model, const TrainableConfig&
         c = {name, false, "trainable.exclude", c.reason == "undecided" ? "" : c.source};
         notable = true;
       }
+    if (config.only) {
+      bool listed = false;
+      for (size_t i = 0; i < config.only->size(); ++i)
+        if (glob_match((*config.only)[i], name)) listed = only_used[i] = true;
+      // A parameter (or one the file cannot decide) is frozen for lora:; a
+      // mask or a buffer keeps its own reason.
+      if (!listed && (c.trains || c.reason == "undecided")) {
+        c = {name, false, std::string(kFrozenByLora), c.reason == "undecided" ? "" : c.source};
+        notable = true;
+      }
+    }
     if (c.reason == "undecided") {
       undecided.push_back(c);
       continue;
@@ -193,6 +205,10 @@ Result<TrainableSet> choose_trainable(const Model& model, const TrainableConfig&
         "trainable: {{include: [...]}} to train it as a tensor of its own",
         undecided.size(), list);
   }
+  for (size_t i = 0; i < only_used.size(); ++i)
+    if (!only_used[i])
+      return invalid_argument("lora.train_also '{}' matches no floating-point initializer of the model",
+                              (*config.only)[i]);
   for (size_t i = 0; i < config.include.size(); ++i)
     if (!included[i]) set.unused_globs.push_back(config.include[i]);
   for (size_t i = 0; i < config.exclude.size(); ++i)

@@ -21,7 +21,8 @@
 // A file without the exporter's metadata (TorchScript exports, other
 // producers) trains every floating-point initializer that is not a mask.
 // The description's trainable.include / trainable.exclude globs settle any
-// of these (exclude wins).
+// of these (exclude wins). With lora:, only what lora.train_also names may
+// train (beside the adapters): every other parameter is frozen.
 #pragma once
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct TrainableSet {
   std::vector<std::string> unused_globs;  // include/exclude globs that matched nothing
   bool graph_signature = false;           // the file carries the dynamo exporter's metadata
 };
+
+// The reason lora: gives for a parameter it freezes (InitializerChoice::reason).
+inline constexpr const char* kFrozenByLora = "lora: freezes it (not in lora.train_also)";
 
 // Undoes the exporter's folds that the values prove are a transpose or a
 // copy of a parameter still in the file (a tied output embedding): the

@@ -18,6 +18,26 @@ bool is_float(DType t) {
 
 }  // namespace
 
+std::vector<std::string> describe_adapters(const TrainingGraph& tg) {
+  std::vector<std::string> lines;
+  const LoraPlan& plan = tg.lora;
+  if (plan.adapters.empty()) return lines;
+  const auto& inits = tg.model.graph.initializers;
+  int64_t adapter_elements = 0, trains = 0;
+  for (const LoraAdapter& ad : plan.adapters) adapter_elements += inits.at(ad.a).numel() + inits.at(ad.b).numel();
+  for (const std::string& name : tg.selection.trainable) trains += inits.at(name).numel();
+  const int64_t all = tg.lora_base_parameters + adapter_elements;
+  lines.push_back(fmt::format("LoRA: {} adapters, rank {}, alpha {:g} (scale {:g}), dropout {:g}; trainable params: {} "
+                              "|| all params: {} || trainable%: {:.4f}",
+                              plan.adapters.size(), plan.settings.rank, plan.settings.alpha, plan.settings.scale(),
+                              plan.settings.dropout, trains, all, all > 0 ? 100.0 * trains / all : 0.0));
+  for (const LoraAdapter& ad : plan.adapters)
+    lines.push_back(fmt::format("  {} {}, {} {}{}", ad.a, dims_to_string(inits.at(ad.a).dims()), ad.b,
+                                dims_to_string(inits.at(ad.b).dims()),
+                                ad.weight == ad.module + ".weight" ? "" : " (on " + ad.weight + ")"));
+  return lines;
+}
+
 std::vector<std::string> inference_batch_norms(const Model& model) {
   std::vector<std::string> names;
   const bool attribute = model.opset("") >= 14;  // training_mode exists from opset 14
@@ -63,6 +83,33 @@ Result<std::map<std::string, int64_t>> padding_rows(const Model& model, const Mo
     rows[name] = idx < 0 ? idx + n_rows : idx;
   }
   return rows;
+}
+
+// The description's lora: the adapter phase of the pass manager adds A and B
+// beside each targeted weight (graph/passes/lora_adapters.h); they train,
+// and the frozen set was already settled by lora.train_also.
+Status add_adapters(TrainingGraph& tg, const LoraConfig& lora, int64_t seed, const PassManagerOptions& passes) {
+  tg.lora.settings = {lora.targets, lora.rank, lora.alpha, lora.dropout, static_cast<uint64_t>(seed), {}};
+  for (const InitializerChoice& c : tg.selection.notable)
+    if (!c.source.empty() && c.source.find(',') == std::string::npos) tg.lora.settings.parameter_names[c.name] = c.source;
+  for (const InitializerChoice& c : tg.selection.notable)
+    if (c.reason == kFrozenByLora) tg.lora_base_parameters += tg.model.graph.initializers.at(c.name).numel();
+  for (const std::string& name : tg.selection.trainable)
+    tg.lora_base_parameters += tg.model.graph.initializers.at(name).numel();
+  PassManagerOptions adapter = passes;
+  adapter.phase = kAdapterPhase;
+  adapter.max_rounds = 1;
+  adapter.lora = &tg.lora;
+  const std::set<std::string> pinned(tg.selection.trainable.begin(), tg.selection.trainable.end());
+  ASSIGN_OR_RETURN(tg.passes_adapters, run_passes(tg.model, pinned, adapter));
+  if (tg.lora.adapters.empty())
+    return invalid_argument("lora: the lora_adapters pass is disabled (--disable-pass), so no adapter was added");
+  for (const LoraAdapter& ad : tg.lora.adapters)
+    for (const std::string& name : {ad.a, ad.b}) {
+      tg.selection.trainable.push_back(name);
+      tg.selection.notable.push_back({name, true, "a LoRA adapter", ""});
+    }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -141,7 +188,10 @@ Result<TrainingGraph> build_training_graph(Model forward, const ModelDescription
   // Chosen before the loss adds its own constants, which never train, and
   // before the passes fold float constants into new initializers.
   tg.unfolded = undo_exporter_folds(tg.model);
-  ASSIGN_OR_RETURN(tg.selection, choose_trainable(tg.model, desc.trainable));
+  TrainableConfig trainable_config = desc.trainable;
+  if (desc.lora) trainable_config.only = desc.lora->train_also;
+  ASSIGN_OR_RETURN(tg.selection, choose_trainable(tg.model, trainable_config));
+  if (desc.lora) RETURN_IF_ERROR(add_adapters(tg, *desc.lora, desc.seed.value_or(0), passes));
   tg.inference_batch_norms = inference_batch_norms(tg.model);
   ASSIGN_OR_RETURN(const auto pads, padding_rows(tg.model, desc));
   const std::vector<std::string>& trainable = tg.selection.trainable;

@@ -13,6 +13,7 @@
 #include "autodiff/trainable_set.h"
 #include "configs/model_description.h"
 #include "graph/passes/autocast.h"
+#include "graph/passes/lora_adapters.h"
 #include "graph/passes/pass_manager.h"
 
 namespace ort_train {
@@ -27,6 +28,11 @@ struct TrainingGraph {
   // What the graph passes changed: on the forward model before the loss is
   // appended, and on the whole training graph after the backward is built.
   PassReport passes_before_loss, passes_after_backward;
+  // With the description's lora: the adapters added (first of all) and the
+  // settings they were added with; their A and B are in `selection.trainable`.
+  LoraPlan lora;
+  PassReport passes_adapters;
+  int64_t lora_base_parameters = 0;  // elements of the model's own parameters (what trains without lora:)
   AutocastReport autocast;           // --precision: the GEMMs made low-precision and the casts added
   // --precision fp16: the float32 scalar the backward starts from (the loss
   // scale), a graph input whose initializer default is 1; empty otherwise.
@@ -43,6 +49,12 @@ struct TrainingGraph {
   std::vector<std::string> inference_batch_norms;
   double build_ms = 0;
 };
+
+// With lora:, what it added, for startup and `inspect`: a summary line (the
+// adapters, their parameters and the trainable fraction, as PEFT's
+// print_trainable_parameters counts it: what trains over the model's
+// parameters plus the adapters'), then one line per adapter. Empty without lora:.
+std::vector<std::string> describe_adapters(const TrainingGraph& tg);
 
 // The BatchNormalization nodes of `model` that run in inference mode.
 std::vector<std::string> inference_batch_norms(const Model& model);

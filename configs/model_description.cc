@@ -315,6 +315,27 @@ struct Parser {
     return c;
   }
 
+  // PEFT's LoraConfig checks r > 0; a rank past 65536 is no low rank (and
+  // its A would take the memory check's time to refuse).
+  Result<LoraConfig> lora(const YAML::Node& n) const {
+    RETURN_IF_ERROR(check_keys(n, "lora", {"targets", "rank", "alpha", "dropout", "train_also"}));
+    LoraConfig c;
+    if (!n["targets"]) return error(n, "lora.targets", "missing (globs on the weights to adapt, e.g. [\"*q_proj*\"])");
+    ASSIGN_OR_RETURN(c.targets, strings(n["targets"], "lora.targets"));
+    if (c.targets.empty()) return error(n["targets"], "lora.targets", "expected at least one glob");
+    if (n["rank"]) {
+      ASSIGN_OR_RETURN(c.rank, positive(n["rank"], "lora.rank"));
+      if (c.rank > 65536) return error(n["rank"], "lora.rank", fmt::format("{} is above 65536", c.rank));
+    }
+    if (n["alpha"]) {
+      ASSIGN_OR_RETURN(c.alpha, number(n["alpha"], "lora.alpha"));
+      if (!(c.alpha > 0)) return error(n["alpha"], "lora.alpha", "expected a positive number");
+    }
+    if (n["dropout"]) { ASSIGN_OR_RETURN(c.dropout, number_in(n["dropout"], "lora.dropout", 0, 1, true)); }
+    if (n["train_also"]) { ASSIGN_OR_RETURN(c.train_also, strings(n["train_also"], "lora.train_also")); }
+    return c;
+  }
+
   static std::optional<std::string> normalize_optimizer(const std::string& name) {
     std::string lower = name;
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -361,7 +382,7 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
   try {
     RETURN_IF_ERROR(p.check_keys(root, "", {"model", "inputs", "labels", "dims", "loss", "trainable", "embeddings", "optimizer",
                                             "schedule", "steps", "epochs", "batch_size", "grad_accum", "seed", "data",
-                                            "precision", "loss_scale"}));
+                                            "precision", "loss_scale", "lora"}));
     if (root["model"]) {
       ASSIGN_OR_RETURN(d.model, p.path(root["model"], "model", base_dir));
     }
@@ -388,6 +409,7 @@ Result<ModelDescription> parse_description(const std::string& text, const std::s
         ASSIGN_OR_RETURN(d.trainable.exclude, p.strings(root["trainable"]["exclude"], "trainable.exclude"));
       }
     }
+    if (root["lora"]) { ASSIGN_OR_RETURN(d.lora, p.lora(root["lora"])); }
     if (root["embeddings"]) {
       const YAML::Node& tables = root["embeddings"];
       if (!tables.IsMap()) return p.error(tables, "embeddings", "expected a mapping of initializer name to {padding_idx: N}");

@@ -68,6 +68,20 @@ struct TokenDataConfig {
 struct TrainableConfig {
   std::vector<std::string> include;  // globs on initializer names that train whatever the file suggests
   std::vector<std::string> exclude;  // globs that never train (wins over include)
+  // lora.train_also, with lora: only initializers these globs match may train
+  // (beside the adapters); every other is frozen, whatever the file suggests.
+  std::optional<std::vector<std::string>> only;
+};
+
+// lora: low-rank adapters (Hu et al. 2021) with PEFT's LoraConfig names and
+// defaults. The graph pass graph/passes/lora_adapters.cc adds them; every base
+// initializer but train_also's is frozen.
+struct LoraConfig {
+  std::vector<std::string> targets;     // globs on the weights of MatMul, Gemm and 1x1 Conv (required)
+  int64_t rank = 8;                     // PEFT's r
+  double alpha = 8;                     // PEFT's lora_alpha: the update is (alpha / rank) * A B
+  double dropout = 0;                   // PEFT's lora_dropout, on the adapter's input
+  std::vector<std::string> train_also;  // globs of base initializers that still train
 };
 
 struct DataConfig {
@@ -85,6 +99,7 @@ struct ModelDescription {
   std::map<std::string, int64_t> dims;
   std::optional<LossSpec> loss;
   TrainableConfig trainable;
+  std::optional<LoraConfig> lora;
   // embeddings: table initializer -> padding_idx (negative counts from the
   // end, as PyTorch's): lookups add no gradient to that row.
   std::map<std::string, int64_t> padding_rows;

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(model_to_plan model_execution tensor_file npz description checkpoint token_file)
+((${#targets[@]})) || targets=(model_to_plan model_execution tensor_file npz description checkpoint token_file safetensors)
 fuzz_targets=()
 for t in "${targets[@]}"; do fuzz_targets+=("fuzz_$t"); done
 bash tools/build_sanitized.sh --target "${fuzz_targets[@]}" ort_train >/dev/null
@@ -34,6 +34,7 @@ seed npz tests/training/data/*.npz $(find examples tests -name '*.npz' -size -25
 seed description configs/*.yaml examples/*/*.yaml tests/models/*/training.yaml tests/fuzz/regressions/description/*
 seed checkpoint tests/fuzz/regressions/checkpoint/*
 seed token_file tests/fuzz/regressions/token_file/*
+seed safetensors tests/fuzz/regressions/safetensors/*
 # A checkpoint of each optimizer's state layout, from the real program.
 for opt in sgd adam lamb; do
   ck=$root/checkpoint/make_$opt

@@ -16,6 +16,8 @@
 
 namespace ort_train {
 
+struct LoraPlan;  // graph/passes/lora_adapters.h
+
 struct PassContext {
   // Values a pass must never fold away, rename or remove: the trainable
   // initializers (which change every step, so are not constants), and any
@@ -44,6 +46,10 @@ struct PassContext {
   // kBFloat16 or kFloat16); kFloat leaves them be.
   DType precision = DType::kFloat;
 
+  // The description's lora: what lora_adapters adds, and where it records
+  // what it added; null without one.
+  LoraPlan* lora = nullptr;
+
   // The index of `g` the passes of one run share: built on first use and kept
   // while passes change nothing, so a round that changes little indexes the
   // graph once rather than once per pass (a 100k-node graph took seconds per
@@ -68,6 +74,7 @@ enum PassPhase : uint32_t {
   kPrecisionPhase = 1u << 1,  // after the forward's fusions, once, with --precision bf16|fp16 only
   kBackwardPhase = 1u << 2,   // the whole training graph, after the backward
   kStepPhase = 1u << 3,       // the step graph the trainer runs (training/step_graph.h)
+  kAdapterPhase = 1u << 4,    // first of all, once, with the description's lora: only (LoRA's adapters)
 };
 
 // What a pass declares about its place among the others; the pass manager

@@ -97,7 +97,8 @@ std::map<std::string, PassOrder> pass_orders() {
 
 // The phases that run in a build with `options`: the 16-bit phase only with a 16-bit precision.
 uint32_t phases_that_run(const PassManagerOptions& options) {
-  return kForwardPhase | kBackwardPhase | kStepPhase | (options.precision != DType::kFloat ? kPrecisionPhase : 0u);
+  return kForwardPhase | kBackwardPhase | kStepPhase | (options.precision != DType::kFloat ? kPrecisionPhase : 0u) |
+         (options.lora ? kAdapterPhase : 0u);
 }
 
 // The required passes of `phase` (not disabled), each after those its `after` names.
@@ -184,6 +185,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned,
   ctx.pinned = pinned;
   ctx.shapes_bound = options.shapes_bound;
   ctx.precision = options.precision;
+  ctx.lora = options.lora;
   // A pass that settles in one run (constant folding and CSE walk in
   // topological order, DCE in reverse) runs again only when another one
   // changed the graph since its last run.

@@ -55,6 +55,33 @@ data: {train: data/train.npz, shuffle: true}
   CHECK(d->data.train == "/models/data/train.npz");
 }
 
+TEST_CASE("description.lora_reads_peft_names_and_defaults") {
+  auto d = parse_description(R"(
+lora:
+  targets: ["*q_proj*", "*v_proj*"]
+  rank: 16
+  alpha: 32
+  dropout: 0.05
+  train_also: ["*bias"]
+)", "", "lora.yaml");
+  INFO(d.status().message());
+  REQUIRE(d.ok());
+  REQUIRE(d->lora);
+  CHECK(d->lora->targets == std::vector<std::string>{"*q_proj*", "*v_proj*"});
+  CHECK(d->lora->rank == 16);
+  CHECK(d->lora->alpha == 32);
+  CHECK(d->lora->dropout == Approx(0.05));
+  CHECK(d->lora->train_also == std::vector<std::string>{"*bias"});
+  // PEFT's LoraConfig defaults: r 8, lora_alpha 8, lora_dropout 0.
+  auto defaults = parse_description("lora: {targets: [q]}", "", "lora.yaml");
+  REQUIRE(defaults.ok());
+  CHECK(defaults->lora->rank == 8);
+  CHECK(defaults->lora->alpha == 8);
+  CHECK(defaults->lora->dropout == 0);
+  CHECK(defaults->lora->train_also.empty());
+  CHECK_FALSE(parse_description("steps: 3", "", "x.yaml")->lora);
+}
+
 TEST_CASE("description.json_reads_like_yaml") {
   auto y = parse_description("loss: {output: loss}\ninputs:\n  - {name: x, dtype: float32, shape: [batch, 4]}\n", "");
   auto j = parse_description(R"({"loss": {"output": "loss"}, "inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", 4]}]})", "");
@@ -112,6 +139,16 @@ TEST_CASE("description.errors_name_the_key") {
            // Issue 52, a further round: a negative size was a dim named "-10"; an empty range.
            Bad{"inputs: [{name: x, shape: [batch, -10]}]", "inputs[0].shape[1]: size -10 is negative"},
            Bad{"inputs: [{name: x, range: [60, 3]}]", "inputs[0].range: [60, 3] is empty"},
+           // lora: PEFT's LoraConfig names and checks.
+           Bad{"lora: {rank: 8}", "lora.targets: missing"},
+           Bad{"lora: {targets: []}", "lora.targets: expected at least one glob"},
+           Bad{"lora: {targets: q_proj}", "lora.targets: expected a list of strings"},
+           Bad{"lora: {targets: [q], rank: 0}", "lora.rank: expected a positive integer"},
+           Bad{"lora: {targets: [q], rank: 100000}", "lora.rank: 100000 is above 65536"},
+           Bad{"lora: {targets: [q], alpha: -1}", "lora.alpha: expected a positive number"},
+           Bad{"lora: {targets: [q], alpha: .nan}", "lora.alpha: expected a finite number"},
+           Bad{"lora: {targets: [q], dropout: 1}", "lora.dropout: expected a number in [0, 1)"},
+           Bad{"lora: {targets: [q], r: 8}", "lora.r: unknown key"},
            Bad{"loss_scale: {init: 1024}", "loss_scale.init: unknown key"},
            Bad{"loss_scale: {init_scale: -1}", "loss_scale.init_scale: expected a positive number"},
            Bad{"loss_scale: {backoff_factor: 2}", "loss_scale.backoff_factor: expected less than 1"},

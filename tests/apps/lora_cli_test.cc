@@ -1,0 +1,123 @@
+// LoRA through the binary: a fine-tune exports its adapters and the merged
+// model; a run started from those adapters (--adapters) and a run of the
+// merged model without adapters compute the same loss; the checkpoint holds
+// only what trains; --adapters without lora: is refused.
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/onnx_io.h"
+#include "test_util.h"
+#include "training/checkpoint.h"
+
+namespace ort_train::testing {
+namespace fs = std::filesystem;
+namespace {
+
+// The loss of a metrics file's first step.
+double first_loss(const std::string& metrics) {
+  std::ifstream f(metrics);
+  std::string line;
+  REQUIRE(std::getline(f, line));
+  return nlohmann::json::parse(line).at("loss").get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("cli.lora_adapters_out_and_in_and_the_merged_model_agree", "[lora]") {
+  Dir ws("ort_train_cli_lora");
+  const std::string model = source_dir() + "/tests/models/mlp/model.onnx";
+  const std::string data = source_dir() + "/tests/models/mlp/train_batches";
+  const std::string base = "inputs: [{name: x, dtype: float32, shape: [batch, 32]}]\n"
+                           "labels: [{name: labels, dtype: float32, shape: [batch, 10]}]\n"
+                           "loss: {type: mse, input: logits, target: labels}\n";
+  std::ofstream(ws / "plain.yaml") << base;
+  std::ofstream(ws / "lora.yaml") << base << "lora: {targets: [fc1.weight, fc2.weight], rank: 2, alpha: 4}\n";
+  CliOutcome a = run_cli("--model " + model + " --config " + ws / "lora.yaml" + " --data " + data +
+                             " --optimizer AdamW --lr 0.05 --steps 4 --device cpu --export " + ws / "merged.onnx" +
+                             " --export-adapters " + ws / "out/adapter_model.safetensors" + " --checkpoint-dir " +
+                             ws / "ck",
+                         ws.p.string());
+  INFO(a.stderr_text);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(fs::exists(ws / "out/adapter_config.json"));
+  // The checkpoint holds the adapters and their optimizer state (AdamW's two
+  // moments, flat over what trains), no base weight.
+  const int64_t adapter_elements = 2 * 32 + 2 * 64 + 2 * 64 + 2 * 64;
+  bool any_checkpoint = false;
+  for (const auto& entry : fs::directory_iterator(ws / "ck")) {
+    if (entry.path().extension() != ".ortc") continue;
+    any_checkpoint = true;
+    auto reader = open_checkpoint(entry.path().string());
+    REQUIRE(reader.ok());
+    int64_t params = 0;
+    for (const auto& e : reader->entries()) {
+      INFO(e.name);
+      if (e.name.rfind("param/", 0) == 0) {
+        CHECK(e.name.find(".lora_") != std::string::npos);
+        params += num_elements(e.dims);
+      } else if (e.name.rfind("state/", 0) == 0) {
+        CHECK(num_elements(e.dims) == adapter_elements);
+      }
+    }
+    CHECK(params == adapter_elements);
+  }
+  CHECK(any_checkpoint);
+
+  // From the exported adapters, nothing updated (lr 0): the loss of the trained adapters.
+  CliOutcome b = run_cli("--model " + model + " --config " + ws / "lora.yaml" + " --data " + data +
+                             " --adapters " + ws / "out/adapter_model.safetensors" +
+                             " --optimizer Sgd --lr 0 --steps 1 --device cpu --metrics " + ws / "b.jsonl",
+                         ws.p.string());
+  INFO(b.stderr_text);
+  REQUIRE(b.exit_code == 0);
+  // The merged model, without adapters: the same loss.
+  CliOutcome c = run_cli("--model " + ws / "merged.onnx" + " --config " + ws / "plain.yaml" + " --data " + data +
+                             " --optimizer Sgd --lr 0 --steps 1 --device cpu --metrics " + ws / "c.jsonl",
+                         ws.p.string());
+  INFO(c.stderr_text);
+  REQUIRE(c.exit_code == 0);
+  // And a fresh LoRA run starts at the base model's loss (B is zero).
+  CliOutcome d = run_cli("--model " + model + " --config " + ws / "lora.yaml" + " --data " + data +
+                             " --optimizer Sgd --lr 0 --steps 1 --device cpu --metrics " + ws / "d.jsonl",
+                         ws.p.string());
+  CliOutcome e = run_cli("--model " + model + " --config " + ws / "plain.yaml" + " --data " + data +
+                             " --optimizer Sgd --lr 0 --steps 1 --device cpu --metrics " + ws / "e.jsonl",
+                         ws.p.string());
+  REQUIRE(d.exit_code == 0);
+  REQUIRE(e.exit_code == 0);
+  const double adapted = first_loss(ws / "b.jsonl"), merged = first_loss(ws / "c.jsonl");
+  const double fresh = first_loss(ws / "d.jsonl"), plain = first_loss(ws / "e.jsonl");
+  CHECK(merged == Approx(adapted).epsilon(1e-5));
+  CHECK(fresh == Approx(plain).epsilon(1e-6));
+  CHECK(std::abs(adapted - plain) > 1e-3 * plain);  // the fine-tune moved the loss
+
+  // inspect shows the adapters, their parameters and the trainable fraction:
+  // 448 adapter elements over the MLP's 6922 and those 448.
+  CliOutcome i = run_cli("inspect --model " + model + " --config " + ws / "lora.yaml" + " --batch-size 4", ws.p.string());
+  INFO(i.stderr_text);
+  REQUIRE(i.exit_code == 0);
+  CHECK_THAT(i.stdout_text, Catch::Contains("LoRA: 2 adapters, rank 2, alpha 4 (scale 2), dropout 0; trainable params: "
+                                            "448 || all params: 7370 || trainable%: 6.0787"));
+  CHECK_THAT(i.stdout_text, Catch::Contains("fc1.lora_A [32,2], fc1.lora_B [2,64]"));
+}
+
+TEST_CASE("cli.lora_options_without_lora_are_refused", "[lora]") {
+  Dir ws("ort_train_cli_lora_refused");
+  std::ofstream(ws / "plain.yaml") << "inputs: [{name: x, dtype: float32, shape: [batch, 32]}]\n"
+                                      "labels: [{name: labels, dtype: float32, shape: [batch, 10]}]\n"
+                                      "loss: {type: mse, input: logits, target: labels}\n";
+  const std::string model = source_dir() + "/tests/models/mlp/model.onnx";
+  for (const std::string& flag : {"--adapters " + ws / "a.safetensors", "--export-adapters " + ws / "a.safetensors"}) {
+    CliOutcome o = run_cli("--model " + model + " --config " + ws / "plain.yaml" +
+                               " --data synthetic --batch-size 2 --steps 1 --optimizer Sgd " + flag,
+                           ws.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code != 0);
+    CHECK_THAT(o.stderr_text, Catch::Contains("needs the description's lora:"));
+    CHECK_FALSE(fs::exists(ws / "a.safetensors"));
+  }
+}
+
+}  // namespace ort_train::testing
