@@ -132,9 +132,11 @@ Status Trainer::make_executor(StepGraph step) {
     ASSIGN_OR_RETURN(Tensor copy, executor_->constant(h.copy));
     low_copies_[h.weight].emplace_back(h.copy, copy);
   }
-  // On a GPU the step graph's copies are placeholders (the store's weights
-  // live on the device): made from the masters here.
-  if (device_->kind() != DeviceKind::kCpu) RETURN_IF_ERROR(refresh_low_copies());
+  // Made from the masters here: on a GPU the step graph's copies are
+  // placeholders (the store's weights live on the device), and on either
+  // device a weight may have changed since the step graph rounded it (LoRA's
+  // --adapters are read after it is built: the first step ran on fresh ones).
+  RETURN_IF_ERROR(refresh_low_copies());
   executor_->forget_host_copies(updated_initializers());
   return Status::Ok();
 }

@@ -103,6 +103,40 @@ TEST_CASE("cli.lora_adapters_out_and_in_and_the_merged_model_agree", "[lora]") {
   CHECK_THAT(i.stdout_text, Catch::Contains("fc1.lora_A [32,2], fc1.lora_B [2,64]"));
 }
 
+TEST_CASE("cli.lora_a_malformed_adapters_file_is_refused_by_key_and_nothing_is_written", "[lora][hostile]") {
+  Dir ws("ort_train_cli_lora_bad_adapters");
+  const std::string folder = source_dir() + "/tests/models/dynamo/llama_plain";
+  // PEFT's own file for this model, then the same with one key's rank changed.
+  std::ifstream good(folder + "/lora/start/adapter_model.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(good)), std::istreambuf_iterator<char>());
+  REQUIRE(bytes.size() > 64);
+  const std::string key = "base_model.model.model.model.layers.0.self_attn.q_proj.lora_A.weight";
+  const size_t at = bytes.find("\"" + key + "\"");
+  REQUIRE(at != std::string::npos);
+  const size_t shape = bytes.find("\"shape\":[4,", at);
+  REQUIRE(shape != std::string::npos);
+  std::string wrong_rank = bytes;
+  wrong_rank[shape + 9] = '5';  // [5, 32]: not the description's rank, nor the data's size
+  std::ofstream(ws / "rank.safetensors", std::ios::binary) << wrong_rank;
+  std::ofstream(ws / "cut.safetensors", std::ios::binary) << bytes.substr(0, 20);
+  struct Case {
+    std::string file, expect;
+  };
+  for (const Case& c : {Case{"rank.safetensors", key}, Case{"cut.safetensors", "cut.safetensors"}}) {
+    INFO(c.file);
+    CliOutcome o = run_cli("--config " + folder + "/lora/lora.yaml --data " + folder + "/train_batches --adapters " +
+                               ws / c.file + " --steps 2 --device cpu --export " + ws / "out/merged.onnx" +
+                               " --export-adapters " + ws / "out/adapters.safetensors" + " --metrics " +
+                               ws / "out/m.jsonl",
+                           ws.p.string());
+    INFO(o.stderr_text);
+    CHECK(o.exit_code != 0);
+    CHECK_THAT(o.stderr_text, Catch::Contains(c.expect));
+    for (const char* written : {"out/merged.onnx", "out/adapters.safetensors", "out/adapter_config.json", "out/m.jsonl"})
+      CHECK_FALSE(fs::exists(ws / written));
+  }
+}
+
 TEST_CASE("cli.lora_options_without_lora_are_refused", "[lora]") {
   Dir ws("ort_train_cli_lora_refused");
   std::ofstream(ws / "plain.yaml") << "inputs: [{name: x, dtype: float32, shape: [batch, 32]}]\n"
