@@ -428,6 +428,10 @@ std::map<std::string, std::string> training_fingerprint(const TrainingGraph& tg,
   // A checkpoint resumes in the precision it was written in (the graph's casts
   // and fp16's scaler state are part of it); fp32 writes no key, as before.
   if (tg.autocast.low != DType::kFloat) parts["precision"] = tg.autocast.low == DType::kFloat16 ? "fp16" : "bf16";
+  // lora:'s numbers are values, not structure: another alpha trains other weights from the same adapters.
+  if (!tg.lora.adapters.empty())
+    parts["lora"] = fmt::format("rank {}, alpha {}, dropout {}", tg.lora.settings.rank, tg.lora.settings.alpha,
+                                tg.lora.settings.dropout);
   return parts;
 }
 

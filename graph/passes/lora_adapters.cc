@@ -260,6 +260,15 @@ class LoraAdapters : public Pass {
       return invalid_argument("lora.targets match {} weight(s) no adapter fits:{}\nnarrow the globs to the "
                               "projections to adapt", refused.size(), list);
     }
+    // PEFT keys adapters by module: two weights of one module would write one key twice.
+    std::map<std::string, std::string> by_module;
+    for (const Site& s : chosen) {
+      auto [it, fresh] = by_module.emplace(module_name(g, s, settings), s.weight);
+      if (!fresh)
+        return invalid_argument("lora.targets match '{}' and '{}', which both belong to module '{}': PEFT's layout "
+                                "holds one adapter per module; target one of them",
+                                it->second, s.weight, it->first);
+    }
     // In the graph's order, whatever the globs' order: names and init do not depend on it.
     std::sort(chosen.begin(), chosen.end(), [&](const Site& x, const Site& y) {
       return std::find(g.initializer_order.begin(), g.initializer_order.end(), x.weight) <

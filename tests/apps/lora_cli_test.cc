@@ -64,6 +64,14 @@ TEST_CASE("cli.lora_adapters_out_and_in_and_the_merged_model_agree", "[lora]") {
     CHECK(params == adapter_elements);
   }
   CHECK(any_checkpoint);
+  // Resuming it under another alpha is refused: the same adapters would train other weights.
+  std::ofstream(ws / "lora_alpha.yaml") << base << "lora: {targets: [fc1.weight, fc2.weight], rank: 2, alpha: 8}\n";
+  CliOutcome other = run_cli("--model " + model + " --config " + ws / "lora_alpha.yaml" + " --data " + data +
+                                 " --optimizer AdamW --lr 0.05 --steps 6 --device cpu --resume --checkpoint-dir " +
+                                 ws / "ck",
+                             ws.p.string());
+  CHECK(other.exit_code != 0);
+  CHECK_THAT(other.stderr_text, Catch::Contains("lora"));
 
   // From the exported adapters, nothing updated (lr 0): the loss of the trained adapters.
   CliOutcome b = run_cli("--model " + model + " --config " + ws / "lora.yaml" + " --data " + data +

@@ -168,6 +168,20 @@ TEST_CASE("lora_adapters: a glob that matches no weight names the nearest, and a
     CHECK_THAT(r.status().message(), Catch::Contains("is read by 2 nodes"));
   }
   {
+    // Two weights of one module (a TorchScript scope holding two MatMuls): PEFT's keys would collide.
+    Model m = empty_model();
+    add_input(m.graph, "x", DType::kFloat, {3, 5});
+    add_initializer(m.graph, "onnx::MatMul_1", random_tensor({5, 5}, 1));
+    add_initializer(m.graph, "onnx::MatMul_2", random_tensor({5, 5}, 2));
+    m.graph.nodes.push_back(node("/attn/MatMul", "MatMul", {"x", "onnx::MatMul_1"}, {"h"}));
+    m.graph.nodes.push_back(node("/attn/MatMul_1", "MatMul", {"h", "onnx::MatMul_2"}, {"y"}));
+    add_output(m.graph, "y");
+    LoraPlan plan = plan_for({"attn"});
+    auto r = apply_lora(m, plan);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.status().message(), Catch::Contains("both belong to module 'attn'"));
+  }
+  {
     // A bias matched by the same glob is no weight, and is left alone.
     Model m = one_layer("Gemm", {3, 5}, random_tensor({4, 5}, 1), {Attribute::make_int("transB", 1)});
     add_initializer(m.graph, "layer.proj.bias", random_tensor({4}, 2));
