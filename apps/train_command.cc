@@ -496,9 +496,10 @@ Status finish(const TrainArgs& args, const RunOutcome& out, Trainer& trainer, co
     RETURN_IF_ERROR(write_metrics_plot({out.metrics_file}, svg));
     spdlog::info("plotted the metrics: {}", svg);
   }
-  if (!args.export_path.empty() && lead) {
-    RETURN_IF_ERROR(check_finite_state(trainer, "after the last step, before the export"));
-    RETURN_IF_ERROR(trainer.sync_to_host());
+  if (!lead || (args.export_path.empty() && args.export_adapters.empty())) return out.last_evaluation;
+  RETURN_IF_ERROR(check_finite_state(trainer, "after the last step, before the export"));
+  RETURN_IF_ERROR(trainer.sync_to_host());
+  if (!args.export_path.empty()) {
     if (lora.plan) {
       Model merged = forward;  // the merged weights are new tensors of this copy
       RETURN_IF_ERROR(merge_adapters(merged, lora));
@@ -510,9 +511,7 @@ Status finish(const TrainArgs& args, const RunOutcome& out, Trainer& trainer, co
       spdlog::info("wrote the trained model to {}", args.export_path);
     }
   }
-  if (!args.export_adapters.empty() && lead) {
-    RETURN_IF_ERROR(check_finite_state(trainer, "after the last step, before the adapters' export"));
-    RETURN_IF_ERROR(trainer.sync_to_host());
+  if (!args.export_adapters.empty()) {
     RETURN_IF_ERROR(write_peft_adapters(args.export_adapters, lora));
     spdlog::info("wrote the {} adapters (PEFT's layout) to {}, and adapter_config.json beside them",
                  lora.plan->adapters.size(), args.export_adapters);

@@ -1,6 +1,5 @@
 #include "autodiff/trainable_set.h"
 
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "graph/dynamo_export.h"
+#include "graph/glob.h"
 
 namespace ort_train {
 namespace {
@@ -22,10 +22,6 @@ constexpr double kMaskMagnitude = 1e30;
 
 bool is_float(DType t) {
   return t == DType::kFloat || t == DType::kDouble || t == DType::kFloat16 || t == DType::kBFloat16;
-}
-
-bool glob_match(const std::string& glob, const std::string& name) {
-  return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
 }
 
 // "" when every value is finite and below the mask magnitude; else what it holds.

@@ -90,10 +90,10 @@ Result<std::map<std::string, int64_t>> padding_rows(const Model& model, const Mo
 // and the frozen set was already settled by lora.train_also.
 Status add_adapters(TrainingGraph& tg, const LoraConfig& lora, int64_t seed, const PassManagerOptions& passes) {
   tg.lora.settings = {lora.targets, lora.rank, lora.alpha, lora.dropout, static_cast<uint64_t>(seed), {}};
-  for (const InitializerChoice& c : tg.selection.notable)
+  for (const InitializerChoice& c : tg.selection.notable) {
     if (!c.source.empty() && c.source.find(',') == std::string::npos) tg.lora.settings.parameter_names[c.name] = c.source;
-  for (const InitializerChoice& c : tg.selection.notable)
     if (c.reason == kFrozenByLora) tg.lora_base_parameters += tg.model.graph.initializers.at(c.name).numel();
+  }
   for (const std::string& name : tg.selection.trainable)
     tg.lora_base_parameters += tg.model.graph.initializers.at(name).numel();
   PassManagerOptions adapter = passes;

@@ -1,12 +1,12 @@
 #include "optimizers/optimizer.h"
 
-#include <fnmatch.h>
 
 #include <cmath>
 #include <array>
 #include <cstring>
 #include <map>
 
+#include "graph/glob.h"
 #include "optimizers/optimizer_coefficients.h"
 #include "runtime/cpu/half_convert.h"
 #include "runtime/cpu/parallel.h"
@@ -230,7 +230,7 @@ Status Optimizer::prepare(const OptimizerSettings& s, std::vector<ParamSlot>& pa
         return invalid_argument("optimizer: a 16-bit copy of '{}' is {} {}", p.name, dtype_name(low.dtype()),
                                 dims_to_string(low.dims()));
     for (const std::string& glob : s.no_decay)
-      if (fnmatch(glob.c_str(), p.name.c_str(), 0) == 0) p.decay = false;
+      if (glob_match(glob, p.name)) p.decay = false;
   }
   return Status::Ok();
 }

@@ -3,8 +3,6 @@
 // forms an adapter fits, and adds A, B and the low-rank path beside it.
 #include "graph/passes/lora_adapters.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -12,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "graph/glob.h"
 #include "graph/passes/fresh_names.h"
 #include "graph/passes/pass.h"
 #include "graph/stable_hash.h"
@@ -66,11 +65,8 @@ struct Site {
   LoraLayout layout = LoraLayout::kInOut;
   int64_t in = 0, out = 0;
   std::string why_not;  // empty: an adapter fits
+  std::string module;   // LoraAdapter::module
 };
-
-bool glob_match(const std::string& glob, const std::string& name) {
-  return fnmatch(glob.c_str(), name.c_str(), 0) == 0;
-}
 
 std::string module_name(const Graph& g, const Site& s, const LoraSettings& settings) {
   auto it = settings.parameter_names.find(s.weight);
@@ -200,7 +196,7 @@ class LoraAdapters : public Pass {
     FreshNames fresh(g);
     std::map<size_t, std::vector<Node>> after;  // base node -> the adapter's nodes
     for (const Site& s : chosen) {
-      LoraAdapter ad{s.weight, module_name(g, s, plan.settings)};
+      LoraAdapter ad{s.weight, s.module};
       ad.in = s.in, ad.out = s.out, ad.layout = s.layout;
       ad.a = fresh(ad.module + ".lora_A");
       ad.b = fresh(ad.module + ".lora_B");
@@ -232,23 +228,23 @@ class LoraAdapters : public Pass {
   static Result<std::vector<Site>> choose(const Graph& g, const LoraSettings& settings) {
     std::vector<Site> sites = weight_sites(g);
     std::vector<std::string> names;  // what a glob may match, for the near-names list
-    for (const Site& s : sites) names.push_back(module_name(g, s, settings) + ".weight");
-    std::vector<Site> chosen;
+    for (Site& s : sites) {
+      s.module = module_name(g, s, settings);
+      names.push_back(s.module + ".weight");
+    }
+    std::vector<bool> picked(sites.size(), false);
     std::vector<std::string> refused;
     for (const std::string& glob : settings.targets) {
       bool any = false;
       for (size_t i = 0; i < sites.size(); ++i) {
         const Site& s = sites[i];
         auto pn = settings.parameter_names.find(s.weight);
-        if (!glob_match(glob, s.weight) && !glob_match(glob, names[i]) && !glob_match(glob, module_name(g, s, settings)) &&
+        if (!glob_match(glob, s.weight) && !glob_match(glob, names[i]) && !glob_match(glob, s.module) &&
             !(pn != settings.parameter_names.end() && glob_match(glob, pn->second)))
           continue;
         any = true;
-        if (!s.why_not.empty()) {
-          refused.push_back(fmt::format("'{}' (lora.targets '{}') {}", s.weight, glob, s.why_not));
-        } else if (std::none_of(chosen.begin(), chosen.end(), [&](const Site& c) { return c.weight == s.weight; })) {
-          chosen.push_back(s);
-        }
+        if (!s.why_not.empty()) refused.push_back(fmt::format("'{}' (lora.targets '{}') {}", s.weight, glob, s.why_not));
+        else picked[i] = true;
       }
       if (!any)
         return invalid_argument("lora.targets '{}' matches no weight of a MatMul, Gemm or 1x1 Conv; the nearest: {}",
@@ -260,20 +256,20 @@ class LoraAdapters : public Pass {
       return invalid_argument("lora.targets match {} weight(s) no adapter fits:{}\nnarrow the globs to the "
                               "projections to adapt", refused.size(), list);
     }
+    // In the graph's initializer order (the sites'), whatever the globs' order:
+    // names and init do not depend on it.
+    std::vector<Site> chosen;
+    for (size_t i = 0; i < sites.size(); ++i)
+      if (picked[i]) chosen.push_back(sites[i]);
     // PEFT keys adapters by module: two weights of one module would write one key twice.
     std::map<std::string, std::string> by_module;
     for (const Site& s : chosen) {
-      auto [it, fresh] = by_module.emplace(module_name(g, s, settings), s.weight);
+      auto [it, fresh] = by_module.emplace(s.module, s.weight);
       if (!fresh)
         return invalid_argument("lora.targets match '{}' and '{}', which both belong to module '{}': PEFT's layout "
                                 "holds one adapter per module; target one of them",
                                 it->second, s.weight, it->first);
     }
-    // In the graph's order, whatever the globs' order: names and init do not depend on it.
-    std::sort(chosen.begin(), chosen.end(), [&](const Site& x, const Site& y) {
-      return std::find(g.initializer_order.begin(), g.initializer_order.end(), x.weight) <
-             std::find(g.initializer_order.begin(), g.initializer_order.end(), y.weight);
-    });
     return chosen;
   }
 
