@@ -3,10 +3,10 @@
 # GPU machine, which has the CUDA toolkit, cuDNN (pip's nvidia-cudnn-cu13),
 # PyTorch and onnx but none of Debian's libraries and no network: the app, the
 # test binary, the CUDA plugin, and every shared library they load that is
-# neither glibc nor CUDA's, as gpu_bundle/ort_train_gpu.tar.gz. Name gpu_bundle in the device
+# neither glibc nor CUDA's, as gpu_bundle/ort_train_gpu.tar.xz. Name gpu_bundle in the device
 # tool's `carry` (the folder is excluded from git here), then on the device:
 #
-#   mkdir -p /tmp/ot && tar xzf gpu_bundle/ort_train_gpu.tar.gz -C /tmp/ot && source /tmp/ot/env.sh
+#   mkdir -p /tmp/ot && tar xJf gpu_bundle/ort_train_gpu.tar.xz -C /tmp/ot && source /tmp/ot/env.sh
 #   ort_train_tests "cuda.*"        # ORT_TRAIN_SOURCE_DIR points at the carried working tree
 #   python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train
 set -euo pipefail
@@ -17,10 +17,10 @@ rm -rf "$out" && mkdir -p "$out/stage/bin" "$out/stage/real" "$out/stage/lib"
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx "/$out/" "$exclude" 2>/dev/null || echo "/$out/" >> "$exclude"
-cp build/ort_train build/tests/ort_train_tests "$out/stage/real/"
+cp build/ort_train build/tests/ort_train_tests build/tests/ort_train_communicator_check "$out/stage/real/"
 cp build/libort_train_cuda.so "$out/stage/lib/"  # the CUDA plugin: found in ../lib beside the binaries
 strip "$out/stage/real/"* "$out/stage/lib/libort_train_cuda.so"
-for bin in build/ort_train build/tests/ort_train_tests build/libort_train_cuda.so; do
+for bin in build/ort_train build/tests/ort_train_tests build/tests/ort_train_communicator_check build/libort_train_cuda.so; do
   ldd "$bin" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
@@ -32,7 +32,7 @@ done | sort -u | while read -r lib; do
 done
 # Wrappers set the library path for the binaries only, so Python (PyTorch)
 # beside them keeps its own libraries.
-for name in ort_train ort_train_tests; do
+for name in ort_train ort_train_tests ort_train_communicator_check; do
   cat > "$out/stage/bin/$name" <<WRAP
 #!/usr/bin/env bash
 here=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,7 +49,8 @@ export PATH="$here/bin:$PATH"
 export ORT_TRAIN_SOURCE_DIR="${ORT_TRAIN_SOURCE_DIR:-$PWD}"
 export ORT_TRAIN_BINARY="$here/bin/ort_train"
 ENV
-tar czf "$out/ort_train_gpu.tar.gz" -C "$out/stage" .
+# xz, not gzip: the bundle and the working tree travel together under 64 MiB.
+XZ_OPT="-T0 -9" tar cJf "$out/ort_train_gpu.tar.xz" -C "$out/stage" .
 rm -rf "$out/stage"
 # The ONNX node tests for gpu_checks.sh's forward kernels on the GPU: the ones
 # tools/make_node_tests.py made (CTest's conformance.make_node_tests) and

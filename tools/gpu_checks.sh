@@ -16,7 +16,7 @@
 #   5. compute-sanitizer memcheck over the CUDA gradient cases and the 16-bit
 #      kernels (flash attention included);
 #   6. racecheck (shared-memory hazards) over the same cases, when asked for.
-# PARTS (default "tests bench nodes attention sanitizer"; add "racecheck")
+# PARTS (default "tests bench nccl nodes attention sanitizer"; add "racecheck")
 # picks parts, so a second call can finish what a first left; BENCH_ARGS adds
 # bench_gpu.py flags (--no-compile). Everything it prints is also
 # written under $OUT (or ./gpu_out).
@@ -24,19 +24,20 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu_out}
 mkdir -p "$out" /tmp/ot
-tar xzf gpu_bundle/ort_train_gpu.tar.gz -C /tmp/ot
+tar xJf gpu_bundle/ort_train_gpu.tar.xz -C /tmp/ot 2>/dev/null ||
+  python3 -c "import tarfile; tarfile.open('gpu_bundle/ort_train_gpu.tar.xz').extractall('/tmp/ot')"
 source /tmp/ot/env.sh
 limit() { timeout --kill-after=5 "$@"; }
-parts=" ${PARTS:-tests bench nodes attention sanitizer} "
+parts=" ${PARTS:-tests bench nccl nodes attention sanitizer} "
 want() { [[ $parts == *" $1 "* ]]; }
 want tests && {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
   echo "== CUDA tests"
   limit "${TESTS_S:-180}" ort_train_tests "cuda.*" -s 2>&1 |
-    grep -E "CUDA vs CPU|CUDA bf16|worst relative|^  step |not run|FAILED|passed|failed|with expansion" -A3
+    grep -E "CUDA vs CPU|CUDA bf16|worst relative|^  step |not run|FAILED|element |passed|failed|with expansion" -A3
 } 2>&1 | tee "$out/tests.txt"
 want bench && for precision in fp32 bf16; do
-  limit "${BENCH_S:-150}" python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train --steps "${STEPS:-20}" \
+  limit "${BENCH_S:-240}" python3 bench/bench_gpu.py --ort-train /tmp/ot/bin/ort_train --steps "${STEPS:-20}" \
     --precision $precision ${BENCH_ARGS:-} 2>&1 | tee "$out/bench_$precision.txt"
 done
 if want nodes && [ -f gpu_bundle/node_tests.tar.gz ]; then
@@ -60,3 +61,7 @@ if want racecheck && [ -n "$sanitizer" ]; then
   limit "${RACECHECK_S:-90}" "$sanitizer" --tool racecheck --racecheck-report hazard --error-exitcode 9 \
     /tmp/ot/bin/ort_train_tests "cuda.every_gradient_case_matches_the_cpu,cuda.half_kernels_match_the_cpu" 2>&1 | tail -20 | tee "$out/racecheck.txt"
 fi
+if want nccl; then
+  echo "== NCCL, 1 rank: every collective on device tensors"
+  limit "${NCCL_S:-30}" ort_train_communicator_check --device cuda; echo "exit $?"
+fi 2>&1 | tee "$out/nccl.txt"

@@ -54,7 +54,7 @@ Status group_scores(const AttentionGeometry& g, DType dt, const void* q, const v
 Result<Tensor> gemm_operand(KernelContext& ctx, const Tensor& f, DType dt) {
   if (dt == DType::kFloat) return f;
   ASSIGN_OR_RETURN(Tensor h, temp(ctx, dt, f.dims()));
-  CUDA_RETURN_IF_ERROR(launch_cast(ElemType::kF32, *elem_type(dt), f.raw(), h.raw(), f.numel(), stream()));
+  CUDA_RETURN_IF_ERROR(launch_cast(ElemType::kF32, *stored_elem_type(dt), f.raw(), h.raw(), f.numel(), stream()));
   return h;
 }
 
@@ -62,7 +62,7 @@ Result<Tensor> gemm_operand(KernelContext& ctx, const Tensor& f, DType dt) {
 Result<Tensor> as_float(KernelContext& ctx, const Tensor& t) {
   if (t.dtype() == DType::kFloat) return t;
   ASSIGN_OR_RETURN(Tensor f, temp(ctx, DType::kFloat, t.dims()));
-  CUDA_RETURN_IF_ERROR(launch_cast(*elem_type(t.dtype()), ElemType::kF32, t.raw(), f.raw(), t.numel(), stream()));
+  CUDA_RETURN_IF_ERROR(launch_cast(*stored_elem_type(t.dtype()), ElemType::kF32, t.raw(), f.raw(), t.numel(), stream()));
   return f;
 }
 

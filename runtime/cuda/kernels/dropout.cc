@@ -20,7 +20,7 @@ Result<double> scalar_or(KernelContext& ctx, size_t i, double fallback) {
 
 Status dropout(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  auto t = elem_type(x.dtype());
+  auto t = stored_elem_type(x.dtype());  // 16-bit too (registered below)
   if (!t || !dtype_is_float(x.dtype())) return unsupported_cuda_dtype(ctx, x.dtype());
   double ratio = ctx.node().attr_float("ratio", 0.5f);
   bool training = ctx.options().training;
@@ -103,7 +103,7 @@ Status dropout_add(KernelContext& ctx) {
 
 Status dropout_grad(KernelContext& ctx) {
   const Tensor& dy = ctx.input(0);
-  auto t = elem_type(dy.dtype());
+  auto t = stored_elem_type(dy.dtype());  // 16-bit too (registered below)
   if (!t || !dtype_is_float(dy.dtype())) return unsupported_cuda_dtype(ctx, dy.dtype());
   ASSIGN_OR_RETURN(auto settings, ratio_and_training(ctx, 2));
   auto [ratio, training] = settings;

@@ -8,8 +8,12 @@
 namespace ort_train::cuda {
 namespace {
 
+// The kernels below take the 16-bit floats too (stored_elem_type): the ones
+// registered for them at the end of this file (ORT_CUDA_HALF) widen each
+// element to float32. elem_type() alone refused them, and half_activations'
+// 16-bit Gelu, Relu, Add... failed on the first GPU that ran them.
 Status binary_into(KernelContext& ctx, BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out) {
-  auto t = elem_type(a.dtype());
+  auto t = stored_elem_type(a.dtype());
   if (!t || a.dtype() != b.dtype()) return unsupported_cuda_dtype(ctx, a.dtype());
   bool same = a.dims() == out.dims() && b.dims() == out.dims();
   IndexMap am, bm;
@@ -56,7 +60,7 @@ KernelFn variadic(BinaryOp op, bool mean) {
     size_t n = ctx.num_inputs();
     if (n == 1) {
       ASSIGN_OR_RETURN(IndexMap m, broadcast_map(ctx.input(0).dims(), out.dims()));
-      auto t = elem_type(out.dtype());
+      auto t = stored_elem_type(out.dtype());
       if (!t) return unsupported_cuda_dtype(ctx, out.dtype());
       if (dtype_is_half(out.dtype()) && ctx.input(0).dims() == out.dims()) {  // 16 bits have no Max: a copy
         CUDA_RETURN_IF_ERROR(launch_cast(*t, *t, ctx.input(0).raw(), out.raw(), out.numel(), stream()));
@@ -92,7 +96,7 @@ Status where(KernelContext& ctx) {
 KernelFn unary(UnaryOp op, bool floats_only) {
   return [op, floats_only](KernelContext& ctx) -> Status {
     const Tensor& x = ctx.input(0);
-    auto t = elem_type(x.dtype());
+    auto t = stored_elem_type(x.dtype());
     bool ok = t && (op == UnaryOp::kNot ? *t == ElemType::kBool
                                         : *t != ElemType::kBool && (!floats_only || dtype_is_float(x.dtype())));
     if (!ok) return unsupported_cuda_dtype(ctx, x.dtype());
@@ -170,7 +174,7 @@ KernelFn activation_grad(ActivationGrad op) {
     if (op == ActivationGrad::kGelu && ctx.node().attr_string("approximate", "none") == "tanh")
       applied = ActivationGrad::kGeluTanh;
     CUDA_OUTPUT(dx, ctx, 0);
-    CUDA_RETURN_IF_ERROR(launch_activation_grad(applied, *elem_type(dy.dtype()), dy.raw(), saved.raw(), dx.raw(),
+    CUDA_RETURN_IF_ERROR(launch_activation_grad(applied, *stored_elem_type(dy.dtype()), dy.raw(), saved.raw(), dx.raw(),
                                                 dy.numel(), alpha, stream()));
     return Status::Ok();
   };

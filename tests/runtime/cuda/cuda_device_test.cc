@@ -3,6 +3,7 @@
 // (ORT_TRAIN_SKIP, test_util.h). On a GPU they compare every gradient case's loss
 // and gradients with the CPU, train every reference model 10 steps with every
 // optimizer on both devices, and check that --deterministic repeats bit for bit.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -576,8 +577,12 @@ namespace {
 
 // The 16-bit kernels on the GPU against the CPU's (half_twins.cc,
 // attention_gemm.cc): elementwise within one 16-bit unit (or 1e-6 in GELU's
-// tail), attention within two units (the flash candidate rounds its
-// probabilities before normalizing them), LSE within float32 accumulation.
+// tail); attention within two units of each output or one unit of max|V|,
+// the output's scale. The flash candidate rounds its probabilities to 16 bits
+// before the P·V product, so an output sum_j p_j v_j is off by up to a unit
+// of sum_j p_j |v_j| however small the sum itself: on an H200 one 7.0e-3
+// output of a 5-key row came out 5.8e-3, which the earlier bound (two units
+// of the element, 1e-3 absolute) refused. LSE within float32 accumulation.
 template <typename H>
 void check_half_kernels_on(const std::shared_ptr<Device>& device, double unit) {
   Tensor x = narrowed<H>(random_tensor({3, 5, 64}, 31, -4.f, 4.f)), y = narrowed<H>(random_tensor({3, 5, 64}, 32));
@@ -601,6 +606,8 @@ void check_half_kernels_on(const std::shared_ptr<Device>& device, double unit) {
     Tensor q = narrowed<H>(random_tensor({c.b, c.h, c.t, c.d}, 41, -2, 2));
     Tensor k = narrowed<H>(random_tensor({c.b, c.hk, c.s, c.d}, 42, -2, 2));
     Tensor v = narrowed<H>(random_tensor({c.b, c.hk, c.s, c.d}, 43));
+    double largest_v = 0;
+    for (double e : v.to_double_vector()) largest_v = std::max(largest_v, std::abs(e));
     Tensor bias = random_tensor({c.b, 1, 1, c.s}, 44, -3, 0);
     Tensor mask = Tensor::host(DType::kBool, {1, 1, c.t, c.s});
     for (int64_t t = 0; t < c.t; ++t)
@@ -616,7 +623,7 @@ void check_half_kernels_on(const std::shared_ptr<Device>& device, double unit) {
       KernelChoices::instance().keep("com.ort_train.Attention", candidate);
       auto gpu = run_node_on(fwd, device);
       KernelChoices::instance().clear();
-      require_close(gpu[0], cpu[0], 2 * unit, 1e-3);
+      require_close(gpu[0], cpu[0], 2 * unit, unit * largest_v);
       require_close(gpu[1], cpu[1], 1e-4, 1e-4);
     }
     Tensor dout = narrowed<H>(random_tensor(cpu[0].dims(), 45));
