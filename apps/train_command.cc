@@ -25,6 +25,7 @@
 #include "training/checkpoint.h"
 #include "training/data_files.h"
 #include "training/finite_state.h"
+#include "training/forward_for_export.h"
 #include "training/kernel_choice_agreement.h"
 #include "training/lora_files.h"
 #include "training/rank_agreement.h"
@@ -242,7 +243,7 @@ Result<std::shared_ptr<Communicator>> start_job(const TrainArgs& args) {
 // the command line over it, the graphs, the device, the data, the step count.
 struct Prepared {
   Setup setup;
-  Model forward;  // shares the initializers' storage: trained in place, exported at the end
+  ForwardForExport forward;  // what --export writes (rank 0 only), its tensors not held
   PreparedGraph graph;
   bool training = false;  // false: one forward and backward on the first batch, nothing updated
   int64_t steps = 0;
@@ -262,7 +263,7 @@ Result<Prepared> prepare(const TrainArgs& args, bool lead) {
   if (args.epochs) desc.epochs = *args.epochs;
   if (args.seed) desc.seed = *args.seed;  // before the graph: LoRA's A is drawn from it
   spdlog::info("model {}{}", p.setup.model_path, desc.path.empty() ? "" : ", description " + desc.path);
-  p.forward = p.setup.forward;
+  if (lead && !args.export_path.empty()) p.forward = ForwardForExport(p.setup.forward, p.setup.model_path);
   DeviceSettings settings;
   settings.deterministic = args.deterministic;
   settings.allow_tf32 = !args.no_tf32;
@@ -485,8 +486,11 @@ Result<LoraTensors> lora_tensors(const TrainArgs& args, const Prepared& p, const
 }
 
 // After the run: the metrics drawn, the trained model written (rank 0).
-Status finish(const TrainArgs& args, const RunOutcome& out, Trainer& trainer, const Model& forward,
-              const LoraTensors& lora, bool lead, int& exit_code) {
+// The trainer is let go before the export, so that the frozen weights read
+// again from the model file (forward_for_export.h) and the merge do not add to
+// the training's memory.
+Status finish(const TrainArgs& args, const RunOutcome& out, std::unique_ptr<Trainer> trainer,
+              const ForwardForExport& forward, const LoraTensors& lora, bool lead, int& exit_code) {
   if (out.stopped_by != 0) {
     exit_code = out.resumable ? kExitStoppedResumable : 128 + out.stopped_by;
     return Status::Ok();
@@ -497,24 +501,25 @@ Status finish(const TrainArgs& args, const RunOutcome& out, Trainer& trainer, co
     spdlog::info("plotted the metrics: {}", svg);
   }
   if (!lead || (args.export_path.empty() && args.export_adapters.empty())) return out.last_evaluation;
-  RETURN_IF_ERROR(check_finite_state(trainer, "after the last step, before the export"));
-  RETURN_IF_ERROR(trainer.sync_to_host());
-  if (!args.export_path.empty()) {
-    if (lora.plan) {
-      Model merged = forward;  // the merged weights are new tensors of this copy
-      RETURN_IF_ERROR(merge_adapters(merged, lora));
-      RETURN_IF_ERROR(save_model(merged, args.export_path));  // its folder was made by check_can_write
-      spdlog::info("wrote the trained model, its {} adapters merged into their weights, to {}",
-                   lora.plan->adapters.size(), args.export_path);
-    } else {
-      RETURN_IF_ERROR(save_model(forward, args.export_path));
-      spdlog::info("wrote the trained model to {}", args.export_path);
-    }
-  }
+  RETURN_IF_ERROR(check_finite_state(*trainer, "after the last step, before the export"));
+  RETURN_IF_ERROR(trainer->sync_to_host());
+  Model model = forward.with_live_initializers();  // while the trainer holds them
+  trainer.reset();
   if (!args.export_adapters.empty()) {
     RETURN_IF_ERROR(write_peft_adapters(args.export_adapters, lora));
     spdlog::info("wrote the {} adapters (PEFT's layout) to {}, and adapter_config.json beside them",
                  lora.plan->adapters.size(), args.export_adapters);
+  }
+  if (args.export_path.empty()) return out.last_evaluation;
+  RETURN_IF_ERROR(forward.read_released(model));
+  if (lora.plan) {
+    RETURN_IF_ERROR(merge_adapters(model, lora));
+    RETURN_IF_ERROR(save_model(model, args.export_path));  // its folder was made by check_can_write
+    spdlog::info("wrote the trained model, its {} adapters merged into their weights, to {}",
+                 lora.plan->adapters.size(), args.export_path);
+  } else {
+    RETURN_IF_ERROR(save_model(model, args.export_path));
+    spdlog::info("wrote the trained model to {}", args.export_path);
   }
   return out.last_evaluation;
 }
@@ -572,7 +577,7 @@ Status train_command(const TrainArgs& args, int& exit_code) {
   }
   RETURN_IF_ERROR(log_memory(args, *trainer, *comm));
   ASSIGN_OR_RETURN(RunOutcome out, run_training(*trainer, *comm, run_settings(args, p, fingerprint)));
-  return finish(args, out, *trainer, p.forward, lora, lead, exit_code);
+  return finish(args, out, std::move(trainer), p.forward, lora, lead, exit_code);
 }
 
 }  // namespace ort_train::app

@@ -25,7 +25,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from peak_rss import measured  # noqa: E402
 
 
-def make_model(folder, params, width):  # noqa: C901 (one straight recipe)
+def make_model(folder, params, width, linear=False):  # noqa: C901 (one straight recipe)
+    """A chain of MatMul+Relu layers of width x width weights in external data.
+    linear: each weight stored [out, in] and read through a Transpose, as
+    torch.onnx.export (dynamo) writes nn.Linear."""
     import numpy as np
     from onnx import TensorProto, helper
     layers = max(1, round(params / (width * width)))
@@ -44,7 +47,11 @@ def make_model(folder, params, width):  # noqa: C901 (one straight recipe)
                 e.key, e.value = k, v
             f.write(w.tobytes())
             inits.append(t)
-            nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"h{i}"], name=f"matmul{i}"))
+            read = f"w{i}"
+            if linear:
+                read = f"w{i}_t"
+                nodes.append(helper.make_node("Transpose", [f"w{i}"], [read], name=f"transpose{i}", perm=[1, 0]))
+            nodes.append(helper.make_node("MatMul", [x, read], [f"h{i}"], name=f"matmul{i}"))
             nodes.append(helper.make_node("Relu", [f"h{i}"], [f"a{i}"], name=f"relu{i}"))
             x = f"a{i}"
     graph = helper.make_graph(nodes, "wide", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", width])],

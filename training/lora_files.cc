@@ -161,14 +161,13 @@ Status merge_adapters(Model& forward, const LoraTensors& lora) {
     if (it == forward.graph.initializers.end() || it->second.dtype() != DType::kFloat)
       return make_error(ErrorCode::kInternal, "the adapted weight '{}' is not a float32 initializer of the model",
                         ad.weight);
-    Tensor merged = lora_delta(ad, lora.values.at(ad.a), lora.values.at(ad.b), plan.settings.scale());
-    if (merged.dims() != it->second.dims())
+    Tensor delta = lora_delta(ad, lora.values.at(ad.a), lora.values.at(ad.b), plan.settings.scale());
+    if (delta.dims() != it->second.dims())
       return make_error(ErrorCode::kInternal, "adapter of '{}': {} against the weight's {}", ad.weight,
-                        dims_to_string(merged.dims()), dims_to_string(it->second.dims()));
-    float* m = merged.data<float>();
-    const float* w = it->second.data<float>();
-    for (int64_t i = 0; i < merged.numel(); ++i) m[i] += w[i];
-    it->second = std::move(merged);
+                        dims_to_string(delta.dims()), dims_to_string(it->second.dims()));
+    const float* d = delta.data<float>();
+    float* w = it->second.data<float>();
+    for (int64_t i = 0; i < delta.numel(); ++i) w[i] += d[i];
   }
   return Status::Ok();
 }

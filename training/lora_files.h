@@ -39,7 +39,9 @@ Status write_peft_adapters(const std::string& path, const LoraTensors& lora);
 Status read_peft_adapters(const std::string& path, LoraTensors& lora);
 
 // `forward` (the model as its file holds it) with every adapted weight
-// replaced by W + scale A B (a new tensor; the old one is left as it is).
+// turned into W + scale A B, in W's own storage: the export's copy of the
+// model is merged in place, so the merge needs no second copy of the weights
+// (one delta at a time).
 Status merge_adapters(Model& forward, const LoraTensors& lora);
 
 }  // namespace ort_train

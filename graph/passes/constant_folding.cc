@@ -17,8 +17,17 @@
 //
 // A graph output may end up an initializer: ONNX allows it and the executor
 // returns the initializer's tensor.
+//
+// An initializer that a folded node was the last reader of goes at once, not
+// at the next dead_code_elimination: folding the Transpose of every
+// nn.Linear weight of a frozen model (LoRA) or its Cast to bf16 would
+// otherwise hold the originals and the folded copies together, twice the
+// weights at the peak.
+#include <map>
+
 #include <spdlog/spdlog.h>
 
+#include "graph/control_flow.h"
 #include "graph/graph_index.h"
 #include "graph/op_schema.h"
 #include "graph/passes/op_traits.h"
@@ -97,6 +106,18 @@ class ConstantFolding : public Pass {
       return it == g.initializers.end() ? nullptr : &it->second;
     };
 
+    // Reads left per value (a folded output is an initializer that can be
+    // released in turn); none is released where a default-domain If/Loop/Scan
+    // could read one from inside its subgraphs.
+    std::map<std::string, int64_t> reads;
+    bool release = true;
+    for (const Node& n : g.nodes) {
+      release = release && !is_onnx_control_flow(n);
+      for (const std::string& in : n.inputs)
+        if (!in.empty()) ++reads[in];
+    }
+    for (const ValueInfo& v : g.outputs) reads[v.name] += 1;
+    std::set<std::string> released;
     std::vector<size_t> folded;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
@@ -134,7 +155,16 @@ class ConstantFolding : public Pass {
         g.initializer_order.push_back(name);
       }
       folded.push_back(i);
+      for (const std::string& in : n.inputs) {
+        auto r = reads.find(in);
+        if (r == reads.end() || --r->second > 0 || !release || !constant(in)) continue;
+        g.initializers.erase(in);
+        g.values.erase(in);
+        released.insert(in);
+      }
     }
+    std::erase_if(g.initializer_order, [&](const std::string& name) { return released.count(name) > 0; });
+    std::erase_if(g.declared_value_infos, [&](const std::string& name) { return released.count(name) > 0; });
     erase_nodes(g, folded);
     ctx.count(static_cast<int64_t>(folded.size()));
     return !folded.empty();

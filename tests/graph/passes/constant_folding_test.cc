@@ -190,3 +190,35 @@ TEST_CASE("constant folding: folded views own their storage", "[passes][constant
   REQUIRE(m.graph.initializers.at("r").raw() != m.graph.initializers.at("a").raw());
   require_close(m.graph.initializers.at("r"), make<float>({4}, {1, 2, 3, 4}));
 }
+
+// LoRA on an nn.Linear export: Transpose(W) folds for every frozen weight,
+// and each W must go as its copy is made, not at the next
+// dead_code_elimination, or the peak holds the weights twice.
+TEST_CASE("constant folding: an initializer goes with its last folded reader", "[passes][constant_folding]") {
+  Model m = empty_model();
+  Graph& g = m.graph;
+  add_input(g, "x", DType::kFloat, {2, 2});
+  add_initializer(g, "w", make<float>({2, 2}, {1, 2, 3, 4}));       // read by a Transpose only: goes
+  add_initializer(g, "shared", make<float>({2, 2}, {5, 6, 7, 8}));  // also read at run time: stays
+  add_initializer(g, "out_init", make<float>({2, 2}, {9, 9, 9, 9}));  // a graph output: stays
+  g.nodes.push_back(node("tw", "Transpose", {"w"}, {"wt"}, {Attribute::make_ints("perm", {1, 0})}));
+  g.nodes.push_back(node("ts", "Transpose", {"shared"}, {"st"}, {Attribute::make_ints("perm", {1, 0})}));
+  g.nodes.push_back(node("to", "Transpose", {"out_init"}, {"ot"}, {Attribute::make_ints("perm", {1, 0})}));
+  g.nodes.push_back(node("mw", "MatMul", {"x", "wt"}, {"y1"}));
+  g.nodes.push_back(node("ms", "MatMul", {"x", "st"}, {"y2"}));
+  g.nodes.push_back(node("mo", "MatMul", {"x", "ot"}, {"y3"}));
+  g.nodes.push_back(node("direct", "Add", {"x", "shared"}, {"y4"}));
+  for (const char* y : {"y1", "y2", "y3", "y4", "out_init"}) add_output(g, y);
+  const std::map<std::string, Tensor> feed{{"x", make<float>({2, 2}, {1, -1, 2, 0.5f})}};
+  auto before = run_model(m, feed);
+  std::weak_ptr<Storage> w_storage = g.initializers.at("w").storage();
+  REQUIRE(apply_pass("constant_folding", m, {}));
+  REQUIRE_FALSE(g.is_initializer("w"));
+  REQUIRE(g.value("w") == nullptr);
+  REQUIRE(std::count(g.initializer_order.begin(), g.initializer_order.end(), "w") == 0);
+  REQUIRE(w_storage.expired());  // freed by the pass itself
+  REQUIRE(g.is_initializer("shared"));
+  REQUIRE(g.is_initializer("out_init"));
+  for (const char* folded : {"wt", "st", "ot"}) REQUIRE(g.is_initializer(folded));
+  require_same_outputs(run_model(m, feed), before);
+}
