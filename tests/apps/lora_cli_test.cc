@@ -162,4 +162,37 @@ TEST_CASE("cli.lora_options_without_lora_are_refused", "[lora]") {
   }
 }
 
+// Recompute copies the adapted layers' forward into the backward, adapters
+// included: a Hugging Face BERT (TorchScript export, whose node scopes name
+// its layers) trains bit for bit alike with --recompute layers and without.
+TEST_CASE("cli.lora_with_recompute_trains_bit_for_bit_alike", "[lora]") {
+  Dir ws("ort_train_cli_lora_recompute");
+  const std::string dir = source_dir() + "/tests/models/hf/bert_opset14";
+  std::ifstream base(dir + "/training.yaml");
+  std::ofstream(ws / "lora.yaml") << base.rdbuf()
+                                  << "\nlora: {targets: [\"*attention.self.query\", \"*attention.self.value\"], "
+                                     "rank: 4, alpha: 8}\noptimizer: {name: AdamW, lr: 0.01}\n";
+  std::vector<std::string> runs;
+  for (const std::string mode : {"none", "layers"}) {
+    CliOutcome o = run_cli("--model " + dir + "/model.onnx --config " + ws / "lora.yaml" + " --data " + dir +
+                               "/train_batches --steps 3 --device cpu --deterministic --recompute " + mode +
+                               " --metrics " + ws / (mode + ".jsonl"),
+                           ws.p.string());
+    const std::string log = o.stdout_text + o.stderr_text;
+    INFO(log);
+    REQUIRE(o.exit_code == 0);
+    CHECK_THAT(log, Catch::Contains("LoRA: 4 adapters"));
+    if (mode == "layers") CHECK_THAT(log, Catch::Contains("2 of 2 layers"));
+    std::ifstream f(ws / (mode + ".jsonl"));
+    std::string line, losses;
+    while (std::getline(f, line)) {
+      auto row = nlohmann::json::parse(line);
+      losses += std::to_string(row.at("loss").get<double>()) + "/" + std::to_string(row.at("grad_norm").get<double>());
+    }
+    runs.push_back(losses);
+  }
+  REQUIRE_FALSE(runs[0].empty());
+  REQUIRE(runs[0] == runs[1]);
+}
+
 }  // namespace ort_train::testing

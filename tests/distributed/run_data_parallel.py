@@ -53,6 +53,12 @@ kernel_choices: ranks given different --kernel-choices files (rank 0's
 forcing one attention kernel, rank 1's the other) write the same file, rank
 0's choices; without files, rank 0's timings hold on both ranks.
 
+lora: LoRA adapters (rank 4 on every Gemm weight, fc3's bias trained too)
+at 2 and 3 ranks equal one process's --grad-accum N within 1e-6, and bit for
+bit with --deterministic; --zero 1 and --zero 2 (over the adapters only)
+equal --zero 0 bit for bit with --deterministic; the adapters each run
+exports agree within 1e-6.
+
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
 
@@ -331,6 +337,52 @@ def check_zero(args, folder):
         print(f"{n} rank(s): {line[0].split('] ')[-1] if line else 'no report'}")
         if r.returncode != 0 or not line:
             failures.append(f"{n} ranks: no optimizer-state report")
+    return failures
+
+
+def check_lora(args, folder):
+    base = open(os.path.join(args.model_dir, "training.yaml")).read()
+    desc = os.path.join(folder, "lora.yaml")
+    with open(desc, "w") as f:
+        f.write(base + "\noptimizer: {name: AdamW, lr: 0.01, max_grad_norm: 0.5}\n"
+                "lora: {targets: [\"fc*.weight\"], rank: 4, alpha: 8, train_also: [fc3.bias]}\n")
+    failures = []
+
+    def run(name, ranks, accum, flags):
+        r, out = train(args, folder, name, desc, ranks, accum,
+                       list(flags) + ["--export-adapters", os.path.join(folder, name, "adapters.safetensors")])
+        if r.returncode != 0:
+            failures.append(f"{name}: exit {r.returncode}: {r.stderr[-400:]}")
+            return None
+        with open(os.path.join(out, "adapters.safetensors"), "rb") as f:
+            got = metrics(os.path.join(out, "m.jsonl")), f.read()
+        if len(got[0]) != 4 or b"base_model.model.fc1.lora_A.weight" not in got[1] or b"fc3.bias" not in got[1]:
+            failures.append(f"{name}: {len(got[0])} steps logged, or the adapters file lacks fc1's A or fc3.bias")
+        return got
+
+    for n in (2, 3):
+        for flags, exact in (([], False), (["--deterministic"], True)):
+            one = run(f"lora_one_{n}_{len(flags)}", 1, n, flags)
+            ranks = run(f"lora_ranks_{n}_{len(flags)}", n, 1, flags)
+            if not one or not ranks:
+                continue
+            diff = worst(ranks[0], one[0])
+            print(f"lora, {n} ranks {' '.join(flags)}: vs one process --grad-accum {n}, worst relative "
+                  f"difference {diff:.3g}{' (must be 0)' if exact else ''}")
+            if len(ranks[0]) != len(one[0]) or diff > (0 if exact else 1e-6):
+                failures.append(f"lora at {n} ranks {flags}: differs from one process by {diff:.3g}")
+            if exact and ranks[1] != one[1]:
+                failures.append(f"lora at {n} ranks --deterministic: the exported adapters are not bit for bit")
+        zero0 = run(f"lora_z0_{n}", n, 1, ["--deterministic"])
+        for stage in ("1", "2"):
+            zero = run(f"lora_z{stage}_{n}", n, 1, ["--deterministic", "--zero", stage])
+            if not zero0 or not zero:
+                continue
+            diff = worst(zero[0], zero0[0])
+            print(f"lora, {n} ranks --deterministic: --zero {stage} vs 0, worst relative difference {diff:.3g} "
+                  f"(must be 0)")
+            if diff != 0 or zero[1] != zero0[1]:
+                failures.append(f"lora at {n} ranks: --zero {stage} differs from --zero 0 ({diff:.3g})")
     return failures
 
 
@@ -754,7 +806,7 @@ def main():
     ap.add_argument("--ort-train", required=True)
     ap.add_argument("--model-dir", required=True)
     ap.add_argument("--check", choices=["equal", "error", "resume", "kill", "timeout", "zero", "zero2", "bf16", "epochs",
-                                        "mismatch", "tcp", "shards", "kernel_choices"],
+                                        "mismatch", "tcp", "shards", "kernel_choices", "lora"],
                     default="equal")
     args = ap.parse_args()
     missing = mpi_missing(args.ort_train)
@@ -765,7 +817,8 @@ def main():
         checks = {"equal": check_equal, "error": check_error, "resume": check_resume, "kill": check_kill,
                   "epochs": check_epochs,
                   "timeout": check_timeout, "zero": check_zero, "zero2": check_zero2, "bf16": check_bf16, "mismatch": check_mismatch,
-                  "tcp": check_tcp, "shards": check_shards, "kernel_choices": check_kernel_choices}
+                  "tcp": check_tcp, "shards": check_shards, "kernel_choices": check_kernel_choices,
+                  "lora": check_lora}
         failures = checks[args.check](args, folder)
     for f in failures:
         print("FAIL", f)
