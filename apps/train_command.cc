@@ -512,15 +512,12 @@ Status finish(const TrainArgs& args, const RunOutcome& out, std::unique_ptr<Trai
   }
   if (args.export_path.empty()) return out.last_evaluation;
   RETURN_IF_ERROR(forward.read_released(model));
-  if (lora.plan) {
-    RETURN_IF_ERROR(merge_adapters(model, lora));
-    RETURN_IF_ERROR(save_model(model, args.export_path));  // its folder was made by check_can_write
-    spdlog::info("wrote the trained model, its {} adapters merged into their weights, to {}",
-                 lora.plan->adapters.size(), args.export_path);
-  } else {
-    RETURN_IF_ERROR(save_model(model, args.export_path));
-    spdlog::info("wrote the trained model to {}", args.export_path);
-  }
+  if (lora.plan) RETURN_IF_ERROR(merge_adapters(model, lora));
+  RETURN_IF_ERROR(save_model(model, args.export_path));  // its folder was made by check_can_write
+  spdlog::info("wrote the trained model{} to {}",
+               lora.plan ? fmt::format(", its {} adapters merged into their weights,", lora.plan->adapters.size())
+                         : "",
+               args.export_path);
   return out.last_evaluation;
 }
 

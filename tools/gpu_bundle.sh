@@ -17,10 +17,11 @@ rm -rf "$out" && mkdir -p "$out/stage/bin" "$out/stage/real" "$out/stage/lib"
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx "/$out/" "$exclude" 2>/dev/null || echo "/$out/" >> "$exclude"
-cp build/ort_train build/tests/ort_train_tests build/tests/ort_train_communicator_check "$out/stage/real/"
+bins=(build/ort_train build/tests/ort_train_tests build/tests/ort_train_communicator_check)
+cp "${bins[@]}" "$out/stage/real/"
 cp build/libort_train_cuda.so "$out/stage/lib/"  # the CUDA plugin: found in ../lib beside the binaries
 strip "$out/stage/real/"* "$out/stage/lib/libort_train_cuda.so"
-for bin in build/ort_train build/tests/ort_train_tests build/tests/ort_train_communicator_check build/libort_train_cuda.so; do
+for bin in "${bins[@]}" build/libort_train_cuda.so; do
   ldd "$bin" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
@@ -32,7 +33,8 @@ done | sort -u | while read -r lib; do
 done
 # Wrappers set the library path for the binaries only, so Python (PyTorch)
 # beside them keeps its own libraries.
-for name in ort_train ort_train_tests ort_train_communicator_check; do
+for bin in "${bins[@]}"; do
+  name=$(basename "$bin")
   cat > "$out/stage/bin/$name" <<WRAP
 #!/usr/bin/env bash
 here=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")/.." && pwd)

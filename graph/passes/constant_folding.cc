@@ -23,7 +23,8 @@
 // nn.Linear weight of a frozen model (LoRA) or its Cast to bf16 would
 // otherwise hold the originals and the folded copies together, twice the
 // weights at the peak.
-#include <map>
+#include <algorithm>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
@@ -109,14 +110,14 @@ class ConstantFolding : public Pass {
     // Reads left per value (a folded output is an initializer that can be
     // released in turn); none is released where a default-domain If/Loop/Scan
     // could read one from inside its subgraphs.
-    std::map<std::string, int64_t> reads;
-    bool release = true;
-    for (const Node& n : g.nodes) {
-      release = release && !is_onnx_control_flow(n);
-      for (const std::string& in : n.inputs)
-        if (!in.empty()) ++reads[in];
+    std::unordered_map<std::string, int64_t> reads;
+    const bool release = std::none_of(g.nodes.begin(), g.nodes.end(), is_onnx_control_flow);
+    if (release) {
+      for (const Node& n : g.nodes)
+        for (const std::string& in : n.inputs)
+          if (!in.empty()) ++reads[in];
+      for (const ValueInfo& v : g.outputs) ++reads[v.name];  // never released
     }
-    for (const ValueInfo& v : g.outputs) reads[v.name] += 1;
     std::set<std::string> released;
     std::vector<size_t> folded;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -157,7 +158,7 @@ class ConstantFolding : public Pass {
       folded.push_back(i);
       for (const std::string& in : n.inputs) {
         auto r = reads.find(in);
-        if (r == reads.end() || --r->second > 0 || !release || !constant(in)) continue;
+        if (r == reads.end() || --r->second > 0 || !constant(in)) continue;
         g.initializers.erase(in);
         g.values.erase(in);
         released.insert(in);

@@ -56,8 +56,8 @@ forcing one attention kernel, rank 1's the other) write the same file, rank
 lora: LoRA adapters (rank 4 on every Gemm weight, fc3's bias trained too)
 at 2 and 3 ranks equal one process's --grad-accum N within 1e-6, and bit for
 bit with --deterministic; --zero 1 and --zero 2 (over the adapters only)
-equal --zero 0 bit for bit with --deterministic; the adapters each run
-exports agree within 1e-6.
+equal --zero 0 bit for bit with --deterministic, and so do the adapters
+files they export (--export-adapters).
 
 error: a batch source that fails on rank 1 only must end the whole job with a
 non-zero exit, the failing rank named, in under 30 s.
