@@ -79,8 +79,8 @@ void add_recompute_option(CLI::App* cmd, SetupArgs& args) {
 
 void log_recompute(const SetupArgs& args, const RecomputeReport& r) {
   if (r.layers.empty() && args.recompute == "layers") {
-    spdlog::warn("--recompute layers: no layer found (no node name has a scope like layer.N or h.N): nothing "
-                 "recomputed");
+    spdlog::warn("--recompute layers: no layer found (no node name or dynamo module path has a scope like "
+                 "layer.N or h.N): nothing recomputed");
     return;
   }
   spdlog::info("recompute ({}): {} cheap-op nodes; {} of {} layers{}, {} forward nodes copied into the backward; "

@@ -42,6 +42,53 @@ std::string layer_scope(const std::string& node_name) {
   return "";
 }
 
+// The dynamo exporter names its nodes "node_MatMul_12" and keeps the module
+// path in metadata instead: pkg.torch.onnx.name_scopes is a Python list of
+// the enclosing modules' dotted paths, outermost first, then the FX node's
+// own name ("['', 'model', 'model.bert.encoder.layer.0', 'linear_3']").
+std::string dotted_layer_scope(const std::string& path) {
+  // "<...>.<name>.<index>[.<...>]": the prefix through the first index that
+  // follows a name (a module list's entry; "dropout_1" is no index).
+  size_t start = 0;
+  std::string prev;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string comp = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    bool index = !comp.empty() && std::all_of(comp.begin(), comp.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c));
+    });
+    if (index && !prev.empty() && std::isalpha(static_cast<unsigned char>(prev[0])))
+      return path.substr(0, dot == std::string::npos ? path.size() : dot);
+    if (dot == std::string::npos) break;
+    prev = comp;
+    start = dot + 1;
+  }
+  return "";
+}
+
+std::string layer_scope(const Node& node) {
+  std::string by_name = layer_scope(node.name);
+  if (!by_name.empty()) return by_name;
+  for (const auto& [key, value] : node.metadata) {
+    if (key != "pkg.torch.onnx.name_scopes") continue;
+    // The quoted entries but the last (the FX node's own name, never a module).
+    std::vector<std::string> scopes;
+    for (size_t q = value.find('\''); q != std::string::npos; q = value.find('\'', q + 1)) {
+      size_t end = value.find('\'', q + 1);
+      if (end == std::string::npos) break;
+      scopes.push_back(value.substr(q + 1, end - q - 1));
+      q = end;
+    }
+    if (scopes.size() < 2) return "";
+    scopes.pop_back();
+    for (const std::string& s : scopes) {  // outermost first: the first indexed module is the layer
+      std::string layer = dotted_layer_scope(s);
+      if (!layer.empty()) return layer;
+    }
+  }
+  return "";
+}
+
 namespace {
 
 // Dropout and dropout_add_fusion's DropoutAdd: random, but their masks are kept.
@@ -239,7 +286,7 @@ size_t recompute_layers(Model& model, const std::vector<std::string>& eval_outpu
   const std::set<std::string>& graph_outputs = part.outputs;
   std::vector<std::string> scope(count);
   for (size_t i = 0; i < count; ++i)
-    if (forward[i]) scope[i] = layer_scope(g.nodes[i].name);
+    if (forward[i]) scope[i] = layer_scope(g.nodes[i]);
   GraphIndex index(g);
   auto reads_data = [&](size_t node) { return part.reads_data(g, node); };
   std::map<size_t, std::vector<Node>> inserted;     // backward position -> copies placed before it
@@ -342,7 +389,7 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
   const Graph& g = tg.model.graph;
   std::vector<size_t> forward = nodes_reaching(g, tg.eval_outputs);
   for (size_t i : forward) {
-    std::string s = layer_scope(g.nodes[i].name);
+    std::string s = layer_scope(g.nodes[i]);
     if (!s.empty() && std::find(report.layers.begin(), report.layers.end(), s) == report.layers.end())
       report.layers.push_back(s);
   }

@@ -5,10 +5,12 @@
 // input, the parameters, the masks). Their buffers are then free between the
 // forward and the layer's backward, which is where the peak is.
 //
-// Layers are found by name, as exporters scope them: the first path component
-// of a node name that indexes a module list ("layer.3", "h.0", "layers.11",
-// "block.2"; not "dropout_1", an exporter's mark of a module called again). The copies compute exactly what the originals did (the same
-// kernels on the same inputs); a Dropout is not drawn again but re-applied
+// Layers are found by name, as exporters scope them: the first path
+// component of a node name that indexes a module list ("layer.3", "h.0",
+// "layers.11", "block.2"; not "dropout_1", an exporter's mark of a module
+// called again). The dynamo exporter's node names carry no scope; there the
+// module path it keeps in each node's metadata is read instead. The copies
+// compute exactly what the originals did (the same kernels on the same inputs); a Dropout is not drawn again but re-applied
 // with the forward's mask (DropoutGrad's arithmetic, the forward's exactly),
 // so losses are bit-identical with and without recompute. Random ops without
 // a mask and training-mode BatchNormalization are never copied: their outputs
@@ -50,5 +52,11 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
 // The layer scope of a node name ("/bert/encoder/layer.3/attention/..." ->
 // "/bert/encoder/layer.3"), or "" when it has none.
 std::string layer_scope(const std::string& node_name);
+// A node's layer scope: from its name, else (a dynamo export, whose node
+// names carry no scope) from the module path in its pkg.torch.onnx.name_scopes
+// metadata ("model.bert.encoder.layer.3.attention" -> "model.bert.encoder.layer.3").
+std::string layer_scope(const Node& node);
+// The layer of a dotted module path, or "" when it has none.
+std::string dotted_layer_scope(const std::string& module_path);
 
 }  // namespace ort_train

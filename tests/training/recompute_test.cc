@@ -47,7 +47,30 @@ TEST_CASE("recompute: layer scopes are the first indexed module of a node's scop
   CHECK(layer_scope("MatMul_3") == "");
   CHECK(layer_scope("/x/.5/Add") == "");
   CHECK(parse_recompute_mode("layers").value() == RecomputeMode::kLayers);
+  CHECK(dotted_layer_scope("model.bert.encoder.layer.3.attention.self") == "model.bert.encoder.layer.3");
+  CHECK(dotted_layer_scope("model.model.layers.11") == "model.model.layers.11");
+  CHECK(dotted_layer_scope("model.bert.embeddings") == "");
+  CHECK(dotted_layer_scope("0.weight") == "");  // an index with no list name before it
+  CHECK(dotted_layer_scope("") == "");
   CHECK_FALSE(parse_recompute_mode("everything").ok());
+}
+
+// The dynamo exporter's node names carry no scope ("node_linear_3"): the
+// layer is read from the module path in the node's metadata, outermost first.
+TEST_CASE("recompute: a dynamo export's layer is read from its name_scopes metadata") {
+  Node n;
+  n.name = "node_linear_3";
+  CHECK(layer_scope(n) == "");
+  n.metadata = {{"namespace", ": LossOf/model.transformer.h.1: GPT2Block/linear_3: aten.linear"},
+                {"pkg.torch.onnx.name_scopes",
+                 "['', 'model', 'model.transformer', 'model.transformer.h.1', 'model.transformer.h.1.attn', 'linear_3']"}};
+  CHECK(layer_scope(n) == "model.transformer.h.1");
+  // The last entry is the FX node's own name, never a module.
+  n.metadata = {{"pkg.torch.onnx.name_scopes", "['', 'model', 'layers.0']"}};
+  CHECK(layer_scope(n) == "");
+  // A scoped name wins over the metadata.
+  n.name = "/model/bert/encoder/layer.2/Add";
+  CHECK(layer_scope(n) == "/model/bert/encoder/layer.2");
 }
 
 TEST_CASE("recompute: a layer's copies feed the backward, Dropout through its forward mask") {
