@@ -99,7 +99,8 @@ Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const Set
   // Before the step graph is built, so that graph (saved, estimated, run) holds the copies.
   ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));
   if (mode != RecomputeMode::kNone) {
-    ASSIGN_OR_RETURN(p.recompute, apply_recompute(p.tg, mode, p.device->memory_budget()));
+    ASSIGN_OR_RETURN(p.recompute, apply_recompute(p.tg, mode, p.device->memory_budget(),
+                                                  pass_options(args).disabled));
   }
   ASSIGN_OR_RETURN(p.step, build_step_graph(p.tg));
   return p;

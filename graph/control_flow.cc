@@ -51,6 +51,11 @@ int64_t& max_loop_elements() {
   return elements;
 }
 
+int64_t& max_loop_work() {
+  static int64_t work = int64_t{1} << 39;
+  return work;
+}
+
 int64_t num_captures(const Node& n) {
   // A file may hold the explicit form too, with any number here: never more
   // captures than inputs, never fewer than none.

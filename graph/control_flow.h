@@ -38,6 +38,18 @@ int64_t& max_loop_trips();
 // that a Concat grows every trip copies quadratically): default 2^24 trips
 // and 2^34 elements. The kernels count both at every trip.
 int64_t& max_loop_elements();
+// The most work one outermost If/Loop/Scan may do, its nested bodies'
+// included (default 2^39 units): each trip bounded by the limits above could
+// still multiply 512x512 matrices 10^5 times, or make 2^24 trivial trips for
+// minutes. A unit is one element a body's kernel writes or one multiply-add
+// of its MatMul/Gemm/Conv; every kernel run adds kNodeRunWork and every trip
+// kTripWork, the dispatch that no element count sees (about 2^39 units run in
+// a minute on a 2-core machine; a 512-step recurrence with 1024-wide gates at
+// batch 64 is about 2^37). A Loop of fixed trip count, or a Scan, is refused
+// after its first trip when its trips at that trip's work would pass the bound.
+int64_t& max_loop_work();
+inline constexpr int64_t kNodeRunWork = int64_t{1} << 15;
+inline constexpr int64_t kTripWork = int64_t{1} << 16;
 
 // com.ort_train If/Loop/Scan: a node in the explicit form.
 bool is_control_flow(const Node& n);

@@ -110,7 +110,9 @@ class Lowering {
       if (n.op_type != "SequenceAt" || !n.domain.empty() || n.inputs[0] != seq) return false;
       auto pos = constant_ints(n.inputs[1]);
       if (!pos || pos->size() != 1 || (*pos)[0] < 0) return false;  // counted from the end: needs the dim's size
-      chunks.push_back({c, {(*pos)[0] * size, ((*pos)[0] + 1) * size}});
+      int64_t start = 0, end = 0;
+      if (__builtin_mul_overflow((*pos)[0], size, &start) || __builtin_add_overflow(start, size, &end)) return false;
+      chunks.push_back({c, {start, end}});
     }
     // Replaced back to front, so earlier indices stay valid.
     std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -144,7 +146,13 @@ class Lowering {
     std::vector<Node> out;
     for (const Node& n : nodes) {
       std::vector<Node> repl;
-      if (n.domain.empty() && lower(n, repl)) {
+      const bool lowers = n.domain.empty() && lower(n, repl);
+      if (!error_.empty()) return invalid_argument("{}", error_);
+      written_ += static_cast<int64_t>(repl.size());
+      if (written_ > kMaxLoweredNodes)
+        return invalid_argument("{}: lowering the sequences writes more than {} nodes", n.describe(),
+                                kMaxLoweredNodes);
+      if (lowers) {
         if (n.op_type != "SequenceAt" && n.op_type != "SequenceLength" && n.op_type != "ConcatFromSequence")
           lowered.push_back(n.name);
         for (Node& r : repl) out.push_back(std::move(r));
@@ -217,6 +225,11 @@ class Lowering {
     if (op == "SplitToSequence") {
       auto chunks = split_chunks(n);
       if (!chunks) return false;
+      if (chunks->size() > static_cast<size_t>(kMaxSequenceTensors)) {
+        error_ = fmt::format("{}: splits into more than {} tensors, the most a sequence is lowered into",
+                             n.describe(), kMaxSequenceTensors);
+        return false;
+      }
       const int64_t axis = n.attr_int("axis", 0);
       const bool squeeze_axis = !n.has_input(1) && n.attr_int("keepdims", 1) == 0;
       std::vector<std::string> tensors;
@@ -297,9 +310,10 @@ class Lowering {
       if (!scalar) {
         int64_t start = 0;
         for (int64_t size : *split) {
-          if (size < 0) return std::nullopt;
-          chunks.push_back({start, start + size});
-          start += size;
+          int64_t end = 0;
+          if (size < 0 || __builtin_add_overflow(start, size, &end)) return std::nullopt;
+          chunks.push_back({start, end});
+          start = end;
         }
         return chunks;
       }
@@ -316,6 +330,7 @@ class Lowering {
     const auto rank = static_cast<int64_t>(dims->size());
     if (axis < -rank || axis >= rank) return std::nullopt;
     const int64_t length = (*dims)[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    if (length / size >= kMaxSequenceTensors) return std::vector<std::pair<int64_t, int64_t>>(kMaxSequenceTensors + 1);
     for (int64_t start = 0; start < length; start += size) chunks.push_back({start, std::min(start + size, length)});
     return chunks;
   }
@@ -328,6 +343,14 @@ class Lowering {
   }
 
  private:
+  // Bounds on what the lowering writes (issue 52: a SplitToSequence with a
+  // 2*10^6-element split list became 2*10^6 Slices; a long sequence read by
+  // many ConcatFromSequence nodes multiplies): far above any export's.
+  static constexpr int64_t kMaxSequenceTensors = int64_t{1} << 16;
+  static constexpr int64_t kMaxLoweredNodes = int64_t{1} << 18;
+  std::string error_;
+  int64_t written_ = 0;
+
   static bool is_integer(DType t) { return t == DType::kInt64 || t == DType::kInt32; }
 
   int64_t constant_rank(const std::string& v) const {

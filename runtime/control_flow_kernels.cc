@@ -23,6 +23,7 @@ struct ControlFlowWork {
   // trip included), so a fixed Loop inside a fixed Loop is refused before its
   // first trip when the product passes the bound, not after 2^24 trips.
   int64_t certain = 1;
+  int64_t work = 0;  // max_loop_work's units, nested bodies' included
 };
 thread_local ControlFlowWork g_work;
 
@@ -30,7 +31,7 @@ thread_local ControlFlowWork g_work;
 class WorkScope {
  public:
   WorkScope() {
-    if (g_work.depth++ == 0) g_work = ControlFlowWork{1, 0, 0};
+    if (g_work.depth++ == 0) g_work = ControlFlowWork{1, 0, 0, 1, 0};
   }
   ~WorkScope() { --g_work.depth; }
   WorkScope(const WorkScope&) = delete;
@@ -48,8 +49,63 @@ Status count_trip(const Node& node, const std::vector<Tensor>& carried) {
   if (g_work.elements > max_loop_elements())
     return invalid_argument("{}: its trips carried more than {} elements in all (a value that grows every trip?)",
                             node.describe(), max_loop_elements());
+  g_work.work += kTripWork;
+  if (g_work.work > max_loop_work())
+    return invalid_argument("{}: its trips did more than {} units of work in all, the bodies nested in it included "
+                            "(a unit: an element a kernel writes or a multiply-add)",
+                            node.describe(), max_loop_work());
   return Status::Ok();
 }
+
+// After the first of `trips` trips of a node whose trips are all certain (a
+// fixed Loop, a Scan), made `certain` times yet by the enclosing fixed Loops:
+// an error now when the trips at the first one's work would pass the bound.
+Status check_projected_work(const Node& node, int64_t first_trip_work, int64_t trips, int64_t certain) {
+  int64_t runs = 0, projected = 0;
+  const int64_t left = max_loop_work() - (g_work.work - first_trip_work);
+  if (__builtin_mul_overflow(trips, certain, &runs) || __builtin_mul_overflow(runs, first_trip_work, &projected) ||
+      projected > left)
+    return invalid_argument("{}: {} trips{} at its first trip's {} units of work would do more than the {} a run's "
+                            "control flow may (a unit: an element a kernel writes or a multiply-add)",
+                            node.describe(), trips,
+                            certain > 1 ? fmt::format(", each of {} times it certainly runs,", certain) : std::string(),
+                            first_trip_work, max_loop_work());
+  return Status::Ok();
+}
+
+// Multiply-adds of a product kernel, from its operands' dims (0 for any other op).
+int64_t multiply_adds(const KernelContext& ctx, int64_t written) {
+  const Node& n = ctx.node();
+  const std::string& op = n.op_type;
+  if (ctx.num_inputs() < 2 || !ctx.has_input(0) || !ctx.has_input(1)) return 0;
+  const std::vector<int64_t>& a = ctx.input(0).dims();
+  const std::vector<int64_t>& w = ctx.input(1).dims();
+  int64_t k = 0;
+  if ((op == "MatMul" || op == "FusedMatMul" || op == "MatMulInteger") && !a.empty()) {
+    k = a.back();
+    if (op == "FusedMatMul" && n.attr_int("transA", 0) && a.size() >= 2) k = a[a.size() - 2];
+  } else if (op == "Gemm" && a.size() == 2) {
+    k = n.attr_int("transA", 0) ? a[0] : a[1];
+  } else if ((op == "Conv" || op == "ConvTranspose") && w.size() >= 2) {
+    k = 1;
+    for (size_t i = 1; i < w.size(); ++i) k = w[i] > 0 && k <= (int64_t{1} << 40) / w[i] ? k * w[i] : k;
+  }
+  int64_t macs = 0;
+  return k > 0 && !__builtin_mul_overflow(written, k, &macs) ? macs : 0;
+}
+
+}  // namespace
+
+void note_control_flow_work(const KernelContext& ctx) {
+  if (g_work.depth == 0) return;
+  int64_t written = 0;
+  for (const Tensor& t : ctx.outputs())
+    if (t.defined()) written += t.numel();
+  int64_t work = kNodeRunWork + written + multiply_adds(ctx, written);
+  g_work.work = work > INT64_MAX - g_work.work ? INT64_MAX : g_work.work + work;
+}
+
+namespace {
 
 // Whether a Loop's trips are fixed at its start: no condition, or one that
 // is true and that the body passes on unchanged (PyTorch's `for i in
@@ -323,6 +379,7 @@ Status run_loop(KernelContext& ctx, const DevicePtr& device) {
   const size_t k_out = ctx.num_outputs() - n;
   std::vector<std::vector<Tensor>> scans(k_out);
   int64_t trip = 0;
+  const int64_t work_before = g_work.work;
   for (; trip < m && cond; ++trip) {
     if (trip >= limit)
       return invalid_argument("{}: ran {} trips, the most a Loop may, without stopping", node.describe(), trip);
@@ -346,6 +403,7 @@ Status run_loop(KernelContext& ctx, const DevicePtr& device) {
     for (size_t i = 0; i < n; ++i) carried[i] = std::move(out[1 + i]);
     for (size_t k = 0; k < k_out; ++k) scans[k].push_back(std::move(out[1 + n + k]));
     RETURN_IF_ERROR(count_trip(node, carried));
+    if (trip == 0 && fixed) RETURN_IF_ERROR(check_projected_work(node, g_work.work - work_before, m, certain.outer()));
   }
   for (size_t i = 0; i < n; ++i) ctx.set_output(i, std::move(carried[i]));
   for (size_t k = 0; k < k_out; ++k) {
@@ -374,6 +432,7 @@ Result<ScanSteps> scan_steps(KernelContext& ctx, const DevicePtr& device, std::v
   const Node& node = ctx.node();
   const size_t n = state.size(), k_out = ctx.num_outputs() - n;
   ScanSteps r{std::move(state), std::vector<std::vector<Tensor>>(k_out)};
+  const int64_t work_before = g_work.work;
   for (int64_t t = 0; t < length; ++t) {
     std::vector<Tensor> elements;
     // (A reversed scan starts at the end of this sequence's own length.)
@@ -392,6 +451,8 @@ Result<ScanSteps> scan_steps(KernelContext& ctx, const DevicePtr& device, std::v
     for (size_t i = 0; i < n; ++i) r.state[i] = std::move(out[i]);
     for (size_t k = 0; k < k_out; ++k) r.outputs[k].push_back(std::move(out[n + k]));
     RETURN_IF_ERROR(count_trip(node, r.state));
+    // (The Scan's enclosing Loops are not multiplied in: it counts step by step.)
+    if (t == 0) RETURN_IF_ERROR(check_projected_work(node, g_work.work - work_before, length, 1));
   }
   return r;
 }

@@ -17,4 +17,9 @@ Status if_kernel(KernelContext& ctx);
 Status loop_kernel(KernelContext& ctx);
 Status scan_kernel(KernelContext& ctx);
 
+// Called by the executor after every kernel it runs: inside an If/Loop/Scan
+// body, adds the kernel's work to the outermost node's (graph/control_flow.h's
+// max_loop_work); nothing outside control flow.
+void note_control_flow_work(const KernelContext& ctx);
+
 }  // namespace ort_train

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "graph/op_schema.h"
+#include "runtime/control_flow_kernels.h"
 #include "runtime/cpu/host_memory.h"
 #include "runtime/plan_placement.h"
 #include "runtime/run_values.h"
@@ -327,6 +328,7 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, RunValues& val
     (*options.op_time_ms)[step.node->op_type] +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   if (!st.ok()) return with_node(step, st);
+  note_control_flow_work(kctx);  // inside an If/Loop/Scan body: its bound on work
   for (size_t k = 0; k < step.outputs.size(); ++k) {
     int s = step.outputs[k];
     if (s < 0) continue;

@@ -86,6 +86,7 @@ class KernelContext {
   // A seed unique to this node and run, for reproducible random kernels.
   uint64_t random_seed() const;
   std::vector<Tensor>& outputs() { return outputs_; }
+  const std::vector<Tensor>& outputs() const { return outputs_; }
   const InferContext& shapes() const { return shapes_; }
   // A context over the same node and inputs whose outputs are all still to be
   // allocated: runs a kernel without touching this one's outputs (a measured

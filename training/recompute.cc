@@ -10,6 +10,8 @@
 #include "graph/graph_index.h"
 #include "graph/op_schema.h"
 #include "graph/passes/op_traits.h"
+#include "graph/passes/pass.h"
+#include "graph/passes/pass_manager.h"
 #include "graph/reachability.h"
 #include "runtime/memory_estimate.h"
 #include "training/step_graph.h"
@@ -384,9 +386,12 @@ static MemoryEstimate plan_step(const Model& model, const TrainingGraph& tg, con
   return estimate_memory(step.ok() ? step->model : model, bound);
 }
 
-Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes) {
+namespace {
+
+// The rewrite of `model` (tg's model, or a version of it) for `mode`.
+RecomputeReport recompute(Model& model, const TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes) {
   RecomputeReport report;
-  const Graph& g = tg.model.graph;
+  const Graph& g = model.graph;
   std::vector<size_t> forward = nodes_reaching(g, tg.eval_outputs);
   for (size_t i : forward) {
     std::string s = layer_scope(g.nodes[i]);
@@ -394,7 +399,7 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
       report.layers.push_back(s);
   }
   const std::set<std::string> bound = gradient_outputs(tg);
-  MemoryEstimate before = plan_step(tg.model, tg, bound);
+  MemoryEstimate before = plan_step(model, tg, bound);
   report.peak_before = report.peak_after = before.peak_activation_bytes;
   report.complete = before.complete;
   if (mode == RecomputeMode::kNone) return report;
@@ -407,7 +412,7 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
   if (mode == RecomputeMode::kAuto && (budget_bytes == 0 || fits(before))) return report;
   // The cost model: cheap ops first (an elementwise pass or a row pass per
   // byte saved), then whole layers (their GEMMs again) from the first on.
-  Model m = tg.model;  // initializers share storage: a cheap copy
+  Model m = model;  // initializers share storage: a cheap copy
   if (mode == RecomputeMode::kCheap || mode == RecomputeMode::kAuto)
     report.cheap_nodes = recompute_cheap_ops(m, tg.eval_outputs);
   MemoryEstimate after = plan_step(m, tg, bound);
@@ -428,8 +433,44 @@ Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, u
   report.copied_nodes = copied;
   report.peak_after = after.peak_activation_bytes;
   report.complete = report.complete && after.complete;
-  tg.model = std::move(m);
+  model = std::move(m);
   return report;
+}
+
+class Recompute : public Pass {
+ public:
+  std::string name() const override { return "recompute"; }
+  PassOrder order() const override { return {.phases = kRecomputePhase, .required = true}; }
+  Result<bool> apply(Model& model, const PassContext& ctx) override {
+    RecomputePlan* plan = ctx.recompute;
+    if (!plan || !plan->tg) return false;
+    const size_t nodes = model.graph.nodes.size();
+    plan->report = recompute(model, *plan->tg, plan->mode, plan->budget_bytes);
+    ctx.count(static_cast<int64_t>(model.graph.nodes.size() - nodes));
+    for (const std::string& layer : plan->report.recomputed) ctx.note(layer);
+    return model.graph.nodes.size() != nodes;
+  }
+};
+
+ORT_REGISTER_PASS(Recompute);
+
+}  // namespace
+
+Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes,
+                                        const std::set<std::string>& disabled) {
+  if (disabled.count("recompute"))
+    return invalid_argument("--recompute: the recompute pass is disabled (--disable-pass), so nothing can be "
+                            "recomputed");
+  RecomputePlan plan{mode, budget_bytes, &tg, {}};
+  PassManagerOptions options;
+  options.passes = {};
+  options.phase = kRecomputePhase;
+  options.max_rounds = 1;  // not idempotent: a second run would copy the copies' layers again
+  options.shapes_bound = true;
+  options.recompute = &plan;
+  const std::set<std::string> pinned(tg.selection.trainable.begin(), tg.selection.trainable.end());
+  RETURN_IF_ERROR(run_passes(tg.model, pinned, options).status());
+  return plan.report;
 }
 
 }  // namespace ort_train

@@ -17,6 +17,7 @@
 // stay alive.
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,15 @@ struct RecomputeReport {
   bool fits = true;                     // auto: whether the plan fits the budget
 };
 
+// What the recompute pass is asked for (graph/passes/pass.h's
+// PassContext::recompute), and where it reports what it did.
+struct RecomputePlan {
+  RecomputeMode mode = RecomputeMode::kNone;
+  uint64_t budget_bytes = 0;        // weights plus planned peak activations allowed (0: none known)
+  const TrainingGraph* tg = nullptr;  // whose model the pass rewrites: its eval outputs, gradients, loss
+  RecomputeReport report;
+};
+
 // kCheap recomputes the outputs of cheap ops (GELU, SiLU, LayerNorm, RMSNorm...)
 // whose inputs the backward keeps anyway, before their first backward reader.
 // kLayers recomputes every layer. kAuto does what fits `budget_bytes` (weights
@@ -47,7 +57,12 @@ struct RecomputeReport {
 // data), else the cheap ops, then also layers from the first on (the first
 // layer's activations live longest) until it fits. The
 // graph is left unchanged for kNone or when no layer is found.
-Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes);
+//
+// The rewrite is the pass "recompute", the one pass of kRecomputePhase, run
+// here through the pass manager (once; the manager checks the graph after
+// it). `disabled` is --disable-pass's list: naming recompute there is an error.
+Result<RecomputeReport> apply_recompute(TrainingGraph& tg, RecomputeMode mode, uint64_t budget_bytes,
+                                        const std::set<std::string>& disabled = {});
 
 // The layer scope of a node name ("/bert/encoder/layer.3/attention/..." ->
 // "/bert/encoder/layer.3"), or "" when it has none.

@@ -16,7 +16,8 @@
 
 namespace ort_train {
 
-struct LoraPlan;  // graph/passes/lora_adapters.h
+struct LoraPlan;       // graph/passes/lora_adapters.h
+struct RecomputePlan;  // training/recompute.h
 
 struct PassContext {
   // Values a pass must never fold away, rename or remove: the trainable
@@ -50,6 +51,10 @@ struct PassContext {
   // what it added; null without one.
   LoraPlan* lora = nullptr;
 
+  // --recompute: what the recompute pass is asked for (its mode, the memory
+  // budget, the training graph it plans steps of) and where it reports; null without.
+  RecomputePlan* recompute = nullptr;
+
   // The index of `g` the passes of one run share: built on first use and kept
   // while passes change nothing, so a round that changes little indexes the
   // graph once rather than once per pass (a 100k-node graph took seconds per
@@ -75,6 +80,7 @@ enum PassPhase : uint32_t {
   kBackwardPhase = 1u << 2,   // the whole training graph, after the backward
   kStepPhase = 1u << 3,       // the step graph the trainer runs (training/step_graph.h)
   kAdapterPhase = 1u << 4,    // first of all, once, with the description's lora: only (LoRA's adapters)
+  kRecomputePhase = 1u << 5,  // after the backward's passes, once, with --recompute only (training/recompute.h)
 };
 
 // What a pass declares about its place among the others; the pass manager

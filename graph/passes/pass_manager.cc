@@ -95,10 +95,11 @@ std::map<std::string, PassOrder> pass_orders() {
   return orders;
 }
 
-// The phases that run in a build with `options`: the 16-bit phase only with a 16-bit precision.
+// The phases that run in a build with `options`: the 16-bit phase only with a
+// 16-bit precision, the adapter and recompute phases only when asked for.
 uint32_t phases_that_run(const PassManagerOptions& options) {
   return kForwardPhase | kBackwardPhase | kStepPhase | (options.precision != DType::kFloat ? kPrecisionPhase : 0u) |
-         (options.lora ? kAdapterPhase : 0u);
+         (options.lora ? kAdapterPhase : 0u) | (options.recompute ? kRecomputePhase : 0u);
 }
 
 // The required passes of `phase` (not disabled), each after those its `after` names.
@@ -186,6 +187,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned,
   ctx.shapes_bound = options.shapes_bound;
   ctx.precision = options.precision;
   ctx.lora = options.lora;
+  ctx.recompute = options.recompute;
   // A pass that settles in one run (constant folding and CSE walk in
   // topological order, DCE in reverse) runs again only when another one
   // changed the graph since its last run.

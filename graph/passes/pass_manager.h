@@ -29,6 +29,7 @@ struct PassManagerOptions {
   bool shapes_bound = false;
   DType precision = DType::kFloat;  // PassContext::precision
   LoraPlan* lora = nullptr;         // PassContext::lora
+  RecomputePlan* recompute = nullptr;  // PassContext::recompute
   // The phase this run is (graph/passes/pass.h): the listed passes of other
   // phases are left out of it, its required passes put first.
   PassPhase phase = kForwardPhase;
@@ -55,7 +56,8 @@ struct PassReport {
 // passes first (ordered by their `after`), then the listed ones of the phase
 // as listed, less the disabled and the replaced (PassOrder::replaces, by a
 // pass that runs in a phase of this build: kPrecisionPhase runs only when
-// options.precision is 16-bit, kAdapterPhase only with options.lora). Unknown names are an error listing the known
+// options.precision is 16-bit, kAdapterPhase only with options.lora,
+// kRecomputePhase only with options.recompute). Unknown names are an error listing the known
 // ones; an order that puts a pass before one it declares it must follow is
 // an error naming both.
 Result<std::vector<std::string>> plan_passes(const PassManagerOptions& options,

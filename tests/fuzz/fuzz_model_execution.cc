@@ -101,7 +101,8 @@ bool cheap(const Graph& g) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool budget = (set_memory_limit(uint64_t{64} << 20), max_loop_trips() = 64, true);
+  static const bool budget =
+      (set_memory_limit(uint64_t{64} << 20), max_loop_trips() = 64, max_loop_work() = int64_t{1} << 30, true);
   (void)budget;
   auto model = load_model_from_bytes(fuzz::bytes_of(data, size), "/nonexistent/ort_train_fuzz");
   if (!model.ok() || size == 0 || !check_ops_known(*model).ok()) return 0;

@@ -610,6 +610,71 @@ TEST_CASE("Nested Loops are bounded by their trips in all, and a carried value t
   }
 }
 
+// Issue 52, item 1: trips each bounded can still do hours of work (a body
+// that multiplies large matrices, 2^24 trivial trips of a while loop); the
+// work of the outermost node is bounded too (graph/control_flow.h).
+TEST_CASE("Control flow's work is bounded in all: a fixed Loop after its first trip, a while loop as it goes",
+          "[graph][control_flow]") {
+  // acc' = MatMul(acc, w) over [8, 8] (512 multiply-adds, 64 elements a trip).
+  auto loop = [](bool fixed, int64_t trips) {
+    onnx::GraphProto body, g;
+    body.set_name("body");
+    value(body.mutable_input(), "i", I64, {});
+    value(body.mutable_input(), "cond_in", B, {});
+    value(body.mutable_input(), "acc", F, {8, 8});
+    node(body, "MatMul", {"acc", "w"}, {"acc_next"});
+    if (fixed) {
+      node(body, "Identity", {"cond_in"}, {"cond_out"});
+    } else {
+      node(body, "Not", {"cond_in"}, {"not_cond"});
+      node(body, "Not", {"not_cond"}, {"cond_out"});  // stays true, but the kernel cannot know
+    }
+    value(body.mutable_output(), "cond_out", B, {});
+    value(body.mutable_output(), "acc_next", F, {8, 8});
+    value(g.mutable_input(), "x", F, {8, 8});
+    value(g.mutable_input(), "w", F, {8, 8});
+    auto* m = g.add_initializer();
+    m->set_name("M");
+    m->set_data_type(I64);
+    m->add_int64_data(trips);
+    auto* go = g.add_initializer();
+    go->set_name("go");
+    go->set_data_type(B);
+    go->add_int32_data(1);
+    graph_attr(node(g, "Loop", {"M", "go", "x"}, {"y"}, fixed ? "for_loop" : "while_loop"), "body", body);
+    value(g.mutable_output(), "y", F, {8, 8});
+    return load(model_of(g));
+  };
+  std::vector<float> eye(64, 0.f);
+  for (int i = 0; i < 8; ++i) eye[static_cast<size_t>(i * 9)] = 1.f;
+  const Tensor x = random_tensor({8, 8}, 3), w = make<float>({8, 8}, eye);
+  const int64_t saved = max_loop_work();
+  // A trip: the trip's own units, 2 or 3 kernel runs, 64 + 1 (or 2) elements and 512 multiply-adds.
+  max_loop_work() = 20 * (kTripWork + 3 * kNodeRunWork + 1024);
+  auto run_loop = [&](bool fixed, int64_t trips) {
+    auto ex = Executor::create(loop(fixed, trips));
+    REQUIRE(ex.ok());
+    return (*ex)->run({{"x", x}, {"w", w}});
+  };
+  auto fits_fixed = run_loop(true, 12), fits_while = run_loop(false, 12);
+  auto refused_fixed = run_loop(true, 1000), refused_while = run_loop(false, 1000);
+  max_loop_work() = saved;
+  INFO(fits_fixed.status().message() << " / " << fits_while.status().message());
+  REQUIRE(fits_fixed.ok());
+  REQUIRE(fits_while.ok());
+  require_close(fits_fixed->at("y"), x);  // x times the identity, 12 times
+  REQUIRE_FALSE(refused_fixed.ok());
+  // Fixed: refused after its first trip, from that trip's work.
+  CHECK_THAT(refused_fixed.status().message(),
+             Catch::Contains("for_loop") && Catch::Contains("1000 trips at its first trip's") &&
+                 Catch::Contains("units of work would do more than"));
+  REQUIRE_FALSE(refused_while.ok());
+  // While: counted as it goes, refused once its work passes the bound.
+  CHECK_THAT(refused_while.status().message(),
+             Catch::Contains("while_loop") && Catch::Contains("its trips did more than") &&
+                 Catch::Contains("units of work in all"));
+}
+
 TEST_CASE("An RNN over an empty batch with a sequence axis of 2^40 is refused before it steps",
           "[graph][control_flow]") {
   onnx::GraphProto g;

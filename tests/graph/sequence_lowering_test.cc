@@ -166,4 +166,29 @@ TEST_CASE("sequence_lowering.a_sequence_used_otherwise_is_given_back_whole") {
   require_close(u.run().at("k"), make<float>({2, 2}, {2, 3, 8, 9}), 0, 0);
 }
 
+// Issue 52: a split list (or a dim split by 1) of millions became millions
+// of Slices; past 65536 tensors the lowering refuses the node by name.
+TEST_CASE("sequence_lowering.a_split_into_too_many_tensors_is_refused_by_name") {
+  SeqModel s;
+  std::vector<int64_t> sizes(70000, 0);
+  sizes[0] = 6;
+  s.constant("sizes", Tensor::from_vector<int64_t>({70000}, sizes));
+  s.node("SplitToSequence", {"x", "sizes"}, "parts", {Attribute::make_int("axis", 1)});
+  s.node("ConcatFromSequence", {"parts"}, "y", {Attribute::make_int("axis", 1)});
+  s.output("y");
+  auto lowered = lower_sequences(s.m);
+  REQUIRE_FALSE(lowered.ok());
+  CHECK_THAT(lowered.status().message(), Catch::Contains("SplitToSequence_parts") &&
+                                             Catch::Contains("more than 65536 tensors"));
+  // A dim of 2^40 split by 1: refused without listing its chunks.
+  SeqModel wide;
+  wide.m.graph.inputs[0].shape = Shape{Dim(int64_t{2}), Dim(int64_t{1} << 40)};
+  wide.node("SplitToSequence", {"x"}, "cols", {Attribute::make_int("axis", 1)});
+  wide.node("ConcatFromSequence", {"cols"}, "y", {Attribute::make_int("axis", 1)});
+  wide.output("y");
+  auto refused = lower_sequences(wide.m);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("more than 65536 tensors"));
+}
+
 }  // namespace ort_train::testing

@@ -126,4 +126,18 @@ TEST_CASE("recompute: gradients with Dropout active are bit-identical to keeping
   }
 }
 
+// Recompute is a pass of its own phase, run through the pass manager:
+// --disable-pass recompute with --recompute asked for is refused, not ignored.
+TEST_CASE("recompute: the pass runs through the pass manager, and disabling it is refused") {
+  TrainingGraph tg = bert_example();
+  auto refused = apply_recompute(tg, RecomputeMode::kLayers, 0, {"recompute"});
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(refused.status().message(), Catch::Contains("the recompute pass is disabled"));
+  const size_t nodes = tg.model.graph.nodes.size();
+  auto done = apply_recompute(tg, RecomputeMode::kLayers, 0, {"bias_gelu_fusion"});
+  REQUIRE(done.ok());
+  CHECK(done->copied_nodes > 0);
+  CHECK(tg.model.graph.nodes.size() == nodes + done->copied_nodes);
+}
+
 }  // namespace ort_train::testing

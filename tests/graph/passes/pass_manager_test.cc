@@ -211,7 +211,7 @@ TEST_CASE("pass manager: an order that breaks a declared constraint is refused, 
 
 TEST_CASE("pass manager: the default order keeps every declared constraint in every phase", "[passes][pass_manager]") {
   for (DType precision : {DType::kFloat, DType::kBFloat16}) {
-    for (PassPhase phase : {kAdapterPhase, kForwardPhase, kPrecisionPhase, kBackwardPhase, kStepPhase}) {
+    for (PassPhase phase : {kAdapterPhase, kForwardPhase, kPrecisionPhase, kBackwardPhase, kRecomputePhase, kStepPhase}) {
       PassManagerOptions options;
       options.phase = phase;
       options.precision = precision;
@@ -241,6 +241,8 @@ TEST_CASE("pass manager: required passes run in their phase, replaced ones in no
   CHECK(*plan_passes(none) == std::vector<std::string>{"autocast"});
   none.phase = kAdapterPhase;
   CHECK(*plan_passes(none) == std::vector<std::string>{"lora_adapters"});
+  none.phase = kRecomputePhase;  // training/recompute.cc registers it
+  CHECK(*plan_passes(none) == std::vector<std::string>{"recompute"});
 
   // half_activations, listed: with a 16-bit precision it runs, after autocast,
   // and bias_gelu_fusion runs in no phase; in float32 it runs nowhere and replaces nothing.
