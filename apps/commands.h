@@ -26,6 +26,7 @@ struct RunArgs {
   std::string max_memory;  // --max-memory
   std::string device = "cpu";  // --device: cpu, cuda or cuda:i
   bool no_tf32 = false;  // --no-tf32: float32 GEMMs in full float32 on a GPU
+  bool deterministic = false;  // --deterministic: measured kernel choices pinned to their defaults
 };
 // `ort_train --version`: version, commit and build options (apps/version.cc).
 std::string version_text();

@@ -23,6 +23,7 @@
 #include "runtime/device.h"
 #include "runtime/execution_plan.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_choice.h"
 
 namespace ort_train::app {
 namespace fs = std::filesystem;
@@ -40,6 +41,9 @@ void add_run_command(CLI::App& app, RunArgs& args) {
       ->check(whole_number_in(0, kMaxCpuThreads));
   add_device_option(run, args.device, "cpu or cuda[:i] (default: cpu)");
   run->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
+  run->add_flag("--deterministic", args.deterministic,
+                "kernels chosen by timing (the CPU's GEMM library, attention) pinned to their defaults, as train "
+                "--deterministic pins them: outputs equal to such a training run's bit for bit");
   run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
       ->check(whole_number_at_least(1));
   run->add_flag("--profile", args.profile, "print the time spent per op type (with --repeat N: over runs 2..N)");
@@ -135,6 +139,8 @@ Status run_command(const RunArgs& args) {
                estimate.complete ? "" : " (some shapes known only at run time)");
   DeviceSettings settings;
   settings.allow_tf32 = !args.no_tf32;
+  settings.deterministic = args.deterministic;
+  KernelChoices::instance().set_deterministic(args.deterministic);
   ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args.device, settings, model));
   RETURN_IF_ERROR(check_plan_fits(model, estimate, *device));
   ASSIGN_OR_RETURN(auto executor, Executor::create(model, device));

@@ -7,6 +7,7 @@
 #include "apps/build_info.h"
 #include "apps/commands.h"
 #include "apps/git_commit.h"
+#include "runtime/cpu/gemm_backend.h"
 #include "runtime/cpu/openmp_wait.h"
 #include "runtime/cpu/parallel.h"
 
@@ -22,6 +23,8 @@ std::string version_text() {
   s += "BLAS:   " ORT_TRAIN_BUILD_BLAS;
   s += blas_shares_openmp_threads() ? " (threads: OpenMP, shared with the kernels)"
                                     : " (threads: its own pool, beside the kernels' OpenMP threads)";
+  s += "\nBLAS kernels: " + openblas_kernel_description();
+  s += "\noneDNN: " + onednn_description() + ": bfloat16 GEMMs, and float32 ones where measured faster than OpenBLAS";
   s += "\nidle threads: " + openmp_wait_description();
   return s;
 }

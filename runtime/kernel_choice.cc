@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -149,13 +150,18 @@ Result<std::vector<Tensor>> on_host(std::vector<Tensor> outputs, const HostCopyF
   return outputs;
 }
 
-// The worst relative_disagreement of host `outputs` with host `reference`.
-double disagreement(const std::vector<Tensor>& outputs, const std::vector<Tensor>& reference) {
+// The worst relative_disagreement of host `outputs` with host `reference`,
+// and whether every output is within its dtype's kernel_choice_agreement.
+std::pair<double, bool> disagreement(const std::vector<Tensor>& outputs, const std::vector<Tensor>& reference) {
   double worst = 0;
+  bool agrees = true;
   for (size_t i = 0; i < outputs.size() && i < reference.size(); ++i)
-    if (outputs[i].defined() && reference[i].defined())
-      worst = std::max(worst, relative_disagreement(outputs[i], reference[i]));
-  return worst;
+    if (outputs[i].defined() && reference[i].defined()) {
+      const double off = relative_disagreement(outputs[i], reference[i]);
+      worst = std::max(worst, off);
+      agrees = agrees && off <= kernel_choice_agreement(reference[i].dtype());
+    }
+  return {worst, agrees};
 }
 
 const KernelCandidate* by_name(const std::vector<KernelCandidate>& cs, const std::string& name) {
@@ -166,7 +172,8 @@ const KernelCandidate* by_name(const std::vector<KernelCandidate>& cs, const std
 
 // The candidate for this key: kept, pinned, or measured now.
 Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, KernelContext& ctx, DeviceKind device,
-                                      const std::function<Status()>& wait, const HostCopyFn& host_copy) {
+                                      const std::function<Status()>& wait, const HostCopyFn& host_copy,
+                                      bool log_at_debug) {
   KernelChoices& choices = KernelChoices::instance();
   if (choices.deterministic()) {
     for (const KernelCandidate& c : cs)
@@ -181,9 +188,11 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
   std::string report;
   std::vector<Tensor> reference;  // the first candidate that ran, on the host: what the others must agree with
   std::string reference_name;
+  std::vector<Status> failures;
   for (const KernelCandidate& c : cs) {
     Result<Timed> timed = time_candidate(c, ctx, wait);
     if (!timed.ok()) {
+      failures.push_back(timed.status());
       report += fmt::format(" {} failed ({})", c.name, timed.status().message());
       continue;
     }
@@ -192,8 +201,8 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
       reference = std::move(outputs);
       reference_name = c.name;
     } else {
-      double off = disagreement(outputs, reference);
-      if (!(off <= kKernelChoiceAgreement)) {
+      auto [off, agrees] = disagreement(outputs, reference);
+      if (!agrees) {
         report += fmt::format(" {} dropped (disagrees with {}: {:.2g} of the largest output)", c.name,
                               reference_name, off);
         spdlog::warn("kernel choice: {} {} on {} disagrees with {} ({:.2g} of the largest output); not used",
@@ -208,20 +217,31 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
       best_ms = timed->ms;
     }
   }
-  if (!best) return make_error(ErrorCode::kInternal, "{}: every kernel failed:{}", ctx.node().describe(), report);
+  if (!best) {
+    // Every candidate refused the inputs (a shape no kernel takes): one error
+    // when they all said the same (one kernel under two GEMM libraries), with
+    // the first's code either way, so a shape error stays one.
+    const bool same = !failures.empty() && std::all_of(failures.begin(), failures.end(), [&](const Status& f) {
+      return f.message() == failures.front().message();
+    });
+    if (same) return failures.front();
+    return make_error(failures.empty() ? ErrorCode::kInternal : failures.front().code(), "{}: every kernel failed:{}",
+                      ctx.node().describe(), report);
+  }
   choices.keep(key, best->name);
-  spdlog::info("kernel choice: {} on {} {} ->{}; using {}", ctx.node().op_type, device_name(device),
-               ctx.has_input(0) ? dims_to_string(ctx.input(0).dims()) : std::string(), report, best->name);
+  spdlog::log(log_at_debug ? spdlog::level::debug : spdlog::level::info, "kernel choice: {} on {} {} ->{}; using {}",
+              ctx.node().op_type, device_name(device),
+              ctx.has_input(0) ? dims_to_string(ctx.input(0).dims()) : std::string(), report, best->name);
   return best;
 }
 
 }  // namespace
 
 KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates, std::function<Status()> wait,
-                         HostCopyFn host_copy) {
-  return [device, cs = std::move(candidates), wait = std::move(wait),
-          host_copy = std::move(host_copy)](KernelContext& ctx) -> Status {
-    ASSIGN_OR_RETURN(const KernelCandidate* c, choose(cs, ctx, device, wait, host_copy));
+                         HostCopyFn host_copy, bool log_at_debug) {
+  return [device, cs = std::move(candidates), wait = std::move(wait), host_copy = std::move(host_copy),
+          log_at_debug](KernelContext& ctx) -> Status {
+    ASSIGN_OR_RETURN(const KernelCandidate* c, choose(cs, ctx, device, wait, host_copy, log_at_debug));
     return c->fn(ctx);
   };
 }

@@ -13,9 +13,12 @@
 // a run slower there: it is measured against the library path and dropped
 // when slower. Nor can it make a run wrong in a gross way: while timed, every
 // candidate's outputs are compared with the first candidate's (the library
-// path), and one that disagrees by more than kKernelChoiceAgreement of the
-// outputs' largest magnitude (a wrong index, layout or missing term, not the
-// rounding of TF32 or 16 bits) is dropped from that key and the log says so.
+// path), and one that disagrees by more than kernel_choice_agreement(dtype)
+// of the outputs' largest magnitude is dropped from that key and the log
+// says so: for 16-bit outputs 2% (their rounding), for float32 and float64
+// 1e-5 (a few hundred units of float32 rounding: a wrong index, layout or
+// missing term, or a kernel 0.1% off, but not another summation order; a
+// TF32 candidate measured against a float32 library path is dropped).
 //
 // --deterministic (the train command sets KernelChoices::set_deterministic)
 // pins every op to its first candidate marked deterministic, without timing.
@@ -75,9 +78,9 @@ std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device);
 
 // How many times each candidate runs when timed; the fastest run counts.
 inline constexpr int kKernelChoiceRuns = 3;
-// How far a candidate's outputs may be from the first candidate's: the
-// largest difference over the largest magnitude of that output.
-inline constexpr double kKernelChoiceAgreement = 2e-2;
+// How far a candidate's output of `dtype` may be from the first candidate's:
+// the largest difference over the largest magnitude of that output.
+inline double kernel_choice_agreement(DType dtype) { return dtype_is_half(dtype) ? 2e-2 : 1e-5; }
 
 // A host copy of a device tensor (the identity on the CPU).
 using HostCopyFn = std::function<Result<Tensor>(const Tensor&)>;
@@ -87,8 +90,10 @@ using HostCopyFn = std::function<Result<Tensor>(const Tensor&)>;
 // `wait` (may be empty) waits for the device's queued work before a clock
 // reads; `host_copy` (empty: outputs are host tensors) reads outputs to
 // compare them with the first candidate's.
+// Each choice is logged at info level, or at debug with `log_at_debug` (an
+// op met in many shapes: MatMul's GEMM library).
 KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates,
-                         std::function<Status()> wait = {}, HostCopyFn host_copy = {});
+                         std::function<Status()> wait = {}, HostCopyFn host_copy = {}, bool log_at_debug = false);
 
 // The largest |a - b| over the largest |b| of two outputs of one dtype and
 // dims, widened to double (0 when both are all zeros; infinity when NaN or

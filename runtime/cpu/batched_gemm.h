@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 
+#include "runtime/cpu/gemm_backend.h"
 #include "runtime/cpu/parallel.h"
 
 namespace ort_train {
@@ -19,9 +20,13 @@ constexpr int64_t kSmallGemmMacs = int64_t{1} << 24;
 // each: split across threads when they are small, in one call otherwise.
 template <typename F>
 void for_each_gemm(int64_t count, int64_t macs, F&& fn) {
-  if (count > 1 && macs <= kSmallGemmMacs)
-    parallel_for(count, 1, fn);
-  else if (count > 0)
+  if (count > 1 && macs <= kSmallGemmMacs) {
+    const CpuGemm backend = current_cpu_gemm();  // the kernel's choice, on its workers too
+    parallel_for(count, 1, [&](int64_t first, int64_t last) {
+      CpuGemmScope scope(backend);
+      fn(first, last);
+    });
+  } else if (count > 0)
     fn(int64_t{0}, count);
 }
 

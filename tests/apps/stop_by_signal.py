@@ -23,6 +23,7 @@ the MPI plugin. A second signal ending the process at once is a unit test
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -104,8 +105,12 @@ def check_stop_and_resume(args, folder, name, ranks, sig, to_ranks=0, last=False
     resumed = subprocess.run(command(args, ranks, total, ["--metrics", m, "--checkpoint-dir", ck, "--resume"]),
                              capture_output=True, text=True, timeout=300)
     straight_m = os.path.join(folder, name + "_straight.jsonl")
-    straight = subprocess.run(command(args, ranks, total, ["--metrics", straight_m]), capture_output=True, text=True,
-                              timeout=300)
+    # The kernels the stopped run chose by timing (kept in its checkpoint folder, which
+    # --resume reads): the run never stopped makes the same choices, not its own.
+    choices = os.path.join(folder, name + "_choices.json")
+    shutil.copyfile(os.path.join(ck, "kernel_choices.json"), choices)
+    straight = subprocess.run(command(args, ranks, total, ["--metrics", straight_m, "--kernel-choices", choices]),
+                              capture_output=True, text=True, timeout=300)
     if resumed.returncode != 0 or straight.returncode != 0:
         failures.append(f"{label}: resume/straight exit {resumed.returncode}/{straight.returncode}: "
                         f"{resumed.stdout[-600:]}{resumed.stderr[-600:]}")

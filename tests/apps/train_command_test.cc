@@ -32,14 +32,17 @@ struct Workspace {
 TEST_CASE("cli.train_dumps_gradients_and_the_saved_graph_reproduces_them") {
   Workspace ws("ort_train_cli_train");
   CliOutcome o = run_cli("--model " + ws.model() + " --config " + ws.p("mse.yaml") + " --data " + ws.p("data") +
-                             " --dump-gradients " + ws.p("grads") + " --save-training-graph " + ws.p("train.onnx") + " --device cpu",
+                             " --dump-gradients " + ws.p("grads") + " --save-training-graph " + ws.p("train.onnx") +
+                             " --device cpu --deterministic",
                          ws.dir.string());
   INFO(o.stderr_text);
   REQUIRE(o.exit_code == 0);
   for (const char* w : {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"})
     CHECK(fs::exists(ws.dir / "grads" / tensor_file_name(w)));
+  // Both --deterministic: the GEMM library each process would time for itself is pinned.
   CliOutcome r = run_cli("run --model " + ws.p("train.onnx") + " --inputs " + ws.p("data/000") + " --outputs " +
-                             ws.p("out"), ws.dir.string());
+                             ws.p("out") + " --deterministic",
+                         ws.dir.string());
   INFO(r.stderr_text);
   REQUIRE(r.exit_code == 0);
   auto dumped = read_tensor_file(ws.p("grads/fc2.weight.pb"));

@@ -104,8 +104,12 @@ TEST_CASE("train.resume_after_sigkill_is_bit_exact") {
   const std::string earlier = "{\"step\": 1, \"loss\": 0.5}\n";
   std::ofstream(d / "run.jsonl") << earlier;
   // A long run killed once it has written a checkpoint.
+  // Kernels chosen by timing (the GEMM library): the killed run's, kept in its checkpoint folder
+  // for --resume and in choices.json for the straight run below.
+  const std::string choices = " --kernel-choices " + (d / "choices.json");
   std::string cmd = ort_train_binary() + " " + mlp_args() + " --steps 1000000 --save-every 20 --keep 2 --checkpoint-dir " +
-                    (d / "ck") + " --metrics " + (d / "run.jsonl") + " > /dev/null 2>&1 & echo $! > " + (d / "pid");
+                    (d / "ck") + " --metrics " + (d / "run.jsonl") + choices + " > /dev/null 2>&1 & echo $! > " +
+                    (d / "pid");
   REQUIRE(std::system(cmd.c_str()) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::ifstream pid_in(d / "pid");
@@ -132,7 +136,8 @@ TEST_CASE("train.resume_after_sigkill_is_bit_exact") {
   INFO(resumed.stderr_text);
   REQUIRE(resumed.exit_code == 0);
   CHECK_FALSE(fs::exists(d / "run.jsonl.partial"));
-  CliOutcome straight = run_cli(mlp_args() + " --steps " + std::to_string(total) + " --metrics " + (d / "straight.jsonl"),
+  CliOutcome straight = run_cli(mlp_args() + " --steps " + std::to_string(total) + " --metrics " + (d / "straight.jsonl") +
+                                    choices,
                                 d.p.string());
   REQUIRE(straight.exit_code == 0);
   auto a = loss_fields(d / "straight.jsonl");

@@ -67,7 +67,9 @@ def check_shards(args, work):
         m = os.path.join(work, name + ".jsonl")
         run([args.ort_train, "--log-level", "warn", "train", "--model", os.path.join(model, "model.onnx"), "--config",
              os.path.join(model, "training.yaml"), "--optimizer", "Adam", "--lr", "0.01", "--data", data,
-             "--batch-size", "8", "--grad-accum", "3", "--steps", str(steps), "--threads", "1", "--metrics", m]
+             "--batch-size", "8", "--grad-accum", "3", "--steps", str(steps), "--threads", "1", "--metrics", m,
+             # kernels chosen by timing (the GEMM library) chosen once, by the first run, for all
+             "--kernel-choices", os.path.join(work, "kernel_choices.json")]
             + list(extra))
         return losses(metrics(m))
 

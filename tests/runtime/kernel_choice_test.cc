@@ -109,11 +109,33 @@ TEST_CASE("A candidate whose outputs disagree with the first candidate's is drop
   KernelFn wrong = measured_choice(DeviceKind::kCpu, {{"library", candidate(1.f, 4.0)}, {"wrong", candidate(2.f, 0.0)}});
   REQUIRE(f.run(wrong).ok());
   CHECK(KernelChoices::instance().all().begin()->second == "library");
-  // A difference of rounding (TF32, 16 bits) is no disagreement: the faster is kept.
+  // float32: another summation order (a few units of rounding) is no
+  // disagreement, the faster is kept; a kernel 0.1% off is dropped.
   KernelChoices::instance().clear();
   KernelFn rounded =
-      measured_choice(DeviceKind::kCpu, {{"library", candidate(1.f, 4.0)}, {"rounded", candidate(1.004f, 0.0)}});
+      measured_choice(DeviceKind::kCpu, {{"library", candidate(1.f, 4.0)}, {"rounded", candidate(1.0000005f, 0.0)}});
   REQUIRE(f.run(rounded).ok());
+  CHECK(KernelChoices::instance().all().begin()->second == "rounded");
+  KernelChoices::instance().clear();
+  KernelFn off =
+      measured_choice(DeviceKind::kCpu, {{"library", candidate(1.f, 4.0)}, {"off", candidate(1.003f, 0.0)}});
+  REQUIRE(f.run(off).ok());
+  CHECK(KernelChoices::instance().all().begin()->second == "library");
+  // 16-bit outputs: their rounding (0.4% here) is no disagreement.
+  KernelChoices::instance().clear();
+  auto half = [](float first, double ms) {
+    return [first, ms](KernelContext& ctx) {
+      spin(ms);
+      Tensor y = Tensor::host(DType::kBFloat16, {4});
+      const float v[4] = {1.f * first, -2.f, 3.f, 0.5f};
+      for (int i = 0; i < 4; ++i) y.data<BFloat16>()[i] = BFloat16(v[i]);
+      ctx.set_output(0, y);
+      return Status::Ok();
+    };
+  };
+  KernelFn half_rounded =
+      measured_choice(DeviceKind::kCpu, {{"library", half(1.f, 4.0)}, {"rounded", half(1.004f, 0.0)}});
+  REQUIRE(f.run(half_rounded).ok());
   CHECK(KernelChoices::instance().all().begin()->second == "rounded");
 }
 

@@ -1,11 +1,13 @@
 // CPU kernel: Conv (1-D/2-D/3-D, groups, strides, dilations, pads) as im2col +
-// OpenBLAS GEMM per (image, group). A 1x1 stride-1 unpadded conv skips im2col.
+// a GEMM per (image, group) (float32: OpenBLAS's or oneDNN's, measured). A
+// 1x1 stride-1 unpadded conv skips im2col.
 #include <cstring>
 
 #include "graph/dispatch.h"
 #include "graph/ops/window_geometry.h"
 #include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/gemm_backend.h"
 #include "runtime/cpu/im2col.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
@@ -67,6 +69,6 @@ Status conv(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Conv", 1, 1000, conv);
+ORT_REGISTER_CPU_KERNEL("Conv", 1, 1000, gemm_backend_choice(conv));  // float32: the GEMMs' library measured
 
 }  // namespace ort_train

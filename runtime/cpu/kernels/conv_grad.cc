@@ -12,6 +12,7 @@
 #include "graph/ops/window_geometry.h"
 #include "runtime/cpu/batched_gemm.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/gemm_backend.h"
 #include "runtime/cpu/im2col.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
@@ -114,6 +115,7 @@ Status conv_grad(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_KERNEL(kOrtTrainDomain, "ConvGrad", 1, 1000, DeviceKind::kCpu, conv_grad);
+// float32: the GEMMs' library measured per shape (runtime/cpu/gemm_backend.h).
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "ConvGrad", 1, 1000, DeviceKind::kCpu, gemm_backend_choice(conv_grad));
 
 }  // namespace ort_train

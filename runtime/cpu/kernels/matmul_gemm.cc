@@ -1,7 +1,8 @@
 // CPU kernels: MatMul, com.ort_train FusedMatMul (MatMul with its operands'
 // last two dims optionally swapped and a scale alpha, read by the GEMM in
 // place, and an optional bias added to each output row after the GEMM, the
-// same float addition an Add node made) and Gemm through OpenBLAS. MatMul folds A's batch into M when B has
+// same float addition an Add node made) and Gemm through the BLAS (float32:
+// OpenBLAS or oneDNN, chosen per shape by measurement, runtime/cpu/gemm_backend.h). MatMul folds A's batch into M when B has
 // no batch (the Linear-layer case: one GEMM for the whole batch); otherwise
 // one GEMM per broadcast batch entry, threaded across the batch when they are
 // small (runtime/cpu/matmul_geometry.h). Integer MatMul uses a plain loop.
@@ -10,6 +11,7 @@
 
 #include "graph/dispatch.h"
 #include "runtime/cpu/blas.h"
+#include "runtime/cpu/gemm_backend.h"
 #include "runtime/cpu/broadcast.h"
 #include "runtime/cpu/matmul_geometry.h"
 #include "runtime/kernel.h"
@@ -108,8 +110,9 @@ Status gemm_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("MatMul", 1, 1000, matmul);
-ORT_REGISTER_CPU_KERNEL("Gemm", 7, 1000, gemm_kernel);
-ORT_REGISTER_KERNEL(kOrtTrainDomain, "FusedMatMul", 1, 1000, DeviceKind::kCpu, fused_matmul);
+// float32: OpenBLAS or oneDNN, measured per shape (runtime/cpu/gemm_backend.h).
+ORT_REGISTER_CPU_KERNEL("MatMul", 1, 1000, gemm_backend_choice(matmul));
+ORT_REGISTER_CPU_KERNEL("Gemm", 7, 1000, gemm_backend_choice(gemm_kernel));
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "FusedMatMul", 1, 1000, DeviceKind::kCpu, gemm_backend_choice(fused_matmul));
 
 }  // namespace ort_train

@@ -8,6 +8,7 @@
 #include "graph/op_schema.h"
 #include "graph/passes/pass_test_util.h"
 #include "graph/shape_inference.h"
+#include "runtime/kernel_choice.h"
 
 using namespace ort_train;
 using namespace ort_train::testing;
@@ -142,6 +143,11 @@ Model linear(const Linear& l) {
 }  // namespace
 
 TEST_CASE("matmul fusions: a Linear layer's bias Add becomes the FusedMatMul's epilogue, exactly", "[passes][fusion]") {
+  // MatMul and FusedMatMul each time their GEMM library: pinned to OpenBLAS, the same GEMM.
+  struct Pinned {
+    Pinned() { KernelChoices::instance().set_deterministic(true); }
+    ~Pinned() { KernelChoices::instance().set_deterministic(false); }
+  } pinned;
   for (bool first : {true, false})
     for (bool transposed : {false, true}) {
       INFO("bias first: " << first << ", weight transposed: " << transposed);
