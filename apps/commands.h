@@ -27,6 +27,7 @@ struct RunArgs {
   std::string device = "cpu";  // --device: cpu, cuda or cuda:i
   bool no_tf32 = false;  // --no-tf32: float32 GEMMs in full float32 on a GPU
   bool deterministic = false;  // --deterministic: measured kernel choices pinned to their defaults
+  std::string gemm_library = "openblas";  // --gemm-library (runtime/cpu/gemm_backend.h)
 };
 // `ort_train --version`: version, commit and build options (apps/version.cc).
 std::string version_text();
@@ -74,6 +75,7 @@ struct TrainArgs {
   std::string device;       // cpu | cuda | cuda:i; empty: cuda when a GPU is usable, else cpu
   bool deterministic = false;
   std::string kernel_choices;  // --kernel-choices FILE: measured kernel choices kept between runs
+  std::string gemm_library = "openblas";  // --gemm-library: the CPU's float32 GEMMs (runtime/cpu/gemm_backend.h)
   int zero = 0;               // ZeRO stage (0 or 1)
   int prefetch = 1;           // micro-batches read ahead on background threads
   std::string allreduce_dtype = "fp32";  // the gradients' dtype between ranks (fp32 or bf16)

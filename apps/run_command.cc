@@ -22,6 +22,7 @@
 #include "runtime/cpu/parallel.h"
 #include "runtime/device.h"
 #include "runtime/execution_plan.h"
+#include "runtime/cpu/gemm_backend.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_choice.h"
 
@@ -41,6 +42,9 @@ void add_run_command(CLI::App& app, RunArgs& args) {
       ->check(whole_number_in(0, kMaxCpuThreads));
   add_device_option(run, args.device, "cpu or cuda[:i] (default: cpu)");
   run->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
+  run->add_option("--gemm-library", args.gemm_library,
+                  "the CPU's float32 GEMMs: openblas (default), onednn, or measured (timed per shape)")
+      ->check(one_of({"openblas", "onednn", "measured"}));
   run->add_flag("--deterministic", args.deterministic,
                 "kernels chosen by timing (the CPU's GEMM library, attention) pinned to their defaults, as train "
                 "--deterministic pins them: outputs equal to such a training run's bit for bit");
@@ -141,6 +145,7 @@ Status run_command(const RunArgs& args) {
   settings.allow_tf32 = !args.no_tf32;
   settings.deterministic = args.deterministic;
   KernelChoices::instance().set_deterministic(args.deterministic);
+  RETURN_IF_ERROR(set_gemm_library(args.gemm_library));
   ASSIGN_OR_RETURN(std::shared_ptr<Device> device, choose_device(args.device, settings, model));
   RETURN_IF_ERROR(check_plan_fits(model, estimate, *device));
   ASSIGN_OR_RETURN(auto executor, Executor::create(model, device));

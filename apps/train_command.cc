@@ -122,9 +122,13 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
                     "keep the kernels chosen by timing (attention) in this JSON file: read at the start, written after "
                     "the first step, so a later run on the same device skips the timing (default with "
                     "--checkpoint-dir: kernel_choices.json there, read on --resume)");
+  train->add_option("--gemm-library", args.gemm_library,
+                    "the CPU's float32 GEMMs (MatMul, Gemm, Conv): openblas (default), onednn, or measured (each "
+                    "shape timed at its first run and the faster kept, as --kernel-choices keeps it)")
+      ->check(one_of({"openblas", "onednn", "measured"}));
   train->add_flag("--deterministic", args.deterministic,
                   "bit-identical runs: deterministic GPU algorithms, no atomics in reductions; across MPI ranks, "
-                  "gradients summed in rank order");
+                  "gradients summed in rank order; OpenBLAS for the CPU's GEMMs");
   train->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
   train->add_option("--prefetch", args.prefetch,
                     "micro-batches read ahead by background threads, one each, while the step runs (default 1; 0: "
@@ -273,6 +277,7 @@ Result<Prepared> prepare(const TrainArgs& args, bool lead) {
   settings.index = launch_info_from_environment().local_rank;
   // --deterministic also pins every measured kernel choice to its deterministic default.
   KernelChoices::instance().set_deterministic(args.deterministic);
+  RETURN_IF_ERROR(set_gemm_library(args.gemm_library));
   ASSIGN_OR_RETURN(p.graph, prepare_graph(std::move(p.setup.forward), p.setup, args.setup, args.device, settings));
   log_training_graph(p.graph.tg);
   log_pass_reports(p.graph.tg);
@@ -361,10 +366,12 @@ void log_start(const TrainArgs& args, const Prepared& p, const TrainerOptions& o
                comm.size() > 1 ? " per rank" : "",
                p.data == p.source->description ? p.data : fmt::format("{} ({})", p.data, p.source->description));
   if (p.graph.device->kind() == DeviceKind::kCpu)
-    spdlog::info("CPU GEMMs: OpenBLAS kernels {}; oneDNN {}; float32 products by the faster per shape (measured at the "
-                 "first step{})",
+    spdlog::info("CPU GEMMs: OpenBLAS kernels {}; oneDNN {}; float32 products by {}",
                  openblas_kernel_description(), onednn_description(),
-                 args.deterministic ? "; --deterministic pins OpenBLAS" : "");
+                 args.deterministic                  ? "OpenBLAS (--deterministic)"
+                 : args.gemm_library == "measured"   ? "the faster per shape (measured at the first step)"
+                 : args.gemm_library == "onednn"     ? "oneDNN (--gemm-library onednn)"
+                                                     : "OpenBLAS (--gemm-library measured times oneDNN against it)");
 }
 
 // Before the first collective (Trainer::create broadcasts the weights):
@@ -377,6 +384,7 @@ Status agree(const TrainArgs& args, const Prepared& p, const TrainerOptions& opt
   settings["bucket_bytes"] = std::to_string(options.bucket_bytes);
   settings["allreduce_dtype"] = args.allreduce_dtype;
   settings["deterministic"] = args.deterministic ? "yes" : "no";
+  settings["gemm_library"] = args.gemm_library;
   // Every number that shapes the trajectory, at full precision (a rank with
   // other betas, another seed or schedule trained apart without a word).
   auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string("none"); };

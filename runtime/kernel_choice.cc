@@ -52,6 +52,11 @@ std::map<std::string, std::string> KernelChoices::all() const {
   return chosen_;
 }
 
+bool KernelChoices::empty() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return chosen_.empty();
+}
+
 void KernelChoices::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   chosen_.clear();

@@ -57,6 +57,7 @@ class KernelChoices {
   void keep(const std::string& key, const std::string& candidate);
   // Every choice made or loaded so far.
   std::map<std::string, std::string> all() const;
+  bool empty() const;
   // Choices read from `path` (JSON object key -> candidate name; missing file:
   // nothing). Entries written for another device description are ignored.
   Status load(const std::string& path, const std::string& device);

@@ -15,6 +15,7 @@ namespace ort_train {
 namespace {
 
 thread_local CpuGemm g_backend = CpuGemm::kOpenBlas;
+std::atomic<GemmLibrary> g_library{GemmLibrary::kOpenBlas};
 std::atomic<int64_t> g_onednn_calls{0};
 
 std::string isa_name(dnnl_cpu_isa_t isa) {
@@ -48,6 +49,16 @@ bool onednn_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
 
 int64_t onednn_sgemm_calls() { return g_onednn_calls.load(std::memory_order_relaxed); }
 
+Status set_gemm_library(const std::string& name) {
+  if (name == "openblas") g_library = GemmLibrary::kOpenBlas;
+  else if (name == "onednn") g_library = GemmLibrary::kOneDnn;
+  else if (name == "measured") g_library = GemmLibrary::kMeasured;
+  else return invalid_argument("--gemm-library '{}': expected openblas, onednn or measured", name);
+  return Status::Ok();
+}
+
+GemmLibrary gemm_library() { return g_library; }
+
 KernelFn gemm_backend_choice(KernelFn kernel) {
   auto with = [kernel](CpuGemm backend) {
     return [kernel, backend](KernelContext& ctx) {
@@ -62,7 +73,16 @@ KernelFn gemm_backend_choice(KernelFn kernel) {
                                     {}, {}, /*log_at_debug=*/true);
   return [kernel, chosen](KernelContext& ctx) {
     if (!ctx.has_input(0) || ctx.input(0).dtype() != DType::kFloat) return kernel(ctx);
-    return chosen(ctx);
+    const KernelChoices& choices = KernelChoices::instance();
+    if (choices.deterministic()) return kernel(ctx);  // OpenBLAS, untimed
+    const GemmLibrary library = gemm_library();
+    // A choice from a file or a checkpoint folder is followed (a resumed run
+    // multiplies as the run it continues); none made, the setting decides.
+    if (library == GemmLibrary::kMeasured ||
+        (!choices.empty() && !choices.find(kernel_choice_key(ctx, DeviceKind::kCpu)).empty()))
+      return chosen(ctx);
+    CpuGemmScope scope(library == GemmLibrary::kOneDnn ? CpuGemm::kOneDnn : CpuGemm::kOpenBlas);
+    return kernel(ctx);
   };
 }
 

@@ -3,11 +3,16 @@
 // unless OPENBLAS_CORETYPE forces an older one (some clusters set Haswell);
 // oneDNN picks its own from CPUID. Neither wins every shape, so an op whose
 // work is GEMMs (MatMul, Gemm, FusedMatMul, Conv and its gradient) registers
-// both as candidates of the measured kernel choice (runtime/kernel_choice.h):
-// `gemm_backend_choice` times them per shape on the user's machine, keeps
-// the faster, records it in --kernel-choices, and --deterministic pins
-// OpenBLAS. The choice reaches runtime/cpu/blas.h's float gemm through a
-// scope on the kernel's thread, and for_each_gemm carries it to the workers.
+// both as candidates of the measured kernel choice (runtime/kernel_choice.h)
+// through `gemm_backend_choice`. Which runs is train's --gemm-library:
+// openblas (the default), onednn, or measured (timed per shape on the user's
+// machine, the faster kept and recorded in --kernel-choices). A choice a
+// --kernel-choices file or a checkpoint folder holds is followed whatever
+// the setting, and --deterministic pins OpenBLAS. The default is OpenBLAS
+// because measuring costs more than it wins on the development machine
+// (docs/benchmarks.md). The choice reaches runtime/cpu/blas.h's float gemm
+// through a scope on the kernel's thread, and for_each_gemm carries it to
+// the workers.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,6 +22,11 @@
 namespace ort_train {
 
 enum class CpuGemm : uint8_t { kOpenBlas, kOneDnn };
+
+// --gemm-library: "openblas", "onednn" or "measured"; an error names them.
+enum class GemmLibrary : uint8_t { kOpenBlas, kOneDnn, kMeasured };
+Status set_gemm_library(const std::string& name);
+GemmLibrary gemm_library();
 
 // The backend of the kernel running on this thread (OpenBLAS outside any scope).
 CpuGemm current_cpu_gemm();
@@ -41,9 +51,9 @@ bool onednn_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
 // "onednn" reaches every GEMM of the kernel, its workers' included).
 int64_t onednn_sgemm_calls();
 
-// `kernel` with its float32 GEMMs' backend chosen by measurement per shape
-// ("openblas", the default and --deterministic's, or "onednn"); inputs of
-// other dtypes run `kernel` as it is.
+// `kernel` with its float32 GEMMs' library as --gemm-library says (candidates
+// "openblas", first and --deterministic's, and "onednn"); inputs of other
+// dtypes run `kernel` as it is.
 KernelFn gemm_backend_choice(KernelFn kernel);
 
 // What each library found on this CPU, for --version and the log:

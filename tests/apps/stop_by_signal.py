@@ -107,9 +107,13 @@ def check_stop_and_resume(args, folder, name, ranks, sig, to_ranks=0, last=False
     straight_m = os.path.join(folder, name + "_straight.jsonl")
     # The kernels the stopped run chose by timing (kept in its checkpoint folder, which
     # --resume reads): the run never stopped makes the same choices, not its own.
-    choices = os.path.join(folder, name + "_choices.json")
-    shutil.copyfile(os.path.join(ck, "kernel_choices.json"), choices)
-    straight = subprocess.run(command(args, ranks, total, ["--metrics", straight_m, "--kernel-choices", choices]),
+    # (None were made when nothing is chosen by timing: then the folder has no file.)
+    kept_choices = os.path.join(ck, "kernel_choices.json")
+    choices = []
+    if os.path.exists(kept_choices):
+        choices = ["--kernel-choices", os.path.join(folder, name + "_choices.json")]
+        shutil.copyfile(kept_choices, choices[1])
+    straight = subprocess.run(command(args, ranks, total, ["--metrics", straight_m] + choices),
                               capture_output=True, text=True, timeout=300)
     if resumed.returncode != 0 or straight.returncode != 0:
         failures.append(f"{label}: resume/straight exit {resumed.returncode}/{straight.returncode}: "

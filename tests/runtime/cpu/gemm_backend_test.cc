@@ -2,7 +2,8 @@
 // oneDNN's sgemm agrees with OpenBLAS's to float32 rounding in every
 // transpose; a MatMul, a batched MatMul (whose GEMMs run on worker threads),
 // a Gemm and a Conv forced to "onednn" run every GEMM there and agree with
-// "openblas"; --deterministic pins OpenBLAS; a measured run records its choice.
+// "openblas"; --gemm-library's settings; --deterministic pins OpenBLAS; a
+// measured run records its choice.
 #include <cblas.h>
 
 #include "runtime/cpu/gemm_backend.h"
@@ -20,6 +21,7 @@ struct ChoicesReset {
   ~ChoicesReset() {
     KernelChoices::instance().clear();
     KernelChoices::instance().set_deterministic(false);
+    (void)set_gemm_library("openblas");
   }
 };
 
@@ -83,6 +85,23 @@ TEST_CASE("gemm_backend: MatMul, batched MatMul, Gemm and Conv forced to onednn 
   CHECK(forced(wide, "onednn").second == 0);
 }
 
+TEST_CASE("gemm_backend: --gemm-library openblas and onednn run their library untimed", "[gemm_backend]") {
+  ChoicesReset reset;
+  NodeSpec spec{.op = "MatMul", .inputs = {random_tensor({64, 128}, 17), random_tensor({128, 96}, 18)}};
+  REQUIRE(gemm_library() == GemmLibrary::kOpenBlas);  // the default
+  int64_t before = onednn_sgemm_calls();
+  const Tensor blas = run_node(spec)[0];
+  CHECK(onednn_sgemm_calls() == before);
+  REQUIRE(set_gemm_library("onednn").ok());
+  before = onednn_sgemm_calls();
+  const Tensor dnnl = run_node(spec)[0];
+  CHECK(onednn_sgemm_calls() == before + 1);  // once: not timed
+  CHECK(KernelChoices::instance().empty());   // nothing chosen, nothing recorded
+  REQUIRE(set_gemm_library("openblas").ok());
+  CHECK(relative_disagreement(dnnl, blas) <= 1e-6);
+  CHECK_FALSE(set_gemm_library("mkl").ok());
+}
+
 TEST_CASE("gemm_backend: --deterministic pins OpenBLAS, and a measured run records its choice per shape",
           "[gemm_backend]") {
   ChoicesReset reset;
@@ -93,7 +112,9 @@ TEST_CASE("gemm_backend: --deterministic pins OpenBLAS, and a measured run recor
   CHECK(onednn_sgemm_calls() == before);
   CHECK(KernelChoices::instance().all().empty());
   KernelChoices::instance().set_deterministic(false);
+  REQUIRE(set_gemm_library("measured").ok());
   run_node(spec);
+  REQUIRE(set_gemm_library("openblas").ok());
   auto all = KernelChoices::instance().all();
   REQUIRE(all.size() == 1);
   CHECK_THAT(all.begin()->first, Catch::StartsWith("MatMul|cpu|") && Catch::Contains("[64,128]"));
