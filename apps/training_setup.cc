@@ -8,6 +8,7 @@
 
 #include <charconv>
 
+#include "graph/mapped_external_data.h"
 #include "graph/onnx_io.h"
 #include "runtime/device_choice.h"
 #include "training/recompute.h"
@@ -38,7 +39,12 @@ Result<Setup> load_setup(const SetupArgs& args) {
     s.desc.dims[d.substr(0, eq)] = size;
   }
   if (s.desc.batch_size && !s.desc.dims.count("batch")) s.desc.dims["batch"] = *s.desc.batch_size;
-  ASSIGN_OR_RETURN(s.forward, load_model(s.model_path));
+  // Large weights stay in their file until the graph's passes or the
+  // trainer need them (graph/mapped_external_data.h): prepare_graph reads in
+  // what is left. 1 MiB: below that a mapping saves little.
+  LoadOptions load;
+  load.map_external_from_bytes = uint64_t{1} << 20;
+  ASSIGN_OR_RETURN(s.forward, load_model(s.model_path, load));
   return s;
 }
 
@@ -95,6 +101,9 @@ Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const Set
                                     const std::string& device, const DeviceSettings& settings) {
   PreparedGraph p;
   ASSIGN_OR_RETURN(p.tg, build_training_graph(std::move(forward), setup.desc, pass_options(args)));
+  // The passes have folded what they fold; nothing the trainer or a kernel
+  // reads may still be backed by the model's file.
+  RETURN_IF_ERROR(read_in_initializers(p.tg.model.graph));
   ASSIGN_OR_RETURN(p.device, choose_device(device, settings, p.tg.model));
   // Before the step graph is built, so that graph (saved, estimated, run) holds the copies.
   ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));

@@ -11,6 +11,7 @@
 
 #include "graph/dynamo_export.h"
 #include "graph/glob.h"
+#include "graph/mapped_external_data.h"
 
 namespace ort_train {
 namespace {
@@ -36,12 +37,21 @@ std::string mask_values(const T* v, int64_t n) {
   return "";
 }
 
-std::string mask_values(const Tensor& t) {
+std::string scanned_mask_values(const Tensor& t) {
   if (t.numel() == 0 || !t.storage()) return "";
   if (t.dtype() == DType::kFloat) return mask_values(t.data<float>(), t.numel());
   if (t.dtype() == DType::kDouble) return mask_values(t.data<double>(), t.numel());
   std::vector<double> v = t.to_double_vector();  // 16-bit: widened
   return mask_values(v.data(), static_cast<int64_t>(v.size()));
+}
+
+// A weight still in its file (graph/mapped_external_data.h) is scanned in a
+// copy read for the purpose: read through its mapping, every frozen weight of
+// a 16-bit fine-tune would sit in memory in float32 until folded. A file that
+// cannot be read now is reported when the weight is read in.
+std::string mask_values(const Tensor& t) {
+  auto values = readable(t);
+  return values.ok() ? scanned_mask_values(*values) : "";
 }
 
 struct Evidence {

@@ -64,7 +64,8 @@ def main():
     runs = [("full fine-tuning, fp32, --export", "training.yaml", ["--export", out]),
             (f"LoRA r{args.rank}, fp32", "lora.yaml", []),
             (f"LoRA r{args.rank}, fp32, --export (merged)", "lora.yaml", ["--export", out]),
-            (f"LoRA r{args.rank}, bf16", "lora.yaml", ["--precision", "bf16"])]
+            (f"LoRA r{args.rank}, bf16", "lora.yaml", ["--precision", "bf16"]),
+            (f"LoRA r{args.rank}, bf16, --export (merged)", "lora.yaml", ["--precision", "bf16", "--export", out])]
     peaks = {label: [] for label, _, _ in runs}
     steps = {label: [] for label, _, _ in runs}
     for _ in range(args.rounds):

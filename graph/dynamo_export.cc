@@ -1,4 +1,5 @@
 #include "graph/dynamo_export.h"
+#include "graph/mapped_external_data.h"
 
 #include <algorithm>
 #include <cctype>
@@ -59,8 +60,16 @@ std::string unique_node_name(const Graph& g, const std::string& hint) {
 }
 
 // Whether `a` holds `b` transposed (2-D) or copied (same dims), bit for bit.
-const char* relation(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || a.numel() != b.numel() || !a.storage() || !b.storage()) return nullptr;
+// Weights still in their file are compared in copies read for the purpose
+// (graph/mapped_external_data.h), not through their mappings.
+const char* relation(const Tensor& mapped_a, const Tensor& mapped_b) {
+  if (mapped_a.dtype() != mapped_b.dtype() || mapped_a.numel() != mapped_b.numel() || !mapped_a.storage() ||
+      !mapped_b.storage())
+    return nullptr;
+  auto read_a = readable(mapped_a), read_b = readable(mapped_b);
+  if (!read_a.ok() || !read_b.ok()) return nullptr;  // the file's error comes when the weight is read in
+  const Tensor& a = *read_a;
+  const Tensor& b = *read_b;
   const size_t size = dtype_size(a.dtype());
   const auto* pa = static_cast<const unsigned char*>(a.raw());
   const auto* pb = static_cast<const unsigned char*>(b.raw());

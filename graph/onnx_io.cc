@@ -22,9 +22,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
+#include <spdlog/spdlog.h>
 
 #include "graph/control_flow.h"
 #include "graph/function_inlining.h"
+#include "graph/mapped_external_data.h"
 #include "graph/node_arity.h"
 #include "graph/onnx_metadata.h"
 #include "graph/op_schema.h"
@@ -179,9 +181,11 @@ Result<fs::path> external_file(const onnx::TensorProto& p, const std::string& lo
 // Reads `expected` bytes of `p`'s external data into the buffer `allocate`
 // returns (the tensor's own: no second copy of a large model's weights),
 // called only after the location, offset and length are checked against the
-// file, so a file claiming any size allocates nothing it does not hold.
+// file, so a file claiming any size allocates nothing it does not hold. With
+// `mapped`, the range is mapped into it instead where that works
+// (graph/mapped_external_data.h), and nothing is read.
 Status read_external(const onnx::TensorProto& p, const std::string& base_dir, uint64_t expected,
-                     const std::function<char*()>& allocate) {
+                     const std::function<char*()>& allocate, std::shared_ptr<Storage>* mapped) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : p.external_data()) {
@@ -209,12 +213,23 @@ Status read_external(const onnx::TensorProto& p, const std::string& base_dir, ui
   if (length > size - offset)
     return io_error("initializer '{}': external data {} is truncated (needs {} bytes at offset {}, file has {})",
                     p.name(), file.string(), length, offset, size);
+  if (mapped) {
+    auto storage = map_external_range(f.fd, file.string(), static_cast<uint64_t>(offset),
+                                      static_cast<uint64_t>(length), p.name());
+    if (storage.ok()) {
+      *mapped = std::move(storage).value();
+      return Status::Ok();
+    }
+    spdlog::debug("{}; reading it instead", storage.status().message());
+  }
   return read_range_into(f, file.string(), static_cast<uint64_t>(offset), static_cast<uint64_t>(length), allocate());
 }
 
 }  // namespace
 
-Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir) {
+// `map_from`: external float data of this many bytes or more is mapped, not
+// read (0: none is).
+static Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir, uint64_t map_from) {
   DType dt = dtype_from_onnx(p.data_type());
   Dims dims(p.dims().begin(), p.dims().end());
   for (int64_t d : dims)
@@ -240,10 +255,14 @@ Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& 
   const std::string* raw = nullptr;
   if (p.data_location() == onnx::TensorProto::EXTERNAL) {
     Tensor t;
-    RETURN_IF_ERROR(read_external(p, base_dir, static_cast<uint64_t>(n) * esize, [&]() {
+    const uint64_t bytes = static_cast<uint64_t>(n) * esize;
+    std::shared_ptr<Storage> mapped;
+    const bool map = map_from && bytes >= map_from && dtype_is_float(dt);
+    RETURN_IF_ERROR(read_external(p, base_dir, bytes, [&]() {
       t = Tensor::host(dt, dims);
       return static_cast<char*>(t.raw());
-    }));
+    }, map ? &mapped : nullptr));
+    if (mapped) return Tensor(dt, dims, std::move(mapped));
     t.normalize_bools();
     return t;
   }
@@ -292,6 +311,10 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
 Result<NamedTensor> read_tensor_file(const std::string& path) {
   ASSIGN_OR_RETURN(std::string bytes, read_file(path, kMaxProtobufBytes));
   return parse_tensor_file(bytes, fs::path(path).parent_path().string(), path);
+}
+
+Result<Tensor> tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir) {
+  return tensor_from_proto(p, base_dir, 0);
 }
 
 Result<NamedTensor> parse_tensor_file(const std::string& bytes, const std::string& base_dir, const std::string& path) {
@@ -366,6 +389,7 @@ struct ParseScope {
   const std::string& base_dir;
   const Model& model;  // its opset imports
   int depth = 0;
+  uint64_t map_from = 0;  // LoadOptions::map_external_from_bytes, for the main graph's initializers only
 };
 
 Result<Graph> subgraph_from_proto(const onnx::GraphProto& gp, const ParseScope& scope);
@@ -560,7 +584,7 @@ Result<Graph> graph_from_proto(const onnx::GraphProto& gp, const ParseScope& sco
   g.metadata = read_metadata_props(gp, kGraphMetadataField);
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const onnx::TensorProto& init = gp.initializer(i);
-    auto t = tensor_from_proto(init, scope.base_dir);
+    auto t = tensor_from_proto(init, scope.base_dir, owned ? scope.map_from : 0);
     if (!t.ok()) return t.status();
     if (owned) owned->mutable_initializer(i)->clear_raw_data();  // copied into the tensor; free it now
     if (g.initializers.count(init.name())) return invalid_argument("initializer '{}' is defined twice", init.name());
@@ -608,7 +632,7 @@ Result<Graph> subgraph_from_proto(const onnx::GraphProto& gp, const ParseScope& 
 
 // Converts a parsed model, consuming its initializer bytes as it goes so the
 // weights are never held three times over (file bytes, proto, tensors).
-Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir) {
+Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir, const LoadOptions& options) {
   if (!mp.has_graph()) return io_error("not a valid ONNX model (it has no graph)");
   Model m;
   m.ir_version = mp.ir_version();
@@ -622,7 +646,7 @@ Result<Model> model_from_proto(onnx::ModelProto& mp, const std::string& base_dir
   for (const auto& kv : mp.metadata_props()) m.metadata_props.emplace_back(kv.key(), kv.value());
   for (const auto& f : mp.functions()) m.opaque_functions.push_back(f.SerializeAsString());
 
-  ParseScope scope{base_dir, m, 0};
+  ParseScope scope{base_dir, m, 0, options.map_external_from_bytes};
   ASSIGN_OR_RETURN(m.graph, graph_from_proto(*mp.mutable_graph(), scope, mp.mutable_graph()));
   // If/Loop/Scan are held as com.ort_train nodes (graph/control_flow.h); a
   // nested one is always inside a top-level one.
@@ -650,17 +674,17 @@ Result<Model> load_model_from_bytes(const std::string& bytes, const std::string&
   onnx::ModelProto mp;
   if (bytes.empty() || !parse_limited(&mp, bytes))
     return io_error("not a valid ONNX model (the protobuf does not parse; is the file truncated?)");
-  return model_from_proto(mp, base_dir);
+  return model_from_proto(mp, base_dir, LoadOptions{});
 }
 
-Result<Model> load_model(const std::string& path) {
+Result<Model> load_model(const std::string& path, const LoadOptions& options) {
   onnx::ModelProto mp;
   {
     ASSIGN_OR_RETURN(std::string bytes, read_file(path, kMaxProtobufBytes));
     if (bytes.empty() || !parse_limited(&mp, bytes))
       return io_error("{}: not a valid ONNX model (the protobuf does not parse; is the file truncated?)", path);
   }  // the file's bytes are freed before the weights are copied out of the proto
-  auto m = model_from_proto(mp, fs::path(path).parent_path().string());
+  auto m = model_from_proto(mp, fs::path(path).parent_path().string(), options);
   if (!m.ok()) return m.status().with_context(path);
   return m;
 }

@@ -14,10 +14,17 @@ class TensorProto;
 
 namespace ort_train {
 
+struct LoadOptions {
+  // The main graph's external-data float initializers of this many bytes or
+  // more are mapped from their file, not read (graph/mapped_external_data.h:
+  // whoever loads so reads them in before training); 0 reads every one now.
+  uint64_t map_external_from_bytes = 0;
+};
+
 // Loads a model: parses, reads external-data initializers relative to the
 // model's folder, converts Constant nodes' values, and sorts nodes topologically.
 // Shape inference is a separate step (graph/shape_inference.h).
-Result<Model> load_model(const std::string& path);
+Result<Model> load_model(const std::string& path, const LoadOptions& options = {});
 Result<Model> load_model_from_bytes(const std::string& bytes, const std::string& base_dir);
 
 // Writes the model atomically (temporary file, then rename).

@@ -1,5 +1,7 @@
 #include "training/forward_for_export.h"
 
+#include "graph/mapped_external_data.h"
+
 #include <cstring>
 
 #include "graph/onnx_io.h"
@@ -33,8 +35,13 @@ uint64_t tensor_content_hash(const Tensor& t) {
 ForwardForExport::ForwardForExport(const Model& forward, std::string model_path)
     : structure_(forward), model_path_(std::move(model_path)) {
   structure_.graph.initializers.clear();
-  for (const auto& [name, t] : forward.graph.initializers)
-    kept_[name] = Kept{t.dtype(), t.dims(), t.storage(), tensor_content_hash(t)};
+  for (const auto& [name, t] : forward.graph.initializers) {
+    // A weight still in its file is hashed from a copy read for the purpose
+    // (graph/mapped_external_data.h); one that cannot be read now is an error
+    // when it is read in, before any step.
+    auto bytes = readable(t);
+    kept_[name] = Kept{t.dtype(), t.dims(), t.storage(), bytes.ok() ? tensor_content_hash(*bytes) : 0};
+  }
 }
 
 Model ForwardForExport::with_live_initializers() const {

@@ -18,6 +18,11 @@
 // A graph output may end up an initializer: ONNX allows it and the executor
 // returns the initializer's tensor.
 //
+// A weight load_model left mapped from its file is read in just before it
+// folds (graph/mapped_external_data.h); in the forward phase of a 16-bit
+// build it is not folded at all, so that each frozen weight is read, cast to
+// 16 bits and dropped in turn after autocast.
+//
 // An initializer that a folded node was the last reader of goes at once, not
 // at the next dead_code_elimination: folding the Transpose of every
 // nn.Linear weight of a frozen model (LoRA) or its Cast to bf16 would
@@ -30,6 +35,7 @@
 
 #include "graph/control_flow.h"
 #include "graph/graph_index.h"
+#include "graph/mapped_external_data.h"
 #include "graph/op_schema.h"
 #include "graph/passes/op_traits.h"
 #include "graph/passes/pass.h"
@@ -139,6 +145,13 @@ class ConstantFolding : public Pass {
         values.push_back(t);
       }
       if (!all_constant) continue;
+      // A weight still in its file is read just before it folds, or left
+      // for later while autocast is to come (see PassContext::autocast_to_come).
+      if (std::any_of(values.begin(), values.end(), [](const Tensor* t) { return t && is_mapped_external(*t); })) {
+        if (ctx.autocast_to_come) continue;
+        for (const Tensor* t : values)
+          if (t) RETURN_IF_ERROR(read_in(*t));
+      }
       auto outputs = evaluate_node(n, model.opset(n.domain), values);
       if (!outputs) {
         spdlog::debug("constant_folding: {} left for run time", n.describe());

@@ -46,6 +46,12 @@ struct PassContext {
   // What the autocast pass casts the forward's GEMMs to (--precision:
   // kBFloat16 or kFloat16); kFloat leaves them be.
   DType precision = DType::kFloat;
+  // Whether autocast is still to run in this build (the forward phase of a
+  // 16-bit one): constant folding then leaves unread a weight still mapped
+  // from its file (graph/mapped_external_data.h), since autocast's Cast will
+  // shrink what it folds into to 16 bits later; read and folded one at a time
+  // then, the frozen float32 weights are never all in memory together.
+  bool autocast_to_come = false;
 
   // The description's lora: what lora_adapters adds, and where it records
   // what it added; null without one.

@@ -186,6 +186,7 @@ Result<PassReport> run_passes(Model& model, const std::set<std::string>& pinned,
   ctx.pinned = pinned;
   ctx.shapes_bound = options.shapes_bound;
   ctx.precision = options.precision;
+  ctx.autocast_to_come = options.precision != DType::kFloat && options.phase == kForwardPhase;
   ctx.lora = options.lora;
   ctx.recompute = options.recompute;
   // A pass that settles in one run (constant folding and CSE walk in
