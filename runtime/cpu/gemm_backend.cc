@@ -59,7 +59,7 @@ Status set_gemm_library(const std::string& name) {
 
 GemmLibrary gemm_library() { return g_library; }
 
-KernelFn gemm_backend_choice(KernelFn kernel) {
+KernelFn gemm_backend_choice(KernelFn kernel, const std::string& own_name, KernelFn own) {
   auto with = [kernel](CpuGemm backend) {
     return [kernel, backend](KernelContext& ctx) {
       CpuGemmScope scope(backend);
@@ -68,9 +68,11 @@ KernelFn gemm_backend_choice(KernelFn kernel) {
   };
   // OpenBLAS first: the reference the other must agree with, and the one
   // --deterministic pins (it is what every earlier figure measured).
-  KernelFn chosen = measured_choice(DeviceKind::kCpu, {{"openblas", with(CpuGemm::kOpenBlas), true},
-                                                       {"onednn", with(CpuGemm::kOneDnn), true}},
-                                    {}, {}, /*log_at_debug=*/true);
+  std::vector<KernelCandidate> candidates{{"openblas", with(CpuGemm::kOpenBlas), true},
+                                          {"onednn", with(CpuGemm::kOneDnn), true}};
+  // Its own threads' split may change the bits from run to run: never --deterministic's.
+  if (own) candidates.push_back({own_name, own, false});
+  KernelFn chosen = measured_choice(DeviceKind::kCpu, std::move(candidates), {}, {}, /*log_at_debug=*/true);
   return [kernel, chosen](KernelContext& ctx) {
     if (!ctx.has_input(0) || ctx.input(0).dtype() != DType::kFloat) return kernel(ctx);
     const KernelChoices& choices = KernelChoices::instance();

@@ -53,8 +53,11 @@ int64_t onednn_sgemm_calls();
 
 // `kernel` with its float32 GEMMs' library as --gemm-library says (candidates
 // "openblas", first and --deterministic's, and "onednn"); inputs of other
-// dtypes run `kernel` as it is.
-KernelFn gemm_backend_choice(KernelFn kernel);
+// dtypes run `kernel` as it is. `own`, when given, is a third candidate named
+// `own_name` that does the op some other way (Conv: oneDNN's own
+// convolution, runtime/cpu/onednn_conv.h): it runs only where the choice is
+// measured or a kernel-choices file names it.
+KernelFn gemm_backend_choice(KernelFn kernel, const std::string& own_name = "", KernelFn own = {});
 
 // What each library found on this CPU, for --version and the log:
 // "Zen (detected; OPENBLAS_CORETYPE unset)", "2.6.3 (ISA avx512_core_bf16)".

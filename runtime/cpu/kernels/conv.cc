@@ -1,6 +1,7 @@
 // CPU kernel: Conv (1-D/2-D/3-D, groups, strides, dilations, pads) as im2col +
-// a GEMM per (image, group) (float32: OpenBLAS's or oneDNN's, measured). A
-// 1x1 stride-1 unpadded conv skips im2col.
+// a GEMM per (image, group) (float32: OpenBLAS's or oneDNN's, measured, and
+// oneDNN's own convolution a third candidate). A 1x1 stride-1 unpadded conv
+// skips im2col.
 #include <cstring>
 
 #include "graph/dispatch.h"
@@ -9,6 +10,7 @@
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/gemm_backend.h"
 #include "runtime/cpu/im2col.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 
@@ -69,6 +71,7 @@ Status conv(KernelContext& ctx) {
 
 }  // namespace
 
-ORT_REGISTER_CPU_KERNEL("Conv", 1, 1000, gemm_backend_choice(conv));  // float32: the GEMMs' library measured
+// float32: the GEMMs' library measured, or oneDNN's own convolution.
+ORT_REGISTER_CPU_KERNEL("Conv", 1, 1000, gemm_backend_choice(conv, "onednn_conv", onednn_conv_forward));
 
 }  // namespace ort_train

@@ -14,6 +14,7 @@
 #include "runtime/cpu/blas.h"
 #include "runtime/cpu/gemm_backend.h"
 #include "runtime/cpu/im2col.h"
+#include "runtime/cpu/onednn_conv.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 
@@ -115,7 +116,9 @@ Status conv_grad(KernelContext& ctx) {
 
 }  // namespace
 
-// float32: the GEMMs' library measured per shape (runtime/cpu/gemm_backend.h).
-ORT_REGISTER_KERNEL(kOrtTrainDomain, "ConvGrad", 1, 1000, DeviceKind::kCpu, gemm_backend_choice(conv_grad));
+// float32: the GEMMs' library measured per shape (runtime/cpu/gemm_backend.h),
+// or oneDNN's own convolution backward (runtime/cpu/onednn_conv.h).
+ORT_REGISTER_KERNEL(kOrtTrainDomain, "ConvGrad", 1, 1000, DeviceKind::kCpu,
+                    gemm_backend_choice(conv_grad, "onednn_conv", onednn_conv_backward));
 
 }  // namespace ort_train
