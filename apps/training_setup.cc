@@ -101,10 +101,16 @@ Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const Set
                                     const std::string& device, const DeviceSettings& settings) {
   PreparedGraph p;
   ASSIGN_OR_RETURN(p.tg, build_training_graph(std::move(forward), setup.desc, pass_options(args)));
-  // The passes have folded what they fold; nothing the trainer or a kernel
-  // reads may still be backed by the model's file.
-  RETURN_IF_ERROR(read_in_initializers(p.tg.model.graph));
   ASSIGN_OR_RETURN(p.device, choose_device(device, settings, p.tg.model));
+  // The passes have folded what they fold; nothing the trainer or a kernel
+  // reads may still be backed by the model's file. Read in only what the
+  // budget holds: a sparse file can claim terabytes it costs nothing to store.
+  const uint64_t mapped = mapped_external_bytes(), budget = p.device->memory_budget();
+  if (budget && mapped > budget)
+    return invalid_argument("the model's weights in external data need {:.1f} MiB on {}, more than the memory "
+                            "budget of {:.1f} MiB set by --max-memory or the machine's memory",
+                            mapped / 1048576.0, p.device->description(), budget / 1048576.0);
+  RETURN_IF_ERROR(read_in_initializers(p.tg.model.graph));
   // Before the step graph is built, so that graph (saved, estimated, run) holds the copies.
   ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));
   if (mode != RecomputeMode::kNone) {

@@ -47,6 +47,8 @@ struct Registry {
   uint64_t bytes = 0;
 };
 
+constexpr size_t kMaxMappings = 16384;
+
 Registry& registry() {
   static Registry* r = new Registry;  // never destroyed: storages may be freed during static destruction
   return *r;
@@ -108,6 +110,15 @@ Result<std::shared_ptr<Storage>> map_external_range(int fd, const std::string& p
   struct stat st {};
   if (length == 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
     return io_error("initializer '{}': {} cannot be mapped", name, path);
+  {
+    // Each mapping is one of the process's memory areas (Linux allows 65530
+    // by default, and malloc needs some): a file claiming a hundred thousand
+    // weights (sparse, it costs its author nothing) would leave none.
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    if (r.mappings.size() >= kMaxMappings)
+      return io_error("initializer '{}': {} weights are mapped already", name, kMaxMappings);
+  }
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page;
   const size_t mapped = static_cast<size_t>(offset - start + length);

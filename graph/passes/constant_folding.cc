@@ -29,6 +29,7 @@
 // otherwise hold the originals and the folded copies together, twice the
 // weights at the peak.
 #include <algorithm>
+#include <functional>
 #include <unordered_map>
 
 #include <spdlog/spdlog.h>
@@ -50,9 +51,11 @@ namespace {
 constexpr int64_t kMaxFoldedElements = int64_t{1} << 24;
 
 // The node's outputs computed from constant inputs (nullptr marks an omitted
-// input), or nullopt when it cannot or should not be folded.
-std::optional<std::vector<Tensor>> evaluate_node(const Node& n, int64_t opset,
-                                                 const std::vector<const Tensor*>& values) {
+// input), or nullopt when it cannot or should not be folded. `read_in` runs
+// just before a kernel reads the values (weights still in their file are read
+// then, once the fold's size is known to be allowed); its error is the pass's.
+std::optional<std::vector<Tensor>> evaluate_node(const Node& n, int64_t opset, const std::vector<const Tensor*>& values,
+                                                 const std::function<Status()>& read_in, Status& error) {
   const OpSchema* schema = OpRegistry::instance().find(n.domain, n.op_type, opset);
   if (!schema) return std::nullopt;
   std::vector<OptShape> shapes(values.size());
@@ -84,6 +87,8 @@ std::optional<std::vector<Tensor>> evaluate_node(const Node& n, int64_t opset,
   if (needs_kernel) {
     const ConstantEvaluator& evaluate = registered_constant_evaluator();
     if (!evaluate) return std::nullopt;
+    error = read_in();
+    if (!error.ok()) return std::nullopt;
     auto computed = evaluate(n, opset, values, ctx);  // clones its outputs: nothing aliases an input
     if (!computed) return std::nullopt;
     for (size_t k = 0; k < n.outputs.size(); ++k) {
@@ -147,12 +152,17 @@ class ConstantFolding : public Pass {
       if (!all_constant) continue;
       // A weight still in its file is read just before it folds, or left
       // for later while autocast is to come (see PassContext::autocast_to_come).
-      if (std::any_of(values.begin(), values.end(), [](const Tensor* t) { return t && is_mapped_external(*t); })) {
-        if (ctx.autocast_to_come) continue;
+      const bool mapped =
+          std::any_of(values.begin(), values.end(), [](const Tensor* t) { return t && is_mapped_external(*t); });
+      if (mapped && ctx.autocast_to_come) continue;
+      auto read_mapped = [&]() -> Status {
         for (const Tensor* t : values)
-          if (t) RETURN_IF_ERROR(read_in(*t));
-      }
-      auto outputs = evaluate_node(n, model.opset(n.domain), values);
+          if (t && mapped) RETURN_IF_ERROR(read_in(*t));
+        return Status::Ok();
+      };
+      Status read_error;
+      auto outputs = evaluate_node(n, model.opset(n.domain), values, read_mapped, read_error);
+      RETURN_IF_ERROR(read_error);
       if (!outputs) {
         spdlog::debug("constant_folding: {} left for run time", n.describe());
         continue;

@@ -128,4 +128,22 @@ TEST_CASE("cli.weights_in_external_data_train_as_inline_ones", "[lora][external_
   }
 }
 
+// Weights mapped from their file are read in only when the memory budget
+// holds them: past --max-memory the run stops before reading, naming the
+// budget (a sparse file can claim terabytes that cost its author nothing).
+TEST_CASE("cli.external_weights_beyond_max_memory_are_refused_before_they_are_read", "[external_data][hostile]") {
+  Dir ws("ort_train_cli_external_weights_budget");
+  write_model(ws.p, true);
+  std::ofstream(ws / "full.yaml") << "inputs: [{name: x, dtype: float32, shape: [batch, 512]}]\n"
+                                     "labels: [{name: labels, dtype: float32, shape: [batch, 16]}]\n"
+                                     "loss: {type: mse, input: logits, target: labels}\nbatch_size: 4\n";
+  CliOutcome o = run_cli("--model " + ws / "model.onnx" + " --config " + ws / "full.yaml" +
+                             " --data synthetic --steps 1 --device cpu --max-memory 512K",
+                         ws.p.string());
+  INFO(o.stdout_text << o.stderr_text);
+  CHECK(o.exit_code != 0);
+  CHECK_THAT(o.stderr_text, Catch::Contains("weights in external data need 1.0 MiB") &&
+                                Catch::Contains("more than the memory budget of 0.5 MiB"));
+}
+
 }  // namespace ort_train::testing

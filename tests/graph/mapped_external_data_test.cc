@@ -212,4 +212,36 @@ TEST_CASE("mapped external data: constant folding reads a mapped weight when it 
       REQUIRE(wt.data<float>()[j * kRows + i] == original.data<float>()[i * kCols + j]);
 }
 
+TEST_CASE("mapped external data: a weight too large to fold is never read by constant folding",
+          "[graph][mapped_external_data][passes][constant_folding][hostile]") {
+  // 2^25 floats (128 MiB, over the fold limit of 2^24 elements), in a sparse
+  // file that costs nothing on disk.
+  Dir dir("ort_train_mapped_huge_" + std::to_string(::getpid()));
+  write_model(dir.p);
+  const int64_t rows = 4096, cols = 8192;
+  fs::resize_file(dir.p / "weights.bin", kOffset + rows * cols * 4);
+  onnx::ModelProto mp;
+  {
+    std::ifstream f(dir.p / "model.onnx", std::ios::binary);
+    REQUIRE(mp.ParseFromIstream(&f));
+  }
+  auto* init = mp.mutable_graph()->mutable_initializer(0);
+  init->set_dims(0, rows);
+  init->set_dims(1, cols);
+  for (auto& kv : *init->mutable_external_data())
+    if (kv.key() == "length") kv.set_value(std::to_string(rows * cols * 4));
+  mp.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(cols);
+  {
+    std::ofstream f(dir.p / "model.onnx", std::ios::binary | std::ios::trunc);
+    REQUIRE(mp.SerializeToOstream(&f));
+  }
+  Model m = load_mapped(dir.p);
+  auto fold = PassRegistry::instance().create("constant_folding");
+  PassContext ctx;
+  auto r = fold->apply(m, ctx);
+  REQUIRE(r.ok());
+  CHECK_FALSE(*r);
+  CHECK(is_mapped_external(m.graph.initializers.at("w")));  // left for run time, and unread
+}
+
 }  // namespace ort_train::testing
