@@ -58,6 +58,8 @@ Status apply_max_memory(const std::string& value);  // a bad command line (unkno
 
 // --device (apps/device_option.cc): cpu, cuda or cuda:i, checked as CLI11 parses.
 void add_device_option(CLI::App* cmd, std::string& value, const std::string& description);
+// --gemm-library (apps/gemm_library_option.cc): openblas, onednn or measured.
+void add_gemm_library_option(CLI::App* cmd, std::string& value);
 
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);

@@ -42,9 +42,7 @@ void add_run_command(CLI::App& app, RunArgs& args) {
       ->check(whole_number_in(0, kMaxCpuThreads));
   add_device_option(run, args.device, "cpu or cuda[:i] (default: cpu)");
   run->add_flag("--no-tf32", args.no_tf32, "float32 matrix products and convolutions in full float32 on a GPU");
-  run->add_option("--gemm-library", args.gemm_library,
-                  "the CPU's float32 GEMMs: openblas (default), onednn, or measured (timed per shape)")
-      ->check(one_of({"openblas", "onednn", "measured"}));
+  add_gemm_library_option(run, args.gemm_library);
   run->add_flag("--deterministic", args.deterministic,
                 "kernels chosen by timing (the CPU's GEMM library, attention) pinned to their defaults, as train "
                 "--deterministic pins them: outputs equal to such a training run's bit for bit");

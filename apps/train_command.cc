@@ -122,10 +122,7 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
                     "keep the kernels chosen by timing (attention) in this JSON file: read at the start, written after "
                     "the first step, so a later run on the same device skips the timing (default with "
                     "--checkpoint-dir: kernel_choices.json there, read on --resume)");
-  train->add_option("--gemm-library", args.gemm_library,
-                    "the CPU's float32 GEMMs (MatMul, Gemm, Conv): openblas (default), onednn, or measured (each "
-                    "shape timed at its first run and the faster kept, as --kernel-choices keeps it)")
-      ->check(one_of({"openblas", "onednn", "measured"}));
+  add_gemm_library_option(train, args.gemm_library);
   train->add_flag("--deterministic", args.deterministic,
                   "bit-identical runs: deterministic GPU algorithms, no atomics in reductions; across MPI ranks, "
                   "gradients summed in rank order; OpenBLAS for the CPU's GEMMs");

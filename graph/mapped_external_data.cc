@@ -1,14 +1,14 @@
 #include "graph/mapped_external_data.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 namespace ort_train {
 namespace {
@@ -54,45 +54,24 @@ Registry& registry() {
   return *r;
 }
 
-// Closes on scope exit.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-Status read_range(int fd, const Mapping& m, char* dst) {
-  uint64_t done = 0;
-  while (done < m.length) {
-    ssize_t n = ::pread(fd, dst + done, static_cast<size_t>(m.length - done), static_cast<off_t>(m.offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error("initializer '{}': cannot read {}: {}", m.name, m.path, std::strerror(errno));
-    if (n == 0)
-      return io_error("initializer '{}': {} ended after {} of {} bytes", m.name, m.path, m.offset + done,
-                      m.offset + m.length);
-    done += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
-}
-
 // m's file, reopened by path and checked to be the one mapped at load.
-Status reopen(const Mapping& m, Fd& f) {
-  f.fd = ::open(m.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO planted at the path must not block
-  struct stat st {};
-  if (f.fd < 0 || ::fstat(f.fd, &st) != 0)
-    return io_error("initializer '{}': cannot open its external data {} again: {}", m.name, m.path,
-                    std::strerror(errno));
-  if (!S_ISREG(st.st_mode) || !(identity_of(st) == m.file))
+Status reopen(const Mapping& m, RegularFile& f) {
+  RETURN_IF_ERROR(open_regular(m.path, f).with_context(fmt::format("initializer '{}': its external data", m.name)));
+  if (!(identity_of(f.info) == m.file))
     return io_error("initializer '{}': its external data {} was replaced or changed after the model was loaded; "
                     "nothing was read from it (run again once it is left alone)",
                     m.name, m.path);
   return Status::Ok();
 }
 
+// m's bytes into `dst` from the reopened file.
+Status read_bytes(const Mapping& m, const RegularFile& f, char* dst) {
+  return read_range_into(f, m.path, m.offset, m.length, dst).with_context(fmt::format("initializer '{}'", m.name));
+}
+
 // Reads m's bytes into the anonymous memory that now replaces its mapping.
 Status read_mapping(const Mapping& m, char* data) {
-  Fd f;
+  RegularFile f;
   RETURN_IF_ERROR(reopen(m, f));
   // MAP_FIXED over our own mapping: the address (and so every Tensor sharing
   // the storage) stays, the file's pages go.
@@ -100,16 +79,14 @@ Status read_mapping(const Mapping& m, char* data) {
   if (fresh == MAP_FAILED)
     return io_error("initializer '{}': cannot allocate {} bytes to read it into: {}", m.name, m.mapped,
                     std::strerror(errno));
-  return read_range(f.fd, m, data);
+  return read_bytes(m, f, data);
 }
 
 }  // namespace
 
-Result<std::shared_ptr<Storage>> map_external_range(int fd, const std::string& path, uint64_t offset,
+Result<std::shared_ptr<Storage>> map_external_range(const RegularFile& f, const std::string& path, uint64_t offset,
                                                      uint64_t length, const std::string& name) {
-  struct stat st {};
-  if (length == 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-    return io_error("initializer '{}': {} cannot be mapped", name, path);
+  if (length == 0) return io_error("initializer '{}': nothing of {} to map", name, path);
   {
     // Each mapping is one of the process's memory areas (Linux allows 65530
     // by default, and malloc needs some): a file claiming a hundred thousand
@@ -122,13 +99,13 @@ Result<std::shared_ptr<Storage>> map_external_range(int fd, const std::string& p
   const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t start = offset / page * page;
   const size_t mapped = static_cast<size_t>(offset - start + length);
-  void* base = ::mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(start));
+  void* base = ::mmap(nullptr, mapped, PROT_READ, MAP_PRIVATE, f.fd, static_cast<off_t>(start));
   if (base == MAP_FAILED) return io_error("initializer '{}': cannot map {}: {}", name, path, std::strerror(errno));
   char* data = static_cast<char*>(base) + (offset - start);
   Registry& r = registry();
   {
     std::lock_guard<std::mutex> lock(r.mu);
-    r.mappings[data] = Mapping{name, path, identity_of(st), offset, length, base, mapped};
+    r.mappings[data] = Mapping{name, path, identity_of(f.info), offset, length, base, mapped};
     r.bytes += length;
   }
   auto release = [base, mapped](void* p) {
@@ -163,10 +140,10 @@ Result<Tensor> readable(const Tensor& t) {
     if (it == r.mappings.end()) return t;
     m = it->second;
   }
-  Fd f;
+  RegularFile f;
   RETURN_IF_ERROR(reopen(m, f));
   Tensor copy = Tensor::host(t.dtype(), t.dims());
-  RETURN_IF_ERROR(read_range(f.fd, m, static_cast<char*>(copy.raw())));
+  RETURN_IF_ERROR(read_bytes(m, f, static_cast<char*>(copy.raw())));
   return copy;
 }
 
@@ -189,11 +166,7 @@ Status read_in(const Tensor& t) {
 }
 
 Status read_in_initializers(const Graph& g) {
-  for (const std::string& name : g.initializer_order) {
-    auto it = g.initializers.find(name);
-    if (it != g.initializers.end()) RETURN_IF_ERROR(read_in(it->second));
-  }
-  for (const auto& [name, t] : g.initializers) RETURN_IF_ERROR(read_in(t));  // any not in the order
+  for (const auto& [name, t] : g.initializers) RETURN_IF_ERROR(read_in(t));
   return Status::Ok();
 }
 

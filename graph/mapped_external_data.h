@@ -25,16 +25,17 @@
 #include <string>
 
 #include "graph/graph.h"
+#include "graph/regular_file.h"
 #include "graph/status.h"
 #include "graph/tensor.h"
 
 namespace ort_train {
 
-// The storage of initializer `name`: `length` bytes at `offset` of the
-// regular file open as `fd` at `path`, mapped, not read. The caller has
-// checked the range against the file. Fails (the caller then reads the bytes
-// instead) when the mapping cannot be made.
-Result<std::shared_ptr<Storage>> map_external_range(int fd, const std::string& path, uint64_t offset,
+// The storage of initializer `name`: `length` bytes at `offset` of `f`,
+// opened from `path`, mapped, not read. The caller has checked the range
+// against the file. Fails (the caller then reads the bytes instead) when the
+// mapping cannot be made.
+Result<std::shared_ptr<Storage>> map_external_range(const RegularFile& f, const std::string& path, uint64_t offset,
                                                      uint64_t length, const std::string& name);
 
 // Whether `t`'s bytes are still only mapped from their file.

@@ -30,6 +30,7 @@
 #include "graph/node_arity.h"
 #include "graph/onnx_metadata.h"
 #include "graph/op_schema.h"
+#include "graph/regular_file.h"
 #include "graph/sequence_lowering.h"
 #include "graph/topo_sort.h"
 
@@ -37,52 +38,6 @@ namespace ort_train {
 namespace fs = std::filesystem;
 
 namespace {
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
-
-// An open descriptor of a regular file (closed on destruction), or the reason
-// there is none. O_NONBLOCK: opening a FIFO must not wait for a writer.
-struct RegularFile {
-  int fd = -1;
-  uint64_t size = 0;
-  ~RegularFile() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-Status open_regular(const std::string& path, RegularFile& f) {
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (f.fd < 0) {
-    if (errno == ENOENT) return io_error("file not found: {}", path);
-    return io_error("cannot open {}: {}", path, std::strerror(errno));
-  }
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0) return io_error("cannot read {}: {}", path, std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) return io_error("expected a file but found a directory: {}", path);
-  if (!S_ISREG(st.st_mode)) return io_error("{} is {}, not a regular file: refused", path, file_kind(st.st_mode));
-  f.size = static_cast<uint64_t>(st.st_size);
-  return Status::Ok();
-}
-
-// `length` bytes at `offset` into `dst`, every read checked (a file that shrank is an error, not zeros).
-Status read_range_into(const RegularFile& f, const std::string& path, uint64_t offset, uint64_t length, char* dst) {
-  uint64_t done = 0;
-  while (done < length) {
-    ssize_t n = ::pread(f.fd, dst + done, static_cast<size_t>(length - done), static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error("cannot read {}: {}", path, std::strerror(errno));
-    if (n == 0) return io_error("cannot read {}: it ended after {} of {} bytes", path, offset + done, offset + length);
-    done += static_cast<uint64_t>(n);
-  }
-  return Status::Ok();
-}
 
 Result<std::string> read_range(const RegularFile& f, const std::string& path, uint64_t offset, uint64_t length) {
   std::string bytes;
@@ -214,7 +169,7 @@ Status read_external(const onnx::TensorProto& p, const std::string& base_dir, ui
     return io_error("initializer '{}': external data {} is truncated (needs {} bytes at offset {}, file has {})",
                     p.name(), file.string(), length, offset, size);
   if (mapped) {
-    auto storage = map_external_range(f.fd, file.string(), static_cast<uint64_t>(offset),
+    auto storage = map_external_range(f, file.string(), static_cast<uint64_t>(offset),
                                       static_cast<uint64_t>(length), p.name());
     if (storage.ok()) {
       *mapped = std::move(storage).value();

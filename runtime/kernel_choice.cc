@@ -57,6 +57,13 @@ bool KernelChoices::empty() const {
   return chosen_.empty();
 }
 
+bool KernelChoices::holds_op(const std::string& op) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (chosen_.count(op)) return true;
+  auto it = chosen_.lower_bound(op + "|");  // the op's shapes sort together, right after "op|"
+  return it != chosen_.end() && it->first.compare(0, op.size() + 1, op + "|") == 0;
+}
+
 void KernelChoices::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   chosen_.clear();
@@ -94,10 +101,12 @@ Status KernelChoices::save(const std::string& path, const std::string& device, O
   return write_file_atomic(path, j.dump(1) + "\n", name);
 }
 
+std::string kernel_choice_op(const Node& n) { return (n.domain.empty() ? "" : n.domain + ".") + n.op_type; }
+
 std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device) {
   const Node& n = ctx.node();
   std::ostringstream k;
-  k << (n.domain.empty() ? "" : n.domain + ".") << n.op_type << "|" << device_name(device);
+  k << kernel_choice_op(n) << "|" << device_name(device);
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     if (!ctx.has_input(i)) {
       k << "|-";

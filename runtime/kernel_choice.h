@@ -58,6 +58,9 @@ class KernelChoices {
   // Every choice made or loaded so far.
   std::map<std::string, std::string> all() const;
   bool empty() const;
+  // Whether any choice is kept for `op` (kernel_choice_op's form), for any
+  // shape or for the op alone: a hot path's cheap test before it builds a key.
+  bool holds_op(const std::string& op) const;
   // Choices read from `path` (JSON object key -> candidate name; missing file:
   // nothing). Entries written for another device description are ignored.
   Status load(const std::string& path, const std::string& device);
@@ -76,6 +79,8 @@ class KernelChoices {
 // The key a choice is kept under: the op, the device, every input's dtype and
 // dims, the outputs asked for and the node's attributes (but its seed).
 std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device);
+// The key's op part: "MatMul", "com.ort_train.ConvGrad".
+std::string kernel_choice_op(const Node& n);
 
 // How many times each candidate runs when timed; the fastest run counts.
 inline constexpr int kKernelChoiceRuns = 3;

@@ -155,9 +155,9 @@ class ConstantFolding : public Pass {
       const bool mapped =
           std::any_of(values.begin(), values.end(), [](const Tensor* t) { return t && is_mapped_external(*t); });
       if (mapped && ctx.autocast_to_come) continue;
-      auto read_mapped = [&]() -> Status {
+      auto read_mapped = [&]() -> Status {  // read_in leaves a tensor that is not mapped as it is
         for (const Tensor* t : values)
-          if (t && mapped) RETURN_IF_ERROR(read_in(*t));
+          if (t) RETURN_IF_ERROR(read_in(*t));
         return Status::Ok();
       };
       Status read_error;

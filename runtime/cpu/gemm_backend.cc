@@ -81,7 +81,8 @@ KernelFn gemm_backend_choice(KernelFn kernel, const std::string& own_name, Kerne
     // A choice from a file or a checkpoint folder is followed (a resumed run
     // multiplies as the run it continues); none made, the setting decides.
     if (library == GemmLibrary::kMeasured ||
-        (!choices.empty() && !choices.find(kernel_choice_key(ctx, DeviceKind::kCpu)).empty()))
+        (choices.holds_op(kernel_choice_op(ctx.node())) &&
+         !choices.find(kernel_choice_key(ctx, DeviceKind::kCpu)).empty()))
       return chosen(ctx);
     CpuGemmScope scope(library == GemmLibrary::kOneDnn ? CpuGemm::kOneDnn : CpuGemm::kOpenBlas);
     return kernel(ctx);

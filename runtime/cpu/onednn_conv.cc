@@ -39,41 +39,21 @@ struct Geometry {
       k += fmt::format(" {}/{}/{}/{}/{}/{}/{}", w.in, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end, w.out);
     return k;
   }
-  Dims src() const {
-    Dims d{N, C};
-    for (const WindowDim& w : dims) d.push_back(w.in);
-    return d;
+  // `leading`, then `field` of each spatial dim less `minus`.
+  Dims each(int64_t WindowDim::*field, Dims leading = {}, int64_t minus = 0) const {
+    for (const WindowDim& w : dims) leading.push_back(w.*field - minus);
+    return leading;
   }
-  Dims dst() const {
-    Dims d{N, M};
-    for (const WindowDim& w : dims) d.push_back(w.out);
-    return d;
-  }
+  Dims src() const { return each(&WindowDim::in, {N, C}); }
+  Dims dst() const { return each(&WindowDim::out, {N, M}); }
   Dims weights() const {
-    Dims d = group > 1 ? Dims{group, M / group, C / group} : Dims{M, C};
-    for (const WindowDim& w : dims) d.push_back(w.kernel);
-    return d;
+    return each(&WindowDim::kernel, group > 1 ? Dims{group, M / group, C / group} : Dims{M, C});
   }
-  Dims strides() const {
-    Dims d;
-    for (const WindowDim& w : dims) d.push_back(w.stride);
-    return d;
-  }
-  Dims dilates() const {  // oneDNN counts the gaps: ONNX's dilation 1 is its 0
-    Dims d;
-    for (const WindowDim& w : dims) d.push_back(w.dilation - 1);
-    return d;
-  }
-  Dims pads_begin() const {
-    Dims d;
-    for (const WindowDim& w : dims) d.push_back(w.pad_begin);
-    return d;
-  }
-  Dims pads_end() const {
-    Dims d;
-    for (const WindowDim& w : dims) d.push_back(w.pad_end);
-    return d;
-  }
+  Dims strides() const { return each(&WindowDim::stride); }
+  Dims dilates() const { return each(&WindowDim::dilation, {}, 1); }  // oneDNN counts the gaps: ONNX's 1 is its 0
+  Dims pads_begin() const { return each(&WindowDim::pad_begin); }
+  Dims pads_end() const { return each(&WindowDim::pad_end); }
+  dnnl::memory::desc bias_desc() const { return {{M}, dt::f32, tag::x}; }
   // NCHW and OIHW (GOIHW grouped), as ONNX stores them.
   dnnl::memory::desc plain_activation(const Dims& d) const {
     static const tag tags[] = {tag::ncw, tag::nchw, tag::ncdhw};
@@ -137,8 +117,7 @@ Result<const Made*> made(const Geometry& g, bool backward, const std::string& no
   if (auto it = cache.find(key); it != cache.end()) return &it->second;
   try {
     const auto src = g.any(g.src()), dst = g.any(g.dst()), wei = g.any(g.weights());
-    const dnnl::memory::desc bias({g.M}, dt::f32, tag::x);
-    const dnnl::memory::desc no_bias;
+    const dnnl::memory::desc bias = g.bias_desc(), no_bias;
     dnnl::convolution_forward::desc fd(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src,
                                        wei, g.bias ? bias : no_bias, dst, g.strides(), g.dilates(), g.pads_begin(),
                                        g.pads_end());
@@ -219,10 +198,7 @@ Status onednn_conv_forward(KernelContext& ctx) {
     Call call(m->forward_pd.scratchpad_desc());
     call.in(DNNL_ARG_SRC, g.plain_activation(g.src()), X.raw(), m->forward_pd.src_desc());
     call.in(DNNL_ARG_WEIGHTS, g.plain_weights(), W.raw(), m->forward_pd.weights_desc());
-    if (bias) {
-      const dnnl::memory::desc b({g.M}, dt::f32, tag::x);
-      call.in(DNNL_ARG_BIAS, b, ctx.input(2).raw(), b);
-    }
+    if (bias) call.in(DNNL_ARG_BIAS, g.bias_desc(), ctx.input(2).raw(), g.bias_desc());
     call.out(DNNL_ARG_DST, g.plain_activation(g.dst()), Y.raw(), m->forward_pd.dst_desc());
     call.run(m->forward);
   } catch (const dnnl::error& e) {
@@ -260,8 +236,7 @@ Status onednn_conv_backward(KernelContext& ctx) {
       call.in(DNNL_ARG_SRC, g.plain_activation(g.src()), X.raw(), m->weights_pd->src_desc());
       call.in(DNNL_ARG_DIFF_DST, g.plain_activation(g.dst()), dY.raw(), m->weights_pd->diff_dst_desc());
       call.out(DNNL_ARG_DIFF_WEIGHTS, g.plain_weights(), dw, m->weights_pd->diff_weights_desc());
-      const dnnl::memory::desc b({g.M}, dt::f32, tag::x);
-      call.out(DNNL_ARG_DIFF_BIAS, b, db, m->weights_pd->diff_bias_desc());
+      call.out(DNNL_ARG_DIFF_BIAS, g.bias_desc(), db, m->weights_pd->diff_bias_desc());
       call.run(*m->weights);
     }
   } catch (const dnnl::error& e) {

@@ -203,3 +203,20 @@ TEST_CASE("Kernel choices are kept in a file, for the same device only", "[kerne
   REQUIRE_FALSE(s.ok());
   CHECK_THAT(s.message(), Catch::Contains("bad.json"));
 }
+
+TEST_CASE("kernel choice: holds_op sees an op's shapes and its own entry, not another op sharing its prefix",
+          "[kernel_choice]") {
+  KernelChoices& kc = KernelChoices::instance();
+  kc.clear();
+  CHECK_FALSE(kc.holds_op("MatMul"));
+  kc.keep("MatMulInteger|cpu|int8[2,3]", "a");
+  kc.keep("MatMu|cpu", "a");
+  CHECK_FALSE(kc.holds_op("MatMul"));  // neither "MatMulInteger" nor "MatMu" is MatMul
+  kc.keep("MatMul|cpu|float32[2,3]|float32[3,4]|out:1", "onednn");
+  CHECK(kc.holds_op("MatMul"));
+  CHECK_FALSE(kc.holds_op("Gemm"));
+  kc.keep("com.ort_train.ConvGrad", "openblas");  // the op alone: every shape
+  CHECK(kc.holds_op("com.ort_train.ConvGrad"));
+  CHECK_FALSE(kc.holds_op("ConvGrad"));
+  kc.clear();
+}
