@@ -64,14 +64,10 @@ class Builder:
         return self.op("Relu", [self.op("Add", [h, x])])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("out")
-    ap.add_argument("--size", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    b = Builder(args.seed)
+def build(size=32, seed=0):
+    """ResNet-18's ONNX model (image [batch, 3, size, size] -> logits [batch, 10]) and the
+    names of its BatchNorm running statistics (not trained)."""
+    b = Builder(seed)
     x = b.op("Relu", [b.bn(b.conv("image", "conv1", 3, 64, 7, 2, 3), "bn1", 64)])
     x = b.op("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     cin = 64
@@ -85,11 +81,22 @@ def main():
     b.inits.append(numpy_helper.from_array(b.rng.uniform(-bound, bound, (10,)).astype(np.float32), "fc.bias"))
     b.nodes.append(helper.make_node("Gemm", [x, "fc.weight", "fc.bias"], ["logits"], name="fc", transB=1))
     graph = helper.make_graph(
-        b.nodes, "resnet18", [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, args.size, args.size])],
+        b.nodes, "resnet18", [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, size, size])],
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10])], b.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="bench/make_resnet18.py")
     model.ir_version = 8
     onnx.checker.check_model(model)
+    return model, b.frozen
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--size", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    model, frozen = build(args.size, args.seed)
     os.makedirs(args.out, exist_ok=True)
     onnx.save_model(model, os.path.join(args.out, "model.onnx"))
     with open(os.path.join(args.out, "training.yaml"), "w") as f:
@@ -97,8 +104,8 @@ def main():
                 "labels:\n  - {name: labels, dtype: int64, shape: [batch], range: [0, 10]}\n"
                 "loss: {type: softmax_cross_entropy, input: logits, target: labels, reduction: mean}\n"
                 f"batch_size: {args.batch}\n"
-                f"trainable:\n  exclude: [{', '.join(repr(n) for n in b.frozen)}]\n")
-    params = sum(int(np.prod(t.dims)) for t in b.inits if t.name not in b.frozen)
+                f"trainable:\n  exclude: [{', '.join(repr(n) for n in frozen)}]\n")
+    params = sum(int(np.prod(t.dims)) for t in model.graph.initializer if t.name not in frozen)
     print(f"wrote {args.out}/model.onnx: ResNet-18, {params:,} trainable parameters, {args.size}x{args.size}, batch {args.batch}")
 
 

@@ -12,17 +12,24 @@
 #include <sstream>
 
 #include "graph/onnx_io.h"
+#include "runtime/kernel_choice_detail.h"
 
 namespace ort_train {
-namespace {
 
-const char* device_name(DeviceKind d) { return d == DeviceKind::kCuda ? "cuda" : "cpu"; }
-
-}  // namespace
-
+using kernel_choice_detail::device_name;
 KernelChoices& KernelChoices::instance() {
   static KernelChoices c;
   return c;
+}
+
+void KernelChoices::set_measure_at_once(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  measure_at_once_ = on;
+}
+
+bool KernelChoices::measure_at_once() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return measure_at_once_;
 }
 
 void KernelChoices::set_deterministic(bool on) {
@@ -65,8 +72,11 @@ bool KernelChoices::holds_op(const std::string& op) const {
 }
 
 void KernelChoices::clear() {
-  std::lock_guard<std::mutex> lock(mu_);
-  chosen_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    chosen_.clear();
+  }
+  kernel_choice_detail::reset_in_situ_ledger();
 }
 
 // File: {"device": "<description>", "choices": {key: candidate, ...}}.
@@ -130,30 +140,9 @@ std::string kernel_choice_key(const KernelContext& ctx, DeviceKind device) {
   return k.str();
 }
 
-namespace {
+namespace kernel_choice_detail {
 
-struct Timed {
-  double ms;                    // the fastest run
-  std::vector<Tensor> outputs;  // the last run's
-};
-
-// The fastest of `runs` runs of `c` into fresh outputs, in ms; an error when it fails.
-Result<Timed> time_candidate(const KernelCandidate& c, const KernelContext& ctx, const std::function<Status()>& wait) {
-  Timed t{std::numeric_limits<double>::infinity(), {}};
-  // One untimed run first: first-touch page faults, cuBLAS's heuristics and
-  // the caching allocator's first allocations are not the kernel's speed.
-  for (int r = 0; r <= kKernelChoiceRuns; ++r) {
-    KernelContext scratch = ctx.with_fresh_outputs();
-    if (wait) RETURN_IF_ERROR(wait());
-    auto start = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(c.fn(scratch));
-    if (wait) RETURN_IF_ERROR(wait());
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (r > 0) t.ms = std::min(t.ms, ms);
-    if (r == kKernelChoiceRuns) t.outputs = std::move(scratch.outputs());
-  }
-  return t;
-}
+const char* device_name(DeviceKind d) { return d == DeviceKind::kCuda ? "cuda" : "cpu"; }
 
 // A candidate's outputs where the host reads them (through `host_copy` when
 // given; outputs the node does not ask for stay undefined).
@@ -184,10 +173,8 @@ const KernelCandidate* by_name(const std::vector<KernelCandidate>& cs, const std
   return nullptr;
 }
 
-// The candidate for this key: kept, pinned, or measured now.
-Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, KernelContext& ctx, DeviceKind device,
-                                      const std::function<Status()>& wait, const HostCopyFn& host_copy,
-                                      bool log_at_debug) {
+Result<const KernelCandidate*> pinned_or_kept(const std::vector<KernelCandidate>& cs, const KernelContext& ctx,
+                                              DeviceKind device, const std::string& key) {
   KernelChoices& choices = KernelChoices::instance();
   if (choices.deterministic()) {
     for (const KernelCandidate& c : cs)
@@ -195,8 +182,49 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
     return unsupported("{}: no deterministic kernel on {} (--deterministic)", ctx.node().describe(),
                        device_name(device));
   }
+  return by_name(cs, choices.find(key));
+}
+
+void log_choice(const KernelContext& ctx, DeviceKind device, const std::string& report, const std::string& name,
+                bool log_at_debug) {
+  spdlog::log(log_at_debug ? spdlog::level::debug : spdlog::level::info, "kernel choice: {} on {} {} ->{}; using {}",
+              ctx.node().op_type, device_name(device),
+              ctx.has_input(0) ? dims_to_string(ctx.input(0).dims()) : std::string(), report, name);
+}
+
+namespace {
+
+struct Timed {
+  double ms;                    // the fastest run
+  std::vector<Tensor> outputs;  // the last run's
+};
+
+// The fastest of `runs` runs of `c` into fresh outputs, in ms; an error when it fails.
+Result<Timed> time_candidate(const KernelCandidate& c, const KernelContext& ctx, const std::function<Status()>& wait) {
+  Timed t{std::numeric_limits<double>::infinity(), {}};
+  // One untimed run first: first-touch page faults, cuBLAS's heuristics and
+  // the caching allocator's first allocations are not the kernel's speed.
+  for (int r = 0; r <= kKernelChoiceRuns; ++r) {
+    KernelContext scratch = ctx.with_fresh_outputs();
+    if (wait) RETURN_IF_ERROR(wait());
+    auto start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(c.fn(scratch));
+    if (wait) RETURN_IF_ERROR(wait());
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r > 0) t.ms = std::min(t.ms, ms);
+    if (r == kKernelChoiceRuns) t.outputs = std::move(scratch.outputs());
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<const KernelCandidate*> choose_at_once(const std::vector<KernelCandidate>& cs, KernelContext& ctx,
+                                              DeviceKind device, const std::function<Status()>& wait,
+                                              const HostCopyFn& host_copy, bool log_at_debug) {
   std::string key = kernel_choice_key(ctx, device);
-  if (const KernelCandidate* kept = by_name(cs, choices.find(key))) return kept;
+  ASSIGN_OR_RETURN(const KernelCandidate* pinned, pinned_or_kept(cs, ctx, device, key));
+  if (pinned) return pinned;
   const KernelCandidate* best = nullptr;
   double best_ms = std::numeric_limits<double>::infinity();
   std::string report;
@@ -217,16 +245,13 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
     } else {
       auto [off, agrees] = disagreement(outputs, reference);
       if (!agrees) {
-        report += fmt::format(" {} dropped (disagrees with {}: {:.2g} of the largest output)", c.name,
-                              reference_name, off);
-        spdlog::warn("kernel choice: {} {} on {} disagrees with {} ({:.2g} of the largest output); not used",
-                     ctx.node().op_type, c.name, device_name(device), reference_name, off);
+        report += dropped_for_disagreeing(ctx, device, c.name, reference_name, off);
         continue;
       }
     }
     report += fmt::format(" {} {:.3f} ms", c.name, timed->ms);
     // A later candidate must beat the kept one by 3%: timing noise alone does not switch.
-    if (!best || timed->ms < best_ms * 0.97) {
+    if (!best || timed->ms < best_ms * kKeepUnlessFaster) {
       best = &c;
       best_ms = timed->ms;
     }
@@ -242,20 +267,29 @@ Result<const KernelCandidate*> choose(const std::vector<KernelCandidate>& cs, Ke
     return make_error(failures.empty() ? ErrorCode::kInternal : failures.front().code(), "{}: every kernel failed:{}",
                       ctx.node().describe(), report);
   }
-  choices.keep(key, best->name);
-  spdlog::log(log_at_debug ? spdlog::level::debug : spdlog::level::info, "kernel choice: {} on {} {} ->{}; using {}",
-              ctx.node().op_type, device_name(device),
-              ctx.has_input(0) ? dims_to_string(ctx.input(0).dims()) : std::string(), report, best->name);
+  KernelChoices::instance().keep(key, best->name);
+  log_choice(ctx, device, report, best->name, log_at_debug);
   return best;
 }
 
-}  // namespace
+std::string dropped_for_disagreeing(const KernelContext& ctx, DeviceKind device, const std::string& name,
+                                    const std::string& reference_name, double off) {
+  spdlog::warn("kernel choice: {} {} on {} disagrees with {} ({:.2g} of the largest output); not used",
+               ctx.node().op_type, name, device_name(device), reference_name, off);
+  return fmt::format(" {} dropped (disagrees with {}: {:.2g} of the largest output)", name, reference_name, off);
+}
+
+}  // namespace kernel_choice_detail
 
 KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates, std::function<Status()> wait,
-                         HostCopyFn host_copy, bool log_at_debug) {
-  return [device, cs = std::move(candidates), wait = std::move(wait), host_copy = std::move(host_copy),
-          log_at_debug](KernelContext& ctx) -> Status {
-    ASSIGN_OR_RETURN(const KernelCandidate* c, choose(cs, ctx, device, wait, host_copy, log_at_debug));
+                         HostCopyFn host_copy, bool log_at_debug, Measuring measuring) {
+  using namespace kernel_choice_detail;
+  std::shared_ptr<InSituKeys> in_situ = measuring == Measuring::kInSitu ? make_in_situ_keys() : nullptr;
+  return [device, cs = std::move(candidates), wait = std::move(wait), host_copy = std::move(host_copy), log_at_debug,
+          in_situ](KernelContext& ctx) -> Status {
+    if (in_situ && !KernelChoices::instance().measure_at_once())
+      return run_in_situ(cs, *in_situ, ctx, device, wait, host_copy, log_at_debug);
+    ASSIGN_OR_RETURN(const KernelCandidate* c, choose_at_once(cs, ctx, device, wait, host_copy, log_at_debug));
     return c->fn(ctx);
   };
 }

@@ -20,6 +20,22 @@
 // missing term, or a kernel 0.1% off, but not another summation order; a
 // TF32 candidate measured against a float32 library path is dropped).
 //
+// A key can be measured two ways (Measuring). At once: on the first call
+// every candidate runs 1 + kKernelChoiceRuns times into scratch outputs, so
+// a CNN's first step with three convolution candidates costs several steps.
+// In situ (the CPU's GEMM library, runtime/cpu/gemm_backend.h): the calls
+// themselves are the timings. Each call runs one candidate as the real
+// computation: a key's first two calls the first candidate (the reference;
+// its first run is cold), so a first step measures nothing and pays nothing.
+// A candidate's first run is its gate, into scratch outputs,
+// with the reference computing the real ones beside it; the key is decided
+// once every candidate left has kKernelChoiceRuns real runs. What measuring
+// adds (gate runs, and the time a candidate takes beyond the reference's) is
+// kept within kInSituBudget of the time the measured calls took so far:
+// a call runs the reference, or the fastest so far, when trying another
+// would pass it. So no step is slower than ~10% for it, and a short run may
+// end before every key is decided (it then ran the reference there).
+//
 // --deterministic (the train command sets KernelChoices::set_deterministic)
 // pins every op to its first candidate marked deterministic, without timing.
 // Choices can be kept in a file (--kernel-choices, and the checkpoint
@@ -50,6 +66,10 @@ class KernelChoices {
   // Pin every op to its first deterministic candidate (no timing).
   void set_deterministic(bool on);
   bool deterministic() const;
+  // Measure every key at once, in situ or not (rank 0's agreement run,
+  // training/kernel_choice_agreement.h: its choices must be made in that run).
+  void set_measure_at_once(bool on);
+  bool measure_at_once() const;
   // The kept choice for `key`, else the one kept under the key's op alone
   // ("com.ort_train.Attention": every shape; how a file or a test forces a
   // candidate), or "" when none was made yet.
@@ -67,12 +87,13 @@ class KernelChoices {
   // Writes every choice to `path` (a temporary file renamed over it; a name
   // ort_train chose, as a checkpoint folder's, is never written through).
   Status save(const std::string& path, const std::string& device, OutputName name = OutputName::kUserNamed) const;
-  // Forgets every choice (tests).
+  // Forgets every choice, and the in-situ ledger (tests).
   void clear();
 
  private:
   mutable std::mutex mu_;
   bool deterministic_ = false;
+  bool measure_at_once_ = false;
   std::map<std::string, std::string> chosen_;
 };
 
@@ -88,6 +109,22 @@ inline constexpr int kKernelChoiceRuns = 3;
 // the largest difference over the largest magnitude of that output.
 inline double kernel_choice_agreement(DType dtype) { return dtype_is_half(dtype) ? 2e-2 : 1e-5; }
 
+// In-situ measuring may add this much, over the time its calls took so far.
+inline constexpr double kInSituBudget = 0.10;
+
+// What in-situ measuring has cost so far in this process: the time of the
+// calls of keys being measured, and what measuring added to it (tests, the
+// debug log).
+struct InSituLedger {
+  double calls_ms = 0;
+  double added_ms = 0;
+  double startup_ms = 0;  // a candidate's first gate beyond its guess: its library's one-time start, not charged
+  int64_t shapes_measuring = 0;  // keys whose measuring has begun and not ended
+};
+InSituLedger in_situ_ledger();
+
+enum class Measuring : uint8_t { kAtOnce, kInSitu };
+
 // A host copy of a device tensor (the identity on the CPU).
 using HostCopyFn = std::function<Result<Tensor>(const Tensor&)>;
 
@@ -99,7 +136,8 @@ using HostCopyFn = std::function<Result<Tensor>(const Tensor&)>;
 // Each choice is logged at info level, or at debug with `log_at_debug` (an
 // op met in many shapes: MatMul's GEMM library).
 KernelFn measured_choice(DeviceKind device, std::vector<KernelCandidate> candidates,
-                         std::function<Status()> wait = {}, HostCopyFn host_copy = {}, bool log_at_debug = false);
+                         std::function<Status()> wait = {}, HostCopyFn host_copy = {}, bool log_at_debug = false,
+                         Measuring measuring = Measuring::kAtOnce);
 
 // The largest |a - b| over the largest |b| of two outputs of one dtype and
 // dims, widened to double (0 when both are all zeros; infinity when NaN or

@@ -15,7 +15,12 @@ Status agree_kernel_choices(Executor& executor, const BatchSource& source, uint6
     RunOptions options;
     options.training = true;
     options.seed = seed;
-    RETURN_IF_ERROR(executor.run(feeds, options).status());
+    // Choices measured in situ would be made over the run's first steps, on
+    // each rank apart: this run makes them all.
+    choices.set_measure_at_once(true);
+    Status ran = executor.run(feeds, options).status();
+    choices.set_measure_at_once(false);
+    RETURN_IF_ERROR(ran);
     RETURN_IF_ERROR(executor.device().synchronize());
   }
   ASSIGN_OR_RETURN(auto agreed, rank0_settings(comm, choices.all()));

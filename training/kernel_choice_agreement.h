@@ -6,7 +6,9 @@
 // choices for its first micro-batch's shapes, by one forward and backward on
 // it (which updates nothing), and its choices, made, loaded or forced by a
 // file, replace every other rank's. A shape that rank 0's first micro-batch
-// did not have is still timed by the rank that meets it.
+// did not have is still timed by the rank that meets it. This run measures
+// every choice at once, also those measured in situ elsewhere (the CPU GEMM
+// library under --gemm-library measured).
 #pragma once
 #include <cstdint>
 

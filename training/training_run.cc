@@ -298,6 +298,13 @@ Status TrainingRun::log_summary() {
 
 Result<RunOutcome> TrainingRun::finish() {
   RETURN_IF_ERROR(log_summary());
+  // Choices measured in situ are made over the run's steps, after the first.
+  RETURN_IF_ERROR(save_choices(s_.kernel_choices));
+  const InSituLedger measuring = in_situ_ledger();
+  if (lead_ && measuring.shapes_measuring > 0)
+    spdlog::info("kernel choices: {} shape(s) were still being measured when the run ended (they ran the first "
+                 "candidate, OpenBLAS for the GEMM library); measuring added {:.0f} ms to their calls' {:.0f} ms",
+                 measuring.shapes_measuring, measuring.added_ms, measuring.calls_ms);
   RETURN_IF_ERROR(writer_.finish());
   RunOutcome out;
   // A failed last evaluation still leaves the trained model (the caller exports it), then the error.

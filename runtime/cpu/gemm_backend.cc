@@ -72,7 +72,8 @@ KernelFn gemm_backend_choice(KernelFn kernel, const std::string& own_name, Kerne
                                           {"onednn", with(CpuGemm::kOneDnn), true}};
   // Its own threads' split may change the bits from run to run: never --deterministic's.
   if (own) candidates.push_back({own_name, own, false});
-  KernelFn chosen = measured_choice(DeviceKind::kCpu, std::move(candidates), {}, {}, /*log_at_debug=*/true);
+  KernelFn chosen = measured_choice(DeviceKind::kCpu, std::move(candidates), {}, {}, /*log_at_debug=*/true,
+                                    Measuring::kInSitu);
   return [kernel, chosen](KernelContext& ctx) {
     if (!ctx.has_input(0) || ctx.input(0).dtype() != DType::kFloat) return kernel(ctx);
     const KernelChoices& choices = KernelChoices::instance();

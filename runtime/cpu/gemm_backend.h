@@ -6,7 +6,9 @@
 // both as candidates of the measured kernel choice (runtime/kernel_choice.h)
 // through `gemm_backend_choice`. Which runs is train's --gemm-library:
 // openblas (the default), onednn, or measured (timed per shape on the user's
-// machine, the faster kept and recorded in --kernel-choices). A choice a
+// machine, in situ: the run's own calls are the timings, within 10% of their
+// time, so the first steps are not slowed by more; the faster kept and
+// recorded in --kernel-choices). A choice a
 // --kernel-choices file or a checkpoint folder holds is followed whatever
 // the setting, and --deterministic pins OpenBLAS. The default is OpenBLAS
 // because measuring costs more than it wins on the development machine

@@ -8,43 +8,11 @@
 #include <fstream>
 
 #include "runtime/kernel_choice.h"
+#include "runtime/kernel_choice_fixture.h"
 #include "test_util.h"
 
 using namespace ort_train;
 using namespace ort_train::testing;
-
-namespace {
-
-// Spins for `ms` (a sleep could oversleep on a loaded machine by more than the gap).
-void spin(double ms) {
-  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
-  while (std::chrono::steady_clock::now() < end) {
-  }
-}
-
-struct Fixture {
-  Node node;
-  std::unique_ptr<InferContext> shapes;
-  std::shared_ptr<Allocator> alloc = make_cpu_caching_allocator();
-  RunOptions options;
-  Fixture() {
-    node.op_type = "MadeUp";
-    node.name = "made_up_0";
-    shapes = std::make_unique<InferContext>(node, 17, std::vector<InferContext::Input>{});
-    KernelChoices::instance().clear();
-    KernelChoices::instance().set_deterministic(false);
-  }
-  ~Fixture() {
-    KernelChoices::instance().clear();
-    KernelChoices::instance().set_deterministic(false);
-  }
-  Status run(const KernelFn& fn) {
-    KernelContext ctx(node, 17, {}, *shapes, *alloc, options, 0);
-    return fn(ctx);
-  }
-};
-
-}  // namespace
 
 TEST_CASE("A measured choice keeps the faster candidate and then runs only it", "[kernel_choice]") {
   Fixture f;

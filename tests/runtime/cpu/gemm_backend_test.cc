@@ -3,7 +3,8 @@
 // transpose; a MatMul, a batched MatMul (whose GEMMs run on worker threads),
 // a Gemm and a Conv forced to "onednn" run every GEMM there and agree with
 // "openblas"; --gemm-library's settings; --deterministic pins OpenBLAS; a
-// measured run records its choice.
+// measured run starts with OpenBLAS alone (in situ), and one measured at once
+// records its choice.
 #include <cblas.h>
 
 #include "runtime/cpu/gemm_backend.h"
@@ -113,7 +114,16 @@ TEST_CASE("gemm_backend: --deterministic pins OpenBLAS, and a measured run recor
   CHECK(KernelChoices::instance().all().empty());
   KernelChoices::instance().set_deterministic(false);
   REQUIRE(set_gemm_library("measured").ok());
+  // In situ, a first call runs OpenBLAS alone: nothing is paid for measuring yet.
+  const int64_t untouched = onednn_sgemm_calls();
   run_node(spec);
+  CHECK(onednn_sgemm_calls() == untouched);
+  CHECK(KernelChoices::instance().all().empty());
+  // Measured at once (rank 0's agreement run): the choice is made and recorded in the call.
+  KernelChoices::instance().clear();
+  KernelChoices::instance().set_measure_at_once(true);
+  run_node(spec);
+  KernelChoices::instance().set_measure_at_once(false);
   REQUIRE(set_gemm_library("openblas").ok());
   auto all = KernelChoices::instance().all();
   REQUIRE(all.size() == 1);
