@@ -100,7 +100,7 @@ TEST_CASE("In situ, a candidate 0.1% off is gated out and every call's outputs a
   CHECK(all.begin()->second == "library");
 }
 
-TEST_CASE("In situ, a candidate that fails its gate is dropped; a reference that refuses the inputs is the error",
+TEST_CASE("In situ, a candidate that fails its gate is dropped, and a reference that refuses the inputs is the error",
           "[kernel_choice][in_situ]") {
   Fixture f;
   int reference = 0;
