@@ -17,9 +17,15 @@ Status conv_rule(GradientContext& c) {
   bool bias = c.num_inputs() > 2 && c.has_input(2);
   ASSIGN_OR_RETURN(auto g, c.add("ConvGrad", {c.GO(0), c.I(0), c.I(1)}, bias ? 3 : 2, window_attrs(c, false),
                                  kOrtTrainDomain));
+  // A gradient nobody wants is left out, so the kernel skips it: the first
+  // layer's dX (its input is data), a frozen filter's dW.
+  Node& n = c.builder().model().graph.nodes.back();
   if (c.needs_GI(0)) c.set_GI(0, g[0]);
+  else n.outputs[0] = "";
   if (c.needs_GI(1)) c.set_GI(1, g[1]);
+  else n.outputs[1] = "";
   if (bias && c.needs_GI(2)) c.set_GI(2, g[2]);
+  else if (bias) n.outputs[2] = "";
   return Status::Ok();
 }
 
