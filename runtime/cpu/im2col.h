@@ -104,4 +104,28 @@ inline void col2im(const T* col, int64_t channels, const std::vector<WindowDim>&
   });
 }
 
+// How many images a convolution's GEMM takes side by side (their P columns
+// each next to each other): enough for 256 columns, where a deep layer of a
+// small image has a few positions and one GEMM per image would be a few
+// matrix-vector products, and no more than keep `rows` x columns within 16 MiB
+// of float32. One when an image alone has 256 positions.
+inline int64_t conv_images_per_gemm(int64_t rows, int64_t P, int64_t N) {
+  constexpr int64_t kColumns = 256, kElements = int64_t{1} << 22;
+  const int64_t wanted = (kColumns + std::max<int64_t>(P, 1) - 1) / std::max<int64_t>(P, 1);
+  const int64_t room = std::max<int64_t>(1, kElements / std::max<int64_t>(rows * P, 1));
+  return std::max<int64_t>(1, std::min({wanted, room, N}));
+}
+
+// Copies `rows` rows of `cols` from `src` (leading dimension `cols`) into
+// columns [at, at + cols) of `dst` (leading dimension `ld`), and back.
+template <typename T>
+inline void place_columns(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld, int64_t at) {
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy(src + r * cols, src + (r + 1) * cols, dst + r * ld + at);
+}
+template <typename T>
+inline void take_columns(const T* src, int64_t ld, int64_t at, int64_t rows, int64_t cols, T* dst) {
+  for (int64_t r = 0; r < rows; ++r) std::copy(src + r * ld + at, src + r * ld + at + cols, dst + r * cols);
+}
+
 }  // namespace ort_train

@@ -16,6 +16,12 @@ GRAD_CASE("Conv", {"Conv grouped and depthwise", [](Rng& r) {
   return NodeSpec{.op = "Conv", .inputs = {r.uniform({1, 4, 5, 5}), r.uniform({g, 4 / (g == 4 ? 4 : 2), 3, 3})},
                   .attributes = {Attribute::make_int("group", g == 4 ? 4 : 2)}};
 }});
+// Several images of few positions sit side by side in one GEMM (runtime/cpu/im2col.h).
+GRAD_CASE("Conv", {"Conv grouped, strided, three images side by side", [](Rng& r) {
+  return NodeSpec{.op = "Conv", .inputs = {r.uniform({3, 4, 4, 3}), r.uniform({6, 2, 3, 3}), r.uniform({6})},
+                  .attributes = {Attribute::make_int("group", 2), Attribute::make_ints("strides", {2, 1}),
+                                 Attribute::make_ints("pads", {1, 1, 1, 1})}};
+}});
 GRAD_CASE("Conv", {"Conv 1-D auto_pad SAME_UPPER", [](Rng& r) {
   return NodeSpec{.op = "Conv", .inputs = {r.uniform({2, 2, 7}), r.uniform({3, 2, 4}), r.uniform({3})},
                   .attributes = {Attribute::make_string("auto_pad", "SAME_UPPER"), Attribute::make_ints("strides", {2})}};

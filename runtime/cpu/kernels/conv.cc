@@ -1,7 +1,8 @@
 // CPU kernel: Conv (1-D/2-D/3-D, groups, strides, dilations, pads) as im2col +
-// a GEMM per (image, group) (float32: OpenBLAS's or oneDNN's, measured, and
-// oneDNN's own convolution a third candidate). A 1x1 stride-1 unpadded conv
-// skips im2col.
+// a GEMM per (images, group): images with few positions each sit side by side
+// in one GEMM (runtime/cpu/im2col.h) (float32: OpenBLAS's or oneDNN's,
+// measured, and oneDNN's own convolution a third candidate). A 1x1 stride-1
+// unpadded conv of one image at a time skips im2col.
 #include <cstring>
 
 #include "graph/dispatch.h"
@@ -40,19 +41,43 @@ Status conv(KernelContext& ctx) {
     const T* x = X.data<T>();
     const T* w = W.data<T>();
     T* y = Y.data<T>();
-    for_each_gemm(N * group, Mg * P * Cg * K, [&](int64_t first, int64_t last) {
-      std::vector<T> col(pointwise ? 0 : static_cast<size_t>(Cg * K * P));
+    // Images side by side in one GEMM where each has few positions
+    // (runtime/cpu/im2col.h); one alone is read and written in place.
+    const int64_t rows = Cg * K, fold = conv_images_per_gemm(rows, P, N), blocks = (N + fold - 1) / fold;
+    for_each_gemm(blocks * group, Mg * P * rows * fold, [&](int64_t first, int64_t last) {
+      std::vector<T> col, one(pointwise || fold == 1 ? 0 : static_cast<size_t>(rows * P)), yf;
       for (int64_t t = first; t < last; ++t) {
-        int64_t n = t / group, g = t % group;
-        const T* xg = x + (n * C + g * Cg) * S;
-        const T* src = xg;
-        if (!pointwise) {
-          im2col(xg, Cg, geo, col.data());
+        const int64_t n0 = (t / group) * fold, g = t % group, f = std::min(fold, N - n0);
+        if (rows == 0) {
+          for (int64_t j = 0; j < f; ++j)
+            std::memset(y + ((n0 + j) * M + g * Mg) * P, 0, sizeof(T) * static_cast<size_t>(Mg * P));
+          continue;
+        }
+        const T* src;
+        if (f == 1 && pointwise) {
+          src = x + (n0 * C + g * Cg) * S;
+        } else {
+          col.resize(static_cast<size_t>(rows * f * P));
+          for (int64_t j = 0; j < f; ++j) {
+            const T* xg = x + ((n0 + j) * C + g * Cg) * S;
+            if (pointwise) place_columns(xg, rows, P, col.data(), f * P, j * P);
+            else if (f == 1) im2col(xg, Cg, geo, col.data());
+            else {
+              im2col(xg, Cg, geo, one.data());
+              place_columns(one.data(), rows, P, col.data(), f * P, j * P);
+            }
+          }
           src = col.data();
         }
-        T* yg = y + (n * M + g * Mg) * P;
-        if (Cg * K == 0) std::memset(yg, 0, sizeof(T) * static_cast<size_t>(Mg * P));
-        else gemm(false, false, Mg, P, Cg * K, T(1), w + g * Mg * Cg * K, Cg * K, src, P, T(0), yg, P);
+        T* out = y + (n0 * M + g * Mg) * P;
+        if (f > 1) {
+          yf.resize(static_cast<size_t>(Mg * f * P));
+          out = yf.data();
+        }
+        gemm(false, false, Mg, f * P, rows, T(1), w + g * Mg * rows, rows, src, f * P, T(0), out, f * P);
+        if (f > 1)
+          for (int64_t j = 0; j < f; ++j)
+            take_columns(yf.data(), f * P, j * P, Mg, P, y + ((n0 + j) * M + g * Mg) * P);
       }
     });
     if (ctx.has_input(2)) {

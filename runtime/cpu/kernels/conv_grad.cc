@@ -2,8 +2,10 @@
 // attributes. Per (image, group), with col = im2col(X):
 //   dW_g += dY_g @ col^T          dcol = W_g^T @ dY_g          dX_g = col2im(dcol)
 //   dB[m] = sum of dY over images and positions.
-// The per-image GEMMs run one per thread when they are small
-// (runtime/cpu/batched_gemm.h); dW's sum over images goes through fixed chunks.
+// Images sit side by side in one GEMM where they have few positions each
+// (runtime/cpu/im2col.h: a small image's deep layers); those GEMMs
+// run one per thread when they are small (runtime/cpu/batched_gemm.h); dW's
+// sum over images goes through fixed chunks.
 // Outputs left out of the node are not computed.
 #include <algorithm>
 #include <cstring>
@@ -24,6 +26,9 @@ namespace {
 // How many partial sums dW is split into over the images (at most one per
 // image); fixed, so the sum's order never depends on the thread count.
 constexpr int64_t kWeightGradChunks = 8;
+// dW of at least this many elements is one GEMM over every image, which the
+// BLAS splits over the threads (a 128x1152 filter's gradient and up).
+constexpr int64_t kSplitOutputs = int64_t{1} << 17;
 
 Status conv_grad(KernelContext& ctx) {
   const Tensor& dY = ctx.input(0);
@@ -54,24 +59,43 @@ Status conv_grad(KernelContext& ctx) {
     T* dx = want_dx ? ctx.output(0).data<T>() : nullptr;
     T* dw = want_dw ? ctx.output(1).data<T>() : nullptr;
     int64_t rows = Cg * K;  // of col and dcol
+    // Images side by side in one GEMM (runtime/cpu/im2col.h); one alone reads
+    // its operands in place.
+    const int64_t fold = conv_images_per_gemm(rows, P, N);
+    // dY's [Mg x P] rows of group g for images [n0, n0 + f), side by side.
+    auto dy_of = [&](int64_t n0, int64_t f, int64_t g, std::vector<T>& buffer) -> const T* {
+      if (f == 1) return dy + (n0 * M + g * Mg) * P;
+      buffer.resize(static_cast<size_t>(Mg * f * P));
+      for (int64_t j = 0; j < f; ++j) place_columns(dy + ((n0 + j) * M + g * Mg) * P, Mg, P, buffer.data(), f * P, j * P);
+      return buffer.data();
+    };
     if (dw && rows > 0 && P > 0 && N > 0) {
       // dW sums over the images. Fixed chunks of images, never the thread
       // count, each sum into a buffer of their own, and the buffers add up in
-      // chunk order: every thread count gives the same bits.
-      int64_t chunks = std::min<int64_t>(N, kWeightGradChunks);
+      // chunk order: every thread count gives the same bits. One chunk when
+      // dW is large enough for the BLAS to split it (M and N, never K).
+      int64_t chunks = Mg * rows >= kSplitOutputs ? 1 : std::min<int64_t>(N, kWeightGradChunks);
       size_t wsize = static_cast<size_t>(W.numel());
       std::vector<T> partial(static_cast<size_t>(chunks - 1) * wsize);
-      for_each_gemm(chunks, Mg * rows * P, [&](int64_t first, int64_t last) {
-        std::vector<T> col(static_cast<size_t>(rows * P));
+      for_each_gemm(chunks, Mg * rows * P * (N / chunks), [&](int64_t first, int64_t last) {
+        std::vector<T> one(static_cast<size_t>(rows * P)), col, dyf;
         for (int64_t c = first; c < last; ++c) {
           T* sum = c == 0 ? dw : partial.data() + static_cast<size_t>(c - 1) * wsize;
           std::memset(sum, 0, sizeof(T) * wsize);
-          for (int64_t n = c * N / chunks; n < (c + 1) * N / chunks; ++n)
+          const int64_t end = (c + 1) * N / chunks;
+          for (int64_t n0 = c * N / chunks; n0 < end; n0 += fold) {
+            const int64_t f = std::min(fold, end - n0);
+            col.resize(static_cast<size_t>(rows * f * P));
             for (int64_t g = 0; g < group; ++g) {
-              im2col(x + (n * C + g * Cg) * S, Cg, geo, col.data());
-              gemm(false, true, Mg, rows, P, T(1), dy + (n * M + g * Mg) * P, P, col.data(), P, T(1),
+              for (int64_t j = 0; j < f; ++j) {
+                T* target = f == 1 ? col.data() : one.data();
+                im2col(x + ((n0 + j) * C + g * Cg) * S, Cg, geo, target);
+                if (f > 1) place_columns(one.data(), rows, P, col.data(), f * P, j * P);
+              }
+              gemm(false, true, Mg, rows, f * P, T(1), dy_of(n0, f, g, dyf), f * P, col.data(), f * P, T(1),
                    sum + g * Mg * rows, rows);
             }
+          }
         }
       });
       parallel_for(static_cast<int64_t>(wsize), kElementwiseGrain, [&](int64_t b, int64_t e) {
@@ -84,18 +108,29 @@ Status conv_grad(KernelContext& ctx) {
       std::memset(dw, 0, sizeof(T) * static_cast<size_t>(W.numel()));
     }
     if (dx) {
-      for_each_gemm(N * group, rows * P * Mg, [&](int64_t first, int64_t last) {
-        std::vector<T> dcol(static_cast<size_t>(rows * P));
+      // dcol = W_g^T dY for `fold` images at once, col2im per image. No sum
+      // over images: the bits are the per-image GEMMs' (K is never split).
+      const int64_t blocks = (N + fold - 1) / fold;
+      for_each_gemm(blocks * group, rows * P * Mg * fold, [&](int64_t first, int64_t last) {
+        std::vector<T> dcol, dyf, one(static_cast<size_t>(rows * P));
         for (int64_t t = first; t < last; ++t) {
-          int64_t n = t / group, g = t % group;
-          T* dxg = dx + (n * C + g * Cg) * S;
+          const int64_t n0 = (t / group) * fold, g = t % group, f = std::min(fold, N - n0);
           if (Mg == 0 || P == 0) {
-            std::memset(dxg, 0, sizeof(T) * static_cast<size_t>(Cg * S));
+            for (int64_t j = 0; j < f; ++j)
+              std::memset(dx + ((n0 + j) * C + g * Cg) * S, 0, sizeof(T) * static_cast<size_t>(Cg * S));
             continue;
           }
-          gemm(true, false, rows, P, Mg, T(1), w + g * Mg * rows, rows, dy + (n * M + g * Mg) * P, P, T(0),
-               dcol.data(), P);
-          col2im(dcol.data(), Cg, geo, dxg);
+          dcol.resize(static_cast<size_t>(rows * f * P));
+          gemm(true, false, rows, f * P, Mg, T(1), w + g * Mg * rows, rows, dy_of(n0, f, g, dyf), f * P, T(0),
+               dcol.data(), f * P);
+          for (int64_t j = 0; j < f; ++j) {
+            const T* cols = dcol.data();
+            if (f > 1) {
+              take_columns(dcol.data(), f * P, j * P, rows, P, one.data());
+              cols = one.data();
+            }
+            col2im(cols, Cg, geo, dx + ((n0 + j) * C + g * Cg) * S);
+          }
         }
       });
     }

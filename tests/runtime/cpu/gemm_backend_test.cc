@@ -65,11 +65,16 @@ TEST_CASE("gemm_backend: MatMul, batched MatMul, Gemm and Conv forced to onednn 
       {.op = "Gemm",
        .inputs = {random_tensor({24, 32}, 8), random_tensor({40, 32}, 9), random_tensor({40}, 10)},
        .attributes = {Attribute::make_int("transB", 1)}},
+      // Two images of 81 positions: side by side in one GEMM.
       {.op = "Conv",
        .inputs = {random_tensor({2, 3, 9, 9}, 11), random_tensor({4, 3, 3, 3}, 12)},
        .attributes = {Attribute::make_ints("pads", {1, 1, 1, 1})}},
+      // Two images of 256 positions: one GEMM each.
+      {.op = "Conv",
+       .inputs = {random_tensor({2, 3, 16, 16}, 17), random_tensor({4, 3, 3, 3}, 18)},
+       .attributes = {Attribute::make_ints("pads", {1, 1, 1, 1})}},
   };
-  const std::vector<int64_t> gemms = {1, 8, 1, 2};  // per image for Conv
+  const std::vector<int64_t> gemms = {1, 8, 1, 1, 2};
   for (size_t i = 0; i < specs.size(); ++i) {
     INFO(specs[i].op << " case " << i);
     auto [blas, blas_calls] = forced(specs[i], "openblas");
