@@ -21,6 +21,11 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 // A gate's cost guessed before it runs, over the reference's time.
 constexpr double kGateGuess = 1.5;
+// What a candidate's first gate in the process adds to that guess: it starts
+// its library (oneDNN's first call: about 25 ms on an idle machine here, 100
+// on a busy one). So the first gate waits until the budget holds it, and a
+// model of microsecond GEMMs, which would never repay it, never pays it.
+constexpr double kStartGuessMs = 30.0;
 
 // One candidate's record under one key.
 struct Trial {
@@ -48,7 +53,7 @@ struct CallPlan {
 
 std::mutex g_ledger_mu;
 InSituLedger g_ledger;
-std::set<std::string> g_started;  // candidates gated at least once in this process
+std::set<std::string> g_started;  // candidates gated at least once in this process (their library started)
 uint64_t g_generation = 0;         // reset_in_situ_ledger's count: keys under way from before it are forgotten
 
 InSituLedger ledger() {
@@ -67,19 +72,16 @@ void count_shapes_measuring(int64_t change) {
   g_ledger.shapes_measuring += change;
 }
 
-// A gate's added time. A candidate's first gate in the process also starts its
-// library (oneDNN's first call here: about 20 ms on an idle machine, 100 ms on a
-// busy one, against a small model's GEMMs of microseconds): charged at most at
-// the guess, the rest kept apart, or a small model could never afford a gate.
-// Returns what was charged.
-double add_gate_to_ledger(const std::string& candidate, double calls_ms, double gate_ms, double guess_ms) {
+bool started(const std::string& candidate) {
   std::lock_guard<std::mutex> lock(g_ledger_mu);
-  const bool first = g_started.insert(candidate).second;
-  const double charged = first ? std::min(gate_ms, guess_ms) : gate_ms;
+  return g_started.count(candidate) > 0;
+}
+
+void add_gate_to_ledger(const std::string& candidate, double calls_ms, double gate_ms) {
+  std::lock_guard<std::mutex> lock(g_ledger_mu);
+  g_started.insert(candidate);
   g_ledger.calls_ms += calls_ms;
-  g_ledger.added_ms += charged;
-  g_ledger.startup_ms += gate_ms - charged;
-  return charged;
+  g_ledger.added_ms += gate_ms;
 }
 
 size_t fastest_so_far(const KeyUnderWay& k) {
@@ -91,10 +93,11 @@ size_t fastest_so_far(const KeyUnderWay& k) {
 
 // The next call's plan: the reference's first two runs; else a candidate's gate or
 // one more of its runs when the budget has room for what it adds (a gate all
-// of the candidate's time, guessed at 1.5x the reference's until known; a real
+// of the candidate's time, guessed at 1.5x the reference's, and 30 ms more
+// for the process's first gate of that candidate, until known; a real
 // run what it takes beyond the reference); else the reference until it has its
 // runs, then the fastest so far.
-CallPlan next_call(const KeyUnderWay& k) {
+CallPlan next_call(const KeyUnderWay& k, const std::vector<KernelCandidate>& cs) {
   const Trial& reference = k.trials[0];
   // Its first run is cold (first-touch page faults): a poor guess of what a
   // gate costs, and a first step would pay for every shape's gate at once.
@@ -105,7 +108,8 @@ CallPlan next_call(const KeyUnderWay& k) {
   for (size_t c = 1; c < k.trials.size(); ++c) {
     const Trial& t = k.trials[c];
     if (t.dropped) continue;
-    if (!t.gated && kGateGuess * reference_ms <= room) return {c, true};
+    if (!t.gated && kGateGuess * reference_ms + (started(cs[c].name) ? 0.0 : kStartGuessMs) <= room)
+      return {c, true};
     if (t.gated && t.ms.size() < static_cast<size_t>(kKernelChoiceRuns) &&
         std::max(0.0, t.guess() - reference_ms) <= room)
       return {c, false};
@@ -169,8 +173,7 @@ void keep_if_decided(const std::vector<KernelCandidate>& cs, KeyUnderWay& k, con
   for (size_t c = 0; c < cs.size(); ++c)
     report += k.trials[c].dropped ? k.trials[c].note : fmt::format(" {} {:.3f} ms", cs[c].name, k.trials[c].fastest());
   const InSituLedger l = ledger();
-  report += fmt::format(" (in situ; measuring has added {:.1f} ms to {:.1f} ms of calls, and {:.1f} ms of libraries' start)",
-                        l.added_ms, l.calls_ms, l.startup_ms);
+  report += fmt::format(" (in situ; measuring has added {:.1f} ms to {:.1f} ms of calls)", l.added_ms, l.calls_ms);
   KernelChoices::instance().keep(key, cs[best].name);
   log_choice(ctx, device, report, cs[best].name, log_at_debug);
 }
@@ -196,15 +199,14 @@ Status gate(const std::vector<KernelCandidate>& cs, size_t c, InSituKeys& keys, 
     auto [off, agrees] = disagreement(outputs, reference);
     if (!agrees) note = dropped_for_disagreeing(ctx, device, cs[c].name, cs[0].name, off);
   }
-  const double charged = add_gate_to_ledger(cs[c].name, *reference_ms, candidate_took + ms_since(compare_start),
-                                            kGateGuess * *reference_ms);
+  add_gate_to_ledger(cs[c].name, *reference_ms, candidate_took + ms_since(compare_start));
   std::lock_guard<std::mutex> lock(keys.mu);
   KeyUnderWay& k = keys.keys[key];
   k.trials[0].ms.push_back(*reference_ms);
   k.trials[c].gated = note.empty();
   k.trials[c].dropped = !note.empty();
   k.trials[c].note = note;
-  if (candidate_ms.ok()) k.trials[c].gate_ms = std::min(*candidate_ms, charged);  // not its library's start
+  if (candidate_ms.ok()) k.trials[c].gate_ms = *candidate_ms;
   return Status::Ok();
 }
 
@@ -229,7 +231,7 @@ Status run_in_situ(const std::vector<KernelCandidate>& cs, InSituKeys& keys, Ker
       count_shapes_measuring(+1);
     }
     if (k.busy) return cs[fastest_so_far(k)].fn(ctx);
-    plan = next_call(k);
+    plan = next_call(k, cs);
     k.busy = true;
   }
   auto done = [&](bool forget) {

@@ -33,8 +33,9 @@
 // adds (gate runs, and the time a candidate takes beyond the reference's) is
 // kept within kInSituBudget of the time the measured calls took so far:
 // a call runs the reference, or the fastest so far, when trying another
-// would pass it. So no step is slower than ~10% for it, and a short run may
-// end before every key is decided (it then ran the reference there).
+// would pass it; a candidate's first gate in the process is guessed 30 ms
+// dearer (its library's start). So no step is slower than ~10% for it, and a
+// short run may end before every key is decided (it then ran the reference).
 //
 // --deterministic (the train command sets KernelChoices::set_deterministic)
 // pins every op to its first candidate marked deterministic, without timing.
@@ -118,7 +119,6 @@ inline constexpr double kInSituBudget = 0.10;
 struct InSituLedger {
   double calls_ms = 0;
   double added_ms = 0;
-  double startup_ms = 0;  // a candidate's first gate beyond its guess: its library's one-time start, not charged
   int64_t shapes_measuring = 0;  // keys whose measuring has begun and not ended
 };
 InSituLedger in_situ_ledger();

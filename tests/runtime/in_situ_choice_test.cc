@@ -46,7 +46,8 @@ TEST_CASE("In situ, a first call runs only the reference, and the faster candida
   REQUIRE(f.run(fn).ok());
   CHECK(reference == 1);
   CHECK(fast == 0);  // nothing beside the reference until 10% of the calls' time pays for a gate
-  const int calls = calls_until_kept(f, fn, 200);
+  // (the first in the process guessed with 30 ms for its library's start: about 165 calls of 2 ms)
+  const int calls = calls_until_kept(f, fn, 1000);
   REQUIRE(calls > 0);
   CHECK(KernelChoices::instance().all().begin()->second == "fast");
   // Its gate, then its runs: never more than the runs a choice needs.
@@ -69,15 +70,16 @@ TEST_CASE("In situ, a slower candidate adds at most the budget and one guess, an
                                                    {"slow", writes_y(1.f, 3.0, slow)}},
                                 {}, {}, false, Measuring::kInSitu);
   double worst_excess = 0;
-  for (int i = 0; i < 400 && KernelChoices::instance().all().empty(); ++i) {
+  for (int i = 0; i < 3000 && KernelChoices::instance().all().empty(); ++i) {
     REQUIRE(f.run(fn).ok());
     const InSituLedger l = in_situ_ledger();
     worst_excess = std::max(worst_excess, l.added_ms - kInSituBudget * l.calls_ms);
   }
   REQUIRE(!KernelChoices::instance().all().empty());
   CHECK(KernelChoices::instance().all().begin()->second == "library");
-  // A gate's time is guessed (1.5x the reference's) before it is known: the
-  // ledger may pass the budget by one candidate run, never by more.
+  // A gate's time is guessed (1.5x the reference's, 30 ms more for a
+  // candidate's first) before it is known: the ledger may pass the budget by
+  // one candidate run, never by more.
   CHECK(worst_excess <= 3.0 * 2);
 }
 
@@ -89,7 +91,7 @@ TEST_CASE("In situ, a candidate 0.1% off is gated out and every call's outputs a
   KernelFn fn = measured_choice(DeviceKind::kCpu, {{"library", writes_y(1.f, 1.0, reference)},
                                                    {"off", writes_y(1.001f, 0.0, off)}},
                                 {}, {}, false, Measuring::kInSitu);
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 500; ++i) {
     auto y = f.outputs_of(fn);
     REQUIRE(y.ok());
     REQUIRE(y->at(0).data<float>()[0] == 1.f);
@@ -108,7 +110,7 @@ TEST_CASE("In situ, a candidate that fails its gate is dropped, and a reference 
                                 {{"library", [&](KernelContext&) { return ++reference, spin(1.0), Status::Ok(); }},
                                  {"broken", [](KernelContext&) { return invalid_argument("too many keys"); }}},
                                 {}, {}, false, Measuring::kInSitu);
-  REQUIRE(calls_until_kept(f, fn, 200) > 0);
+  REQUIRE(calls_until_kept(f, fn, 1000) > 0);
   CHECK(KernelChoices::instance().all().begin()->second == "library");
   KernelChoices::instance().clear();
   KernelFn refused = measured_choice(DeviceKind::kCpu,
