@@ -124,14 +124,6 @@ bool decided(const KeyUnderWay& k) {
   return true;
 }
 
-Result<double> timed_run(const KernelFn& fn, KernelContext& ctx, const std::function<Status()>& wait) {
-  if (wait) RETURN_IF_ERROR(wait());
-  const auto start = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(fn(ctx));
-  if (wait) RETURN_IF_ERROR(wait());
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-}
-
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
@@ -159,10 +151,6 @@ uint64_t generation() {
   std::lock_guard<std::mutex> lock(g_ledger_mu);
   return g_generation;
 }
-
-}  // namespace
-
-namespace {
 
 // Keeps the key's choice once every candidate left has its runs, and logs it.
 void keep_if_decided(const std::vector<KernelCandidate>& cs, KeyUnderWay& k, const std::string& key,
@@ -218,6 +206,8 @@ Status run_in_situ(const std::vector<KernelCandidate>& cs, InSituKeys& keys, Ker
   ASSIGN_OR_RETURN(const KernelCandidate* pinned, pinned_or_kept(cs, ctx, device, key));
   if (pinned) return pinned->fn(ctx);
   CallPlan plan;
+  bool reference_first = false;  // this call is the reference's first run for the key
+  const KernelCandidate* concurrent = nullptr;  // another call measures the key: run the fastest so far
   {
     std::lock_guard<std::mutex> lock(keys.mu);
     if (const uint64_t now = generation(); keys.generation != now) {  // KernelChoices::clear() since
@@ -230,10 +220,15 @@ Status run_in_situ(const std::vector<KernelCandidate>& cs, InSituKeys& keys, Ker
       k.trials[0].gated = true;
       count_shapes_measuring(+1);
     }
-    if (k.busy) return cs[fastest_so_far(k)].fn(ctx);
-    plan = next_call(k, cs);
-    k.busy = true;
+    if (k.busy) {
+      concurrent = &cs[fastest_so_far(k)];
+    } else {
+      plan = next_call(k, cs);
+      reference_first = k.trials[0].ms.empty();
+      k.busy = true;
+    }
   }
+  if (concurrent) return concurrent->fn(ctx);  // outside the lock: a kernel may take long
   auto done = [&](bool forget) {
     std::lock_guard<std::mutex> lock(keys.mu);
     KeyUnderWay& k = keys.keys[key];
@@ -255,13 +250,8 @@ Status run_in_situ(const std::vector<KernelCandidate>& cs, InSituKeys& keys, Ker
   }
   Result<double> ms = timed_run(cs[plan.candidate].fn, ctx, wait);
   if (!ms.ok() && plan.candidate == 0) {
-    bool first_run;
-    {
-      std::lock_guard<std::mutex> lock(keys.mu);
-      first_run = keys.keys[key].trials[0].ms.empty();
-    }
     done(/*forget=*/true);
-    if (!first_run) return ms.status();
+    if (!reference_first) return ms.status();
     // The reference refuses these inputs: every candidate timed at once, as
     // on other devices (another may take them, or all fail with one error).
     ASSIGN_OR_RETURN(const KernelCandidate* c, choose_at_once(cs, ctx, device, wait, host_copy, log_at_debug));

@@ -192,6 +192,14 @@ void log_choice(const KernelContext& ctx, DeviceKind device, const std::string& 
               ctx.has_input(0) ? dims_to_string(ctx.input(0).dims()) : std::string(), report, name);
 }
 
+Result<double> timed_run(const KernelFn& fn, KernelContext& ctx, const std::function<Status()>& wait) {
+  if (wait) RETURN_IF_ERROR(wait());
+  const auto start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(fn(ctx));
+  if (wait) RETURN_IF_ERROR(wait());
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 namespace {
 
 struct Timed {
@@ -206,11 +214,7 @@ Result<Timed> time_candidate(const KernelCandidate& c, const KernelContext& ctx,
   // the caching allocator's first allocations are not the kernel's speed.
   for (int r = 0; r <= kKernelChoiceRuns; ++r) {
     KernelContext scratch = ctx.with_fresh_outputs();
-    if (wait) RETURN_IF_ERROR(wait());
-    auto start = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(c.fn(scratch));
-    if (wait) RETURN_IF_ERROR(wait());
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ASSIGN_OR_RETURN(double ms, timed_run(c.fn, scratch, wait));
     if (r > 0) t.ms = std::min(t.ms, ms);
     if (r == kKernelChoiceRuns) t.outputs = std::move(scratch.outputs());
   }

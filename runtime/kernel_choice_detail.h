@@ -32,6 +32,9 @@ void log_choice(const KernelContext& ctx, DeviceKind device, const std::string& 
 std::string dropped_for_disagreeing(const KernelContext& ctx, DeviceKind device, const std::string& name,
                                     const std::string& reference_name, double off);
 
+// One run of `fn` on ctx, in ms, `wait`ing for queued device work around it.
+Result<double> timed_run(const KernelFn& fn, KernelContext& ctx, const std::function<Status()>& wait);
+
 // The candidate for ctx's key: pinned, kept, or every candidate timed now.
 Result<const KernelCandidate*> choose_at_once(const std::vector<KernelCandidate>& cs, KernelContext& ctx,
                                               DeviceKind device, const std::function<Status()>& wait,

@@ -78,7 +78,7 @@ Status conv_grad(KernelContext& ctx) {
       size_t wsize = static_cast<size_t>(W.numel());
       std::vector<T> partial(static_cast<size_t>(chunks - 1) * wsize);
       for_each_gemm(chunks, Mg * rows * P * (N / chunks), [&](int64_t first, int64_t last) {
-        std::vector<T> one(static_cast<size_t>(rows * P)), col, dyf;
+        std::vector<T> one(fold == 1 ? 0 : static_cast<size_t>(rows * P)), col, dyf;
         for (int64_t c = first; c < last; ++c) {
           T* sum = c == 0 ? dw : partial.data() + static_cast<size_t>(c - 1) * wsize;
           std::memset(sum, 0, sizeof(T) * wsize);
@@ -112,7 +112,7 @@ Status conv_grad(KernelContext& ctx) {
       // over images: the bits are the per-image GEMMs' (K is never split).
       const int64_t blocks = (N + fold - 1) / fold;
       for_each_gemm(blocks * group, rows * P * Mg * fold, [&](int64_t first, int64_t last) {
-        std::vector<T> dcol, dyf, one(static_cast<size_t>(rows * P));
+        std::vector<T> dcol, dyf, one(fold == 1 ? 0 : static_cast<size_t>(rows * P));
         for (int64_t t = first; t < last; ++t) {
           const int64_t n0 = (t / group) * fold, g = t % group, f = std::min(fold, N - n0);
           if (Mg == 0 || P == 0) {
