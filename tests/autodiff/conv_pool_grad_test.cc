@@ -22,6 +22,16 @@ GRAD_CASE("Conv", {"Conv grouped, strided, three images side by side", [](Rng& r
                   .attributes = {Attribute::make_int("group", 2), Attribute::make_ints("strides", {2, 1}),
                                  Attribute::make_ints("pads", {1, 1, 1, 1})}};
 }});
+// Taps whose every position lies in the padding are left out of the GEMMs
+// (runtime/cpu/im2col.h): their filter gradient must still be zero and the rest right.
+GRAD_CASE("Conv", {"Conv window reaching wholly into the padding (a 1-high image, a strided 2x2 one)", [](Rng& r) {
+  const bool strided = r.integer(0, 1) == 1;
+  if (strided)
+    return NodeSpec{.op = "Conv", .inputs = {r.uniform({2, 2, 2, 2}), r.uniform({3, 2, 3, 3}), r.uniform({3})},
+                    .attributes = {Attribute::make_ints("strides", {2, 2}), Attribute::make_ints("pads", {1, 1, 1, 1})}};
+  return NodeSpec{.op = "Conv", .inputs = {r.uniform({3, 3, 1, 2}), r.uniform({4, 3, 3, 3})},
+                  .attributes = {Attribute::make_ints("pads", {1, 1, 1, 1})}};
+}});
 GRAD_CASE("Conv", {"Conv 1-D auto_pad SAME_UPPER", [](Rng& r) {
   return NodeSpec{.op = "Conv", .inputs = {r.uniform({2, 2, 7}), r.uniform({3, 2, 4}), r.uniform({3})},
                   .attributes = {Attribute::make_string("auto_pad", "SAME_UPPER"), Attribute::make_ints("strides", {2})}};

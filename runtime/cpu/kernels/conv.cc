@@ -1,8 +1,9 @@
 // CPU kernel: Conv (1-D/2-D/3-D, groups, strides, dilations, pads) as im2col +
 // a GEMM per (images, group): images with few positions each sit side by side
 // in one GEMM (runtime/cpu/im2col.h) (float32: OpenBLAS's or oneDNN's,
-// measured, and oneDNN's own convolution a third candidate). A 1x1 stride-1
-// unpadded conv of one image at a time skips im2col.
+// measured, and oneDNN's own convolution a third candidate), over the window's
+// live taps only. A 1x1 stride-1 unpadded conv of one image at a time skips
+// im2col.
 #include <cstring>
 
 #include "graph/dispatch.h"
@@ -28,24 +29,31 @@ Status conv(KernelContext& ctx) {
   std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
   ASSIGN_OR_RETURN(auto geo, window_geometry(ctx.node(), spatial, kernel, false));
   if (M % group != 0) return shape_error("{}: {} output channels do not divide into {} groups", ctx.node().describe(), M, group);
-  int64_t Cg = C / group, Mg = M / group, K = 1, P = 1, S = 1;
+  const int64_t Cg = C / group, Mg = M / group;
+  const ColumnGeometry cg = column_geometry(geo);
+  const int64_t P = cg.positions, S = cg.image;
   bool pointwise = true;
-  for (const WindowDim& w : geo) {
-    K *= w.kernel;
-    P *= w.out;
-    S *= w.in;
+  for (const WindowDim& w : geo)
     pointwise = pointwise && w.kernel == 1 && w.stride == 1 && w.pad_begin == 0 && w.pad_end == 0;
-  }
   if (Y.numel() == 0) return Status::Ok();
   bool ok = dispatch_float(X.dtype(), [&]<typename T>() {
     const T* x = X.data<T>();
     const T* w = W.data<T>();
     T* y = Y.data<T>();
+    // The GEMMs run over the live taps' rows only (runtime/cpu/im2col.h),
+    // with the filter's columns of those taps.
+    std::vector<T> live_w;
+    if (!cg.every_tap()) {
+      live_w.resize(static_cast<size_t>(M * Cg * cg.live()));
+      for (int64_t g = 0; g < group; ++g)
+        live_tap_filter(w + g * Mg * Cg * cg.window, Mg, Cg, cg, live_w.data() + g * Mg * Cg * cg.live());
+      w = live_w.data();
+    }
     // Images side by side in one GEMM where each has few positions
     // (runtime/cpu/im2col.h); one alone is read and written in place.
-    const int64_t rows = Cg * K, fold = conv_images_per_gemm(rows, P, N), blocks = (N + fold - 1) / fold;
+    const int64_t rows = Cg * cg.live(), fold = conv_images_per_gemm(rows, P, N), blocks = (N + fold - 1) / fold;
     for_each_gemm(blocks * group, Mg * P * rows * fold, [&](int64_t first, int64_t last) {
-      std::vector<T> col, one(pointwise || fold == 1 ? 0 : static_cast<size_t>(rows * P)), yf;
+      std::vector<T> col, yf;
       for (int64_t t = first; t < last; ++t) {
         const int64_t n0 = (t / group) * fold, g = t % group, f = std::min(fold, N - n0);
         if (rows == 0) {
@@ -58,15 +66,7 @@ Status conv(KernelContext& ctx) {
           src = x + (n0 * C + g * Cg) * S;
         } else {
           col.resize(static_cast<size_t>(rows * f * P));
-          for (int64_t j = 0; j < f; ++j) {
-            const T* xg = x + ((n0 + j) * C + g * Cg) * S;
-            if (pointwise) place_columns(xg, rows, P, col.data(), f * P, j * P);
-            else if (f == 1) im2col(xg, Cg, geo, col.data());
-            else {
-              im2col(xg, Cg, geo, one.data());
-              place_columns(one.data(), rows, P, col.data(), f * P, j * P);
-            }
-          }
+          im2col(x + (n0 * C + g * Cg) * S, f, C * S, Cg, cg, col.data(), f * P);
           src = col.data();
         }
         T* out = y + (n0 * M + g * Mg) * P;

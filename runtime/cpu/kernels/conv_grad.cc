@@ -39,12 +39,9 @@ Status conv_grad(KernelContext& ctx) {
   std::vector<int64_t> spatial(X.dims().begin() + 2, X.dims().end());
   std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
   ASSIGN_OR_RETURN(auto geo, window_geometry(ctx.node(), spatial, kernel, false));
-  int64_t Cg = C / group, Mg = M / group, K = 1, P = 1, S = 1;
-  for (const WindowDim& w : geo) {
-    K *= w.kernel;
-    P *= w.out;
-    S *= w.in;
-  }
+  const int64_t Cg = C / group, Mg = M / group;
+  const ColumnGeometry cg = column_geometry(geo);
+  const int64_t P = cg.positions, S = cg.image;
   // The operands a file pairs must be one convolution's: the loops below
   // index dY by N x M x P and W by its groups.
   if (C % group != 0 || M % group != 0 || W.dims()[1] != Cg || dY.numel() != N * M * P)
@@ -58,7 +55,21 @@ Status conv_grad(KernelContext& ctx) {
     const T* dy = dY.data<T>();
     T* dx = want_dx ? ctx.output(0).data<T>() : nullptr;
     T* dw = want_dw ? ctx.output(1).data<T>() : nullptr;
-    int64_t rows = Cg * K;  // of col and dcol
+    // The GEMMs run over the live taps' rows only (runtime/cpu/im2col.h): the
+    // filter's columns of those taps for dX, and dW's gradient of those taps,
+    // zero at the rest.
+    const int64_t L = cg.live(), rows = Cg * L;  // of col and dcol
+    std::vector<T> live_w, live_dw;
+    if (!cg.every_tap()) {
+      if (dx) {
+        live_w.resize(static_cast<size_t>(M * rows));
+        for (int64_t g = 0; g < group; ++g)
+          live_tap_filter(w + g * Mg * Cg * cg.window, Mg, Cg, cg, live_w.data() + g * Mg * rows);
+        w = live_w.data();
+      }
+      if (dw) live_dw.resize(static_cast<size_t>(M * rows));
+    }
+    T* dw_live = dw && !cg.every_tap() ? live_dw.data() : dw;
     // Images side by side in one GEMM (runtime/cpu/im2col.h); one alone reads
     // its operands in place.
     const int64_t fold = conv_images_per_gemm(rows, P, N);
@@ -75,23 +86,19 @@ Status conv_grad(KernelContext& ctx) {
       // chunk order: every thread count gives the same bits. One chunk when
       // dW is large enough for the BLAS to split it (M and N, never K).
       int64_t chunks = Mg * rows >= kSplitOutputs ? 1 : std::min<int64_t>(N, kWeightGradChunks);
-      size_t wsize = static_cast<size_t>(W.numel());
+      const size_t wsize = static_cast<size_t>(M * rows);
       std::vector<T> partial(static_cast<size_t>(chunks - 1) * wsize);
       for_each_gemm(chunks, Mg * rows * P * (N / chunks), [&](int64_t first, int64_t last) {
-        std::vector<T> one(fold == 1 ? 0 : static_cast<size_t>(rows * P)), col, dyf;
+        std::vector<T> col, dyf;
         for (int64_t c = first; c < last; ++c) {
-          T* sum = c == 0 ? dw : partial.data() + static_cast<size_t>(c - 1) * wsize;
+          T* sum = c == 0 ? dw_live : partial.data() + static_cast<size_t>(c - 1) * wsize;
           std::memset(sum, 0, sizeof(T) * wsize);
           const int64_t end = (c + 1) * N / chunks;
           for (int64_t n0 = c * N / chunks; n0 < end; n0 += fold) {
             const int64_t f = std::min(fold, end - n0);
             col.resize(static_cast<size_t>(rows * f * P));
             for (int64_t g = 0; g < group; ++g) {
-              for (int64_t j = 0; j < f; ++j) {
-                T* target = f == 1 ? col.data() : one.data();
-                im2col(x + ((n0 + j) * C + g * Cg) * S, Cg, geo, target);
-                if (f > 1) place_columns(one.data(), rows, P, col.data(), f * P, j * P);
-              }
+              im2col(x + (n0 * C + g * Cg) * S, f, C * S, Cg, cg, col.data(), f * P);
               gemm(false, true, Mg, rows, f * P, T(1), dy_of(n0, f, g, dyf), f * P, col.data(), f * P, T(1),
                    sum + g * Mg * rows, rows);
             }
@@ -101,36 +108,33 @@ Status conv_grad(KernelContext& ctx) {
       parallel_for(static_cast<int64_t>(wsize), kElementwiseGrain, [&](int64_t b, int64_t e) {
         for (int64_t c = 1; c < chunks; ++c) {
           const T* part = partial.data() + static_cast<size_t>(c - 1) * wsize;
-          for (int64_t i = b; i < e; ++i) dw[i] += part[i];
+          for (int64_t i = b; i < e; ++i) dw_live[i] += part[i];
         }
       });
+      if (dw_live != dw)
+        for (int64_t g = 0; g < group; ++g)
+          scatter_live_taps(dw_live + g * Mg * rows, Mg, Cg, cg, dw + g * Mg * Cg * cg.window);
     } else if (dw) {
       std::memset(dw, 0, sizeof(T) * static_cast<size_t>(W.numel()));
     }
     if (dx) {
-      // dcol = W_g^T dY for `fold` images at once, col2im per image. No sum
-      // over images: the bits are the per-image GEMMs' (K is never split).
+      // dcol = W_g^T dY for `fold` images at once, then col2im. No sum over
+      // images: the bits are the per-image GEMMs' (K is never split).
       const int64_t blocks = (N + fold - 1) / fold;
       for_each_gemm(blocks * group, rows * P * Mg * fold, [&](int64_t first, int64_t last) {
-        std::vector<T> dcol, dyf, one(fold == 1 ? 0 : static_cast<size_t>(rows * P));
+        std::vector<T> dcol, dyf;
         for (int64_t t = first; t < last; ++t) {
           const int64_t n0 = (t / group) * fold, g = t % group, f = std::min(fold, N - n0);
-          if (Mg == 0 || P == 0) {
+          T* dxg = dx + (n0 * C + g * Cg) * S;
+          if (Mg == 0 || P == 0 || rows == 0) {
             for (int64_t j = 0; j < f; ++j)
-              std::memset(dx + ((n0 + j) * C + g * Cg) * S, 0, sizeof(T) * static_cast<size_t>(Cg * S));
+              std::memset(dxg + j * C * S, 0, sizeof(T) * static_cast<size_t>(Cg * S));
             continue;
           }
           dcol.resize(static_cast<size_t>(rows * f * P));
           gemm(true, false, rows, f * P, Mg, T(1), w + g * Mg * rows, rows, dy_of(n0, f, g, dyf), f * P, T(0),
                dcol.data(), f * P);
-          for (int64_t j = 0; j < f; ++j) {
-            const T* cols = dcol.data();
-            if (f > 1) {
-              take_columns(dcol.data(), f * P, j * P, rows, P, one.data());
-              cols = one.data();
-            }
-            col2im(cols, Cg, geo, dx + ((n0 + j) * C + g * Cg) * S);
-          }
+          col2im(dcol.data(), f * P, f, Cg, cg, dxg, C * S);
         }
       });
     }

@@ -27,12 +27,9 @@ Status conv_transpose(KernelContext& ctx) {
   std::vector<int64_t> spatial(X.dims().begin() + 2, X.dims().end());
   std::vector<int64_t> kernel(W.dims().begin() + 2, W.dims().end());
   ASSIGN_OR_RETURN(auto geo, conv_transpose_geometry(ctx.node(), spatial, kernel));
-  int64_t K = 1, P = 1, S = 1;
-  for (const WindowDim& w : geo) {
-    K *= w.kernel;
-    P *= w.out;  // input positions
-    S *= w.in;   // output positions
-  }
+  // Every tap: a tap that lands wholly outside the output adds nothing there.
+  const ColumnGeometry cg = column_geometry(geo, false);
+  const int64_t K = cg.window, P = cg.positions /* input positions */, S = cg.image /* output positions */;
   if (Y.numel() == 0) return Status::Ok();
   bool ok = dispatch_float(X.dtype(), [&]<typename T>() {
     const T* x = X.data<T>();
@@ -45,7 +42,7 @@ Status conv_transpose(KernelContext& ctx) {
         const T* xg = x + (n * C + g * Cg) * P;
         const T* wg = w + g * Cg * Mg * K;  // [Cg, Mg*K]
         gemm(true, false, Mg * K, P, Cg, T(1), wg, Mg * K, xg, P, T(0), col.data(), P);
-        col2im(col.data(), Mg, geo, y + (n * M + g * Mg) * S);
+        col2im(col.data(), P, 1, Mg, cg, y + (n * M + g * Mg) * S, 0);
       }
     });
     if (ctx.has_input(2)) {

@@ -149,6 +149,53 @@ TEST_CASE("MaxPool with indices and ceil_mode, AveragePool with and without pads
   require_close(run_node({"GlobalMaxPool", {x}})[0], make<float>({1, 1, 1, 1}, {9}));
 }
 
+TEST_CASE("2-D and 1-D pools (their own loop) agree with the general window walk of a 3-D pool", "[kernels][MaxPool][AveragePool][LpPool]") {
+  // A 3-D pool over [N, C, 1, H, W] with a window of height 1 walks the same
+  // positions as the 2-D pool over [N, C, H, W], through the general walk.
+  auto x = random_tensor({2, 3, 7, 6}, 41);
+  auto x5 = x.reshaped({2, 3, 1, 7, 6});
+  struct Case { std::string op; std::vector<int64_t> kernel, strides, pads, dilations; int64_t ceil, include_pad, order; };
+  std::vector<Case> cases{{"MaxPool", {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0, 0, 0},
+                          {"MaxPool", {2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}, 1, 0, 1},
+                          {"AveragePool", {3, 2}, {2, 1}, {1, 0, 1, 1}, {1, 1}, 1, 0, 0},
+                          {"AveragePool", {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0, 1, 0},
+                          {"LpPool", {2, 2}, {1, 1}, {1, 1, 0, 0}, {1, 1}, 0, 0, 0}};
+  for (const Case& c : cases) {
+    auto attrs = [&](bool three_d) {
+      auto lift = [&](std::vector<int64_t> v, int64_t one) {
+        if (three_d) v.insert(v.begin(), one);
+        return v;
+      };
+      std::vector<int64_t> pads = c.pads;
+      if (three_d) pads = {0, c.pads[0], c.pads[1], 0, c.pads[2], c.pads[3]};
+      std::vector<Attribute> a{Attribute::make_ints("kernel_shape", lift(c.kernel, 1)),
+                               Attribute::make_ints("strides", lift(c.strides, 1)), Attribute::make_ints("pads", pads)};
+      if (c.op != "LpPool") a.push_back(Attribute::make_int("ceil_mode", c.ceil));
+      if (c.op == "MaxPool") a.push_back(Attribute::make_ints("dilations", lift(c.dilations, 1)));
+      if (c.op == "MaxPool") a.push_back(Attribute::make_int("storage_order", c.order));
+      if (c.op == "AveragePool") a.push_back(Attribute::make_int("count_include_pad", c.include_pad));
+      return a;
+    };
+    size_t outs = c.op == "MaxPool" ? 2 : 1;
+    auto two = run_node({c.op, {x}, attrs(false), outs, 19});
+    auto three = run_node({c.op, {x5}, attrs(true), outs, 19});
+    INFO(c.op << " kernel " << c.kernel[0] << "x" << c.kernel[1]);
+    REQUIRE(two[0].numel() == three[0].numel());
+    REQUIRE(two[0].to_double_vector() == three[0].to_double_vector());
+    // Row-major indices name the same element either way; column-major ones
+    // (storage_order 1) differ by the trivial dim's place, so compare row-major only.
+    if (outs == 2 && c.order == 0) REQUIRE(two[1].to_int64_vector() == three[1].to_int64_vector());
+  }
+  // 1-D: a [N, C, W] pool against [N, C, 1, W] with a 1xk window.
+  auto x3 = random_tensor({2, 2, 9}, 42);
+  auto one = run_node({"MaxPool", {x3}, {Attribute::make_ints("kernel_shape", {3}), Attribute::make_ints("strides", {2}),
+                                         Attribute::make_ints("pads", {1, 1})}, 2});
+  auto flat = run_node({"MaxPool", {x3.reshaped({2, 2, 1, 9})}, {Attribute::make_ints("kernel_shape", {1, 3}),
+                        Attribute::make_ints("strides", {1, 2}), Attribute::make_ints("pads", {0, 1, 0, 1})}, 2});
+  REQUIRE(one[0].to_double_vector() == flat[0].to_double_vector());
+  REQUIRE(one[1].to_int64_vector() == flat[1].to_int64_vector());
+}
+
 TEST_CASE("LpPool and GlobalLpPool: (sum of |x|^p)^(1/p), pads adding nothing", "[kernels][LpPool]") {
   auto x = make<float>({1, 1, 2, 2}, {3, -4, 0, 0});
   auto lp = [&](int64_t p, std::vector<int64_t> pads) {
