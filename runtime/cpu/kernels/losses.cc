@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "graph/dispatch.h"
-#include "runtime/cpu/fast_exp.h"
+#include "runtime/cpu/loss_rows.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/index_fault_error.h"
 #include "runtime/kernel.h"
@@ -42,14 +42,8 @@ Status loss(KernelContext& ctx) {
           const T* row = s + n * C * D + d;
           T* lrow = l + n * C * D + d;
           if constexpr (std::is_same_v<T, float>) {
-            if (D == 1) {  // contiguous classes: exps in a vectorizable loop, parked in the output row
-              float mx = -INFINITY;
-              for (int64_t c = 0; c < C; ++c) mx = std::max(mx, row[c]);
-              for (int64_t c = 0; c < C; ++c) lrow[c] = fast_exp(row[c] - mx);
-              double sum = 0;
-              for (int64_t c = 0; c < C; ++c) sum += lrow[c];
-              const float lse = static_cast<float>(mx + std::log(sum));
-              for (int64_t c = 0; c < C; ++c) lrow[c] = row[c] - lse;
+            if (D == 1) {  // contiguous classes (runtime/cpu/loss_rows.h)
+              log_softmax_row_f32(row, lrow, C);
               continue;
             }
           }

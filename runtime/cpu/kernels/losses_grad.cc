@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "graph/dispatch.h"
-#include "runtime/cpu/fast_exp.h"
+#include "runtime/cpu/loss_rows.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/kernel.h"
 
@@ -60,8 +60,7 @@ Status loss_grad(KernelContext& ctx) {
         double gi = (reduction == "none" ? static_cast<double>(g[t]) : scale) * (w ? static_cast<double>(w[y]) : 1.0);
         if constexpr (std::is_same_v<T, float>) {
           if (kSoftmax && D == 1) {  // contiguous classes: one vectorizable loop, then the target's -1
-            const float gf = static_cast<float>(gi);
-            for (int64_t c = 0; c < C; ++c) orow[c] = gf * fast_exp(rrow[c]);
+            scaled_exp_row_f32(rrow, static_cast<float>(gi), orow, C);
             orow[y] = static_cast<float>(gi * (std::exp(static_cast<double>(rrow[y])) - 1.0));
             continue;
           }

@@ -102,15 +102,20 @@ Status batch_norm(KernelContext& ctx) {
     if (training) {
       parallel_for(C, 1, [&](int64_t b, int64_t e) {
         for (int64_t c = b; c < e; ++c) {
+          // simd reductions: the sums in double over vector lanes, not one
+          // dependent add per element (a fixed order: the same bits at any
+          // thread count).
           double s = 0, ss = 0;
           for (int64_t n = 0; n < N; ++n) {
             const T* p = x + (n * C + c) * S;
+#pragma omp simd reduction(+ : s)
             for (int64_t i = 0; i < S; ++i) s += p[i];
           }
           double cnt = static_cast<double>(N * S);
           double m = s / cnt;
           for (int64_t n = 0; n < N; ++n) {
             const T* p = x + (n * C + c) * S;
+#pragma omp simd reduction(+ : ss)
             for (int64_t i = 0; i < S; ++i) ss += (p[i] - m) * (p[i] - m);
           }
           mean[c] = m;
@@ -136,11 +141,15 @@ Status batch_norm(KernelContext& ctx) {
           for (int64_t c = 0; c < C; ++c) p[c] = static_cast<T>(o % 2 == 1 ? mean[c] : var[c]);
         }
     }
+    std::vector<T> mul(static_cast<size_t>(C)), add(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+      mul[c] = static_cast<T>(scale[c] / std::sqrt(var[c] + eps));
+      add[c] = static_cast<T>(bias[c] - mean[c] * mul[c]);
+    }
     parallel_for(N * C, std::max<int64_t>(1, 8192 / std::max<int64_t>(S, 1)), [&](int64_t b, int64_t e) {
       for (int64_t t = b; t < e; ++t) {
         int64_t c = t % C;
-        T a = static_cast<T>(scale[c] / std::sqrt(var[c] + eps));
-        T shift = static_cast<T>(bias[c] - mean[c] * a);
+        const T a = mul[c], shift = add[c];
         const T* p = x + t * S;
         T* q = y + t * S;
         for (int64_t i = 0; i < S; ++i) q[i] = p[i] * a + shift;

@@ -115,17 +115,26 @@ Status batch_norm_grad(KernelContext& ctx) {
     T* db = ctx.num_outputs() > 2 && ctx.has_output(2) ? ctx.output(2).data<T>() : nullptr;
     parallel_for(C, 1, [&](int64_t b, int64_t e) {
       for (int64_t c = b; c < e; ++c) {
+        // simd reductions: the sums in double over vector lanes, not one
+        // dependent add per element (a fixed order: the same bits at any
+        // thread count).
         double m, var;
         if (training) {
           double s = 0, ss = 0;
-          for (int64_t n = 0; n < N; ++n)
-            for (int64_t i = 0; i < S; ++i) s += x[(n * C + c) * S + i];
+          for (int64_t n = 0; n < N; ++n) {
+            const T* p = x + (n * C + c) * S;
+#pragma omp simd reduction(+ : s)
+            for (int64_t i = 0; i < S; ++i) s += p[i];
+          }
           m = s / cnt;
-          for (int64_t n = 0; n < N; ++n)
+          for (int64_t n = 0; n < N; ++n) {
+            const T* p = x + (n * C + c) * S;
+#pragma omp simd reduction(+ : ss)
             for (int64_t i = 0; i < S; ++i) {
-              double d = x[(n * C + c) * S + i] - m;
+              double d = p[i] - m;
               ss += d * d;
             }
+          }
           var = ss / cnt;
         } else {
           m = stat(ctx.input(3), c);
@@ -133,20 +142,31 @@ Status batch_norm_grad(KernelContext& ctx) {
         }
         double inv = 1.0 / std::sqrt(var + eps);
         double sg = 0, sgx = 0;  // Σ dY and Σ dY x̂
-        for (int64_t n = 0; n < N; ++n)
+        for (int64_t n = 0; n < N; ++n) {
+          const T* p = x + (n * C + c) * S;
+          const T* g = dy + (n * C + c) * S;
+#pragma omp simd reduction(+ : sg, sgx)
           for (int64_t i = 0; i < S; ++i) {
-            int64_t k = (n * C + c) * S + i;
-            sg += dy[k];
-            sgx += dy[k] * (x[k] - m) * inv;
+            sg += g[i];
+            sgx += g[i] * (p[i] - m) * inv;
           }
-        double a = static_cast<double>(sc[c]) * inv;
-        for (int64_t n = 0; n < N; ++n)
-          for (int64_t i = 0; i < S; ++i) {
-            int64_t k = (n * C + c) * S + i;
-            double v = a * static_cast<double>(dy[k]);
-            if (training) v -= a * (sg + (x[k] - m) * inv * sgx) / cnt;
-            dx[k] = static_cast<T>(v);
+        }
+        // dX = a dY - (training) a (Σ dY + x̂ Σ dY x̂) / count, with the
+        // per-channel factors out of the loop.
+        const double a = static_cast<double>(sc[c]) * inv;
+        const double k0 = a * sg / cnt, kx = a * inv * sgx / cnt;
+        for (int64_t n = 0; n < N; ++n) {
+          const T* p = x + (n * C + c) * S;
+          const T* g = dy + (n * C + c) * S;
+          T* q = dx + (n * C + c) * S;
+          if (training) {
+#pragma omp simd
+            for (int64_t i = 0; i < S; ++i) q[i] = static_cast<T>(a * static_cast<double>(g[i]) - k0 - (p[i] - m) * kx);
+          } else {
+#pragma omp simd
+            for (int64_t i = 0; i < S; ++i) q[i] = static_cast<T>(a * static_cast<double>(g[i]));
           }
+        }
         if (ds) ds[c] = static_cast<T>(sgx);
         if (db) db[c] = static_cast<T>(sg);
       }
