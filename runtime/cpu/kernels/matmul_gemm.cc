@@ -1,11 +1,12 @@
 // CPU kernels: MatMul, com.ort_train FusedMatMul (MatMul with its operands'
 // last two dims optionally swapped and a scale alpha, read by the GEMM in
-// place, and an optional bias added to each output row after the GEMM, the
-// same float addition an Add node made) and Gemm through the BLAS (float32:
+// place, and an optional bias added to each output row, the same float
+// addition an Add node made) and Gemm through the BLAS (float32:
 // OpenBLAS or oneDNN, chosen per shape by measurement, runtime/cpu/gemm_backend.h). MatMul folds A's batch into M when B has
 // no batch (the Linear-layer case: one GEMM for the whole batch); otherwise
 // one GEMM per broadcast batch entry, threaded across the batch when they are
 // small (runtime/cpu/matmul_geometry.h). Integer MatMul uses a plain loop.
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -29,6 +30,13 @@ void small_gemm(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* c) {
     }
 }
 
+// Up to this K both GEMM libraries take the product in one block of K
+// (OpenBLAS 0.3.21's Zen/Haswell sgemm 320, oneDNN 2.6's 256), so the sum
+// of the product reaches the output once: bias + product there is the same
+// single float addition as the epilogue's product + bias, bit for bit
+// (tests/graph/passes/matmul_fusions_test.cc checks both sides of it).
+constexpr int64_t kBiasFirstMaxK = 256;
+
 // Y = alpha * A' @ B' (+ bias on every row) (A' = A with its last two dims swapped when ta, B' likewise).
 Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha, const Tensor* bias) {
   const Tensor& A = ctx.input(0);
@@ -45,6 +53,16 @@ Status matmul_impl(KernelContext& ctx, bool ta, bool tb, double alpha, const Ten
     T* pc = out.data<T>();
     auto one = [&](int64_t rows, const T* a, const T* b, T* c) {
       if constexpr (std::is_floating_point_v<T>) {
+        if (bias && k > 0 && k <= kBiasFirstMaxK) {
+          // The bias first, the product accumulated onto it (beta 1): a GEMM
+          // with beta 0 zeroes its output before it starts (OpenBLAS's
+          // sgemm_beta), so the epilogue below costs two passes over an
+          // output as large as a vocabulary's logits (125 MB in BERT-style).
+          const T* pbias = bias->data<T>();
+          for (int64_t r = 0; r < rows; ++r) std::copy(pbias, pbias + n, c + r * n);
+          gemm(ta, tb, rows, n, k, static_cast<T>(alpha), a, lda, b, ldb, T(1), c, n);
+          return;
+        }
         if (k == 0) {
           std::memset(c, 0, sizeof(T) * static_cast<size_t>(rows * n));
         } else {

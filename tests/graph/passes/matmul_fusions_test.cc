@@ -8,6 +8,7 @@
 #include "graph/op_schema.h"
 #include "graph/passes/pass_test_util.h"
 #include "graph/shape_inference.h"
+#include "runtime/cpu/gemm_backend.h"
 #include "runtime/kernel_choice.h"
 
 using namespace ort_train;
@@ -117,14 +118,16 @@ struct Linear {
   bool bias_first = true;       // Add(bias, product), as torch.onnx.export writes nn.Linear
   bool weight_transposed = false;  // X @ Transpose(W) with W [5, 8]
   bool product_is_output = false;
+  int64_t in_features = 8;  // K
 };
 
-// y = X @ W + bias over [2, 4, 8] X and an [8, 5] W.
+// y = X @ W + bias over [2, 4, K] X and a [K, 5] W.
 Model linear(const Linear& l) {
   Model m = empty_model();
   Graph& g = m.graph;
-  add_input(g, "x", DType::kFloat, {2, 4, 8});
-  add_initializer(g, "w", l.weight_transposed ? random_tensor({5, 8}, 5, -1.f, 1.f) : random_tensor({8, 5}, 5, -1.f, 1.f));
+  const int64_t k = l.in_features;
+  add_input(g, "x", DType::kFloat, {2, 4, k});
+  add_initializer(g, "w", l.weight_transposed ? random_tensor({5, k}, 5, -1.f, 1.f) : random_tensor({k, 5}, 5, -1.f, 1.f));
   add_initializer(g, "b", random_tensor(l.bias_dims, 6, -1.f, 1.f));
   std::string w = "w";
   if (l.weight_transposed) {
@@ -143,28 +146,31 @@ Model linear(const Linear& l) {
 }  // namespace
 
 TEST_CASE("matmul fusions: a Linear layer's bias Add becomes the FusedMatMul's epilogue, exactly", "[passes][fusion]") {
-  // MatMul and FusedMatMul each time their GEMM library: pinned to OpenBLAS, the same GEMM.
-  struct Pinned {
-    Pinned() { KernelChoices::instance().set_deterministic(true); }
-    ~Pinned() { KernelChoices::instance().set_deterministic(false); }
-  } pinned;
-  for (bool first : {true, false})
-    for (bool transposed : {false, true}) {
-      INFO("bias first: " << first << ", weight transposed: " << transposed);
-      Model m = linear({.bias_first = first, .weight_transposed = transposed});
-      std::map<std::string, Tensor> in = {{"x", random_tensor({2, 4, 8}, 7, -1.f, 1.f)}};
-      auto before = run_model(m, in);
-      if (transposed) REQUIRE(apply_pass("matmul_transpose_fusion", m));
-      int64_t changed = 0;
-      REQUIRE(apply_pass("matmul_add_fusion", m, {}, &changed));
-      CHECK(changed == 1);
-      REQUIRE(m.graph.nodes.size() == 1);
-      const Node& n = m.graph.nodes[0];
-      CHECK(n.op_type == "FusedMatMul");
-      CHECK(n.inputs == std::vector<std::string>{"x", "w", "b"});
-      CHECK(n.attr_int("transB", -1) == (transposed ? 1 : 0));
-      require_close(run_model(m, in).at("y"), before.at("y"), 0, 0);  // the same additions: bit for bit
-    }
+  // MatMul and FusedMatMul run the same GEMM library, each of the two in
+  // turn. Up to K 256 the kernel writes the bias first and accumulates the
+  // product onto it (runtime/cpu/kernels/matmul_gemm.cc), above it adds the
+  // bias after: both must give the Add's bits.
+  for (const char* library : {"openblas", "onednn"})
+    for (int64_t k : {8, 256, 1024})
+      for (bool first : {true, false})
+        for (bool transposed : {false, true}) {
+          REQUIRE(set_gemm_library(library).ok());
+          INFO(library << ", K " << k << ", bias first: " << first << ", weight transposed: " << transposed);
+          Model m = linear({.bias_first = first, .weight_transposed = transposed, .in_features = k});
+          std::map<std::string, Tensor> in = {{"x", random_tensor({2, 4, k}, 7, -1.f, 1.f)}};
+          auto before = run_model(m, in);
+          if (transposed) REQUIRE(apply_pass("matmul_transpose_fusion", m));
+          int64_t changed = 0;
+          REQUIRE(apply_pass("matmul_add_fusion", m, {}, &changed));
+          CHECK(changed == 1);
+          REQUIRE(m.graph.nodes.size() == 1);
+          const Node& n = m.graph.nodes[0];
+          CHECK(n.op_type == "FusedMatMul");
+          CHECK(n.inputs == std::vector<std::string>{"x", "w", "b"});
+          CHECK(n.attr_int("transB", -1) == (transposed ? 1 : 0));
+          require_close(run_model(m, in).at("y"), before.at("y"), 0, 0);  // the same additions: bit for bit
+        }
+  REQUIRE(set_gemm_library("openblas").ok());
 }
 
 TEST_CASE("matmul fusions: a bias of another shape, or a product needed elsewhere, stays", "[passes][fusion]") {
