@@ -10,6 +10,7 @@
 
 #include "apps/training_setup.h"
 #include "graph/status.h"
+#include "runtime/timed_runs.h"
 
 namespace ort_train::app {
 
@@ -64,8 +65,9 @@ void add_gemm_library_option(CLI::App* cmd, std::string& value);
 void add_run_command(CLI::App& app, RunArgs& args);
 Status run_command(const RunArgs& args);
 
-// Prints time per op type (from RunOptions::op_time_ms, summed over `runs` runs), largest first.
-void print_op_profile(const std::map<std::string, double>& op_ms, int runs);
+// Prints the time per op type, then per op type and input shapes (the 15
+// costliest), of the profiled runs, largest first (apps/op_profile.cc).
+void print_op_profile(const TimedRuns& runs);
 
 struct TrainArgs {
   SetupArgs setup;

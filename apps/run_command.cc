@@ -48,7 +48,7 @@ void add_run_command(CLI::App& app, RunArgs& args) {
                 "--deterministic pins them: outputs equal to such a training run's bit for bit");
   run->add_option("--repeat", args.repeat, "run the forward pass N times and report the median time")
       ->check(whole_number_at_least(1));
-  run->add_flag("--profile", args.profile, "print the time spent per op type (with --repeat N: over runs 2..N)");
+  run->add_flag("--profile", args.profile, "print the time spent per op type, and per op and input shapes (with --repeat N: over runs 2..N)");
 }
 
 namespace {
@@ -157,7 +157,7 @@ Status run_command(const RunArgs& args) {
   spdlog::info("ran {} nodes; peak intermediate memory {:.2f} MiB; peak RSS {:.1f} MiB", model.graph.nodes.size(),
                executor->allocator().peak_bytes() / 1048576.0, usage.ru_maxrss / 1024.0);
   if (args.repeat > 1) std::printf("forward: median %.3f ms over %d runs\n", runs.median_ms(), args.repeat);
-  if (args.profile) print_op_profile(runs.op_ms, runs.profiled_runs);
+  if (args.profile) print_op_profile(runs);
 
   if (!args.outputs.empty()) {
     std::error_code ec;

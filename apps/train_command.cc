@@ -156,7 +156,8 @@ void add_train_command(CLI::App& app, TrainArgs& args) {
   train->add_option("--repeat", args.repeat, "run forward+backward N times on the batch and report the median time")
       ->check(whole_number_at_least(1));
   train->add_flag("--profile", args.profile,
-                  "print the time spent per op type (with --repeat N: over runs 2..N; no training unless --steps or "
+                  "print the time spent per op type, and per op and input shapes (with --repeat N: over runs 2..N; no "
+                  "training unless --steps or "
                   "--epochs is given)");
   train->add_option("--save-training-graph", args.save_training_graph,
                     "write the forward+loss+backward graph as ONNX");
@@ -189,7 +190,7 @@ Status first_pass(const TrainArgs& args, Trainer& trainer, const BatchSource& so
   options.seed = seed;
   ASSIGN_OR_RETURN(TimedRuns runs, run_timed(trainer.executor(), feeds, options, args.repeat, args.profile));
   spdlog::info("forward+backward: median {:.2f} ms over {} runs", runs.median_ms(), runs.ms.size());
-  if (args.profile) print_op_profile(runs.op_ms, runs.profiled_runs);
+  if (args.profile) print_op_profile(runs);
   // Read as the trainer reads them (training/step_metrics.h), where they were computed.
   const TrainingGraph& tg = trainer.graph();
   Device& device = trainer.device();

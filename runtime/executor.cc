@@ -298,6 +298,19 @@ Status Executor::bind_rule_values(const PlanStep& step, const InferContext& answ
   return Status::Ok();
 }
 
+namespace {
+
+// "MatMul [8,128,256] [256,1024]" (an omitted optional input is "-"): the
+// key of the profile by op and input shapes.
+std::string op_and_input_shapes(const KernelContext& kctx) {
+  std::string key = kctx.node().op_type;
+  for (size_t i = 0; i < kctx.num_inputs(); ++i)
+    key += kctx.has_input(i) ? " " + dims_to_string(kctx.input(i).dims()) : std::string(" -");
+  return key;
+}
+
+}  // namespace
+
 Status Executor::run_kernel(size_t i, const InferContext& answer, RunValues& values, const RunOptions& options) {
   const PlanStep& step = plan_.steps[i];
   const bool on_host = step.place == StepPlace::kHost;
@@ -324,9 +337,11 @@ Status Executor::run_kernel(size_t i, const InferContext& answer, RunValues& val
   }
   // Profiling a GPU run waits for each kernel, so the time is the kernel's, not its launch's.
   if (options.op_time_ms && on_device && st.ok()) st = device_->synchronize();
-  if (options.op_time_ms)
-    (*options.op_time_ms)[step.node->op_type] +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  if (options.op_time_ms) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    (*options.op_time_ms)[step.node->op_type] += ms;
+    if (options.op_shape_time_ms) (*options.op_shape_time_ms)[op_and_input_shapes(kctx)] += ms;
+  }
   if (!st.ok()) return with_node(step, st);
   note_control_flow_work(kctx);  // inside an If/Loop/Scan body: its bound on work
   for (size_t k = 0; k < step.outputs.size(); ++k) {

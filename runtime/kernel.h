@@ -26,8 +26,11 @@ struct RunOptions {
   bool training = false;  // Dropout/BatchNormalization behave as in training when the graph says so
   uint64_t seed = 0;      // base seed for random kernels
   uint64_t step = 0;      // advances random streams between runs
-  // When set, the executor adds each node's wall time (ms) under its op type.
+  // When set, the executor adds each node's wall time (ms) under its op type,
+  // and (op_shape_time_ms) under its op type and input shapes ("Conv
+  // [32,64,8,8] [64,64,3,3]"): the costly nodes of a model, not just the ops.
   std::map<std::string, double>* op_time_ms = nullptr;
+  std::map<std::string, double>* op_shape_time_ms = nullptr;
   // Called for each graph output right after the node that makes it final
   // (before the next node runs), with its value: the seam a communicator
   // hooks to start reducing a gradient while the backward pass goes on. On a

@@ -11,6 +11,7 @@ Result<TimedRuns> run_timed(Executor& executor, const std::map<std::string, Tens
   for (int i = 0; i < std::max(repeat, 1); ++i) {
     if (profile && (i > 0 || repeat == 1)) {
       options.op_time_ms = &t.op_ms;
+      options.op_shape_time_ms = &t.op_shape_ms;
       ++t.profiled_runs;
     }
     auto started = std::chrono::steady_clock::now();

@@ -14,6 +14,7 @@ struct TimedRuns {
   std::map<std::string, Tensor> outputs;  // the last run's, where they were computed
   std::vector<double> ms;                 // each run's wall time, sorted
   std::map<std::string, double> op_ms;    // per op type, summed over the profiled runs
+  std::map<std::string, double> op_shape_ms;  // per op type and input shapes, likewise
   int profiled_runs = 0;
   double median_ms() const { return ms.empty() ? 0.0 : ms[ms.size() / 2]; }
 };
