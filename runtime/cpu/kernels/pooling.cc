@@ -16,50 +16,67 @@ namespace {
 
 enum class PoolKind { kMax, kAverage, kLp };
 
-template <typename T>
+// One window's running result, shared by both walks below: the maximum
+// (the first element inside the input always taken, later ones when larger,
+// so ties go to the first) and its index, or the sum with the counts of
+// elements inside the input and inside the padded input.
+template <typename T, PoolKind kind>
+struct WindowAccumulator {
+  int64_t p_order;
+  T best = -std::numeric_limits<T>::infinity();
+  int64_t best_idx = -1;
+  T sum = 0;
+  int64_t count = 0, padded_count = 0;
+
+  // `index()` is what Indices records for v, computed only when v is the new maximum.
+  template <typename Index>
+  void add(T v, Index&& index) {
+    if constexpr (kind == PoolKind::kMax) {
+      if (v > best || best_idx < 0) {
+        best = v;
+        best_idx = index();
+      }
+    } else if constexpr (kind == PoolKind::kLp) {
+      sum += lp_pool_term(v, p_order);
+    } else {
+      sum += v;
+      ++count;
+    }
+  }
+  // The window's output, and its Indices entry when asked.
+  T finish(bool count_include_pad, int64_t plane_offset, int64_t* index) const {
+    if constexpr (kind == PoolKind::kMax) {
+      if (index) *index = plane_offset + best_idx;
+      return best;
+    }
+    if constexpr (kind == PoolKind::kLp) return lp_pool_root(sum, p_order);
+    const int64_t div = count_include_pad ? padded_count : count;
+    return div > 0 ? sum / static_cast<T>(div) : T(0);
+  }
+};
+
+template <typename T, PoolKind kind>
 void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const std::vector<WindowDim>& geo,
-                PoolKind kind, bool count_include_pad, bool column_major_indices, int64_t p_order) {
+                bool count_include_pad, bool column_major_indices, int64_t p_order) {
   int64_t out_size = 1;
   for (const WindowDim& w : geo) out_size *= w.out;
   std::vector<int64_t> o(geo.size(), 0);
   for (int64_t p = 0; p < out_size; ++p, next_window(geo, o)) {
-    T best = -std::numeric_limits<T>::infinity();
-    int64_t best_idx = -1;
-    T sum = 0;
-    int64_t count = 0, padded_count = 0;
+    WindowAccumulator<T, kind> acc{p_order};
     for_each_window_element(geo, o, [&](const std::vector<int64_t>& coords, int64_t off, bool inside, bool in_padded) {
-      padded_count += in_padded;
+      acc.padded_count += in_padded;
       if (!inside) return;
-      T v = x[off];
-      if (kind == PoolKind::kMax) {
-        if (v > best || best_idx < 0) {
-          best = v;
-          best_idx = off;
-          if (column_major_indices) {  // storage_order=1: the first spatial dim varies fastest
-            int64_t col_off = 0, col_stride = 1;
-            for (size_t d = 0; d < geo.size(); ++d) {
-              col_off += coords[d] * col_stride;
-              col_stride *= geo[d].in;
-            }
-            best_idx = col_off;
-          }
+      acc.add(x[off], [&] {
+        if (!column_major_indices) return off;
+        int64_t col_off = 0, col_stride = 1;  // storage_order=1: the first spatial dim varies fastest
+        for (size_t d = 0; d < geo.size(); ++d) {
+          col_off += coords[d] * col_stride;
+          col_stride *= geo[d].in;
         }
-      } else if (kind == PoolKind::kLp) {
-        sum += lp_pool_term(v, p_order);
-      } else {
-        sum += v;
-        ++count;
-      }
+        return col_off;
+      });
     });
-    if (kind == PoolKind::kMax) {
-      y[p] = best;
-      if (indices) indices[p] = plane_offset + best_idx;
-    } else if (kind == PoolKind::kLp) {
-      y[p] = lp_pool_root(sum, p_order);
-    } else {
-      int64_t div = count_include_pad ? padded_count : count;
-      y[p] = div > 0 ? sum / static_cast<T>(div) : T(0);
-    }
+    y[p] = acc.finish(count_include_pad, plane_offset, indices ? indices + p : nullptr);
   }
 }
 
@@ -67,50 +84,27 @@ void pool_plane(const T* x, T* y, int64_t* indices, int64_t plane_offset, const 
 // 1): the same positions, order and ties as the walk above, without its
 // per-element index arithmetic and per-position vector (ResNet's stem MaxPool
 // took 11 ms of a 200 ms step through it).
-template <typename T>
+template <typename T, PoolKind kind>
 void pool_plane_2d(const T* x, T* y, int64_t* indices, int64_t plane_offset, const WindowDim& gh,
-                   const WindowDim& gw, PoolKind kind, bool count_include_pad, bool column_major_indices,
-                   int64_t p_order) {
+                   const WindowDim& gw, bool count_include_pad, bool column_major_indices, int64_t p_order) {
   for (int64_t oh = 0; oh < gh.out; ++oh) {
     const int64_t h0 = oh * gh.stride - gh.pad_begin;
     for (int64_t ow = 0; ow < gw.out; ++ow, ++y) {
       const int64_t w0 = ow * gw.stride - gw.pad_begin;
-      T best = -std::numeric_limits<T>::infinity();
-      int64_t best_idx = -1;
-      T sum = 0;
-      int64_t count = 0, padded_count = 0;
+      WindowAccumulator<T, kind> acc{p_order};
       for (int64_t kh = 0; kh < gh.kernel; ++kh) {
         const int64_t ih = h0 + kh * gh.dilation;
         const bool inside_h = ih >= 0 && ih < gh.in;
         const bool padded_h = ih >= -gh.pad_begin && ih < gh.in + gh.pad_end;
         for (int64_t kw = 0; kw < gw.kernel; ++kw) {
           const int64_t iw = w0 + kw * gw.dilation;
-          padded_count += padded_h && iw >= -gw.pad_begin && iw < gw.in + gw.pad_end;
+          acc.padded_count += padded_h && iw >= -gw.pad_begin && iw < gw.in + gw.pad_end;
           if (!inside_h || iw < 0 || iw >= gw.in) continue;
           const int64_t off = ih * gw.in + iw;
-          const T v = x[off];
-          if (kind == PoolKind::kMax) {
-            if (v > best || best_idx < 0) {
-              best = v;
-              best_idx = column_major_indices ? ih + iw * gh.in : off;
-            }
-          } else if (kind == PoolKind::kLp) {
-            sum += lp_pool_term(v, p_order);
-          } else {
-            sum += v;
-            ++count;
-          }
+          acc.add(x[off], [&] { return column_major_indices ? ih + iw * gh.in : off; });
         }
       }
-      if (kind == PoolKind::kMax) {
-        *y = best;
-        if (indices) *indices++ = plane_offset + best_idx;
-      } else if (kind == PoolKind::kLp) {
-        *y = lp_pool_root(sum, p_order);
-      } else {
-        int64_t div = count_include_pad ? padded_count : count;
-        *y = div > 0 ? sum / static_cast<T>(div) : T(0);
-      }
+      *y = acc.finish(count_include_pad, plane_offset, indices ? indices++ : nullptr);
     }
   }
 }
@@ -146,12 +140,12 @@ Status pool(KernelContext& ctx) {
       for (int64_t pl = b; pl < e; ++pl) {
         int64_t* plane_indices = indices ? indices + pl * out_size : nullptr;
         if (geo.size() == 1 || geo.size() == 2)
-          pool_plane_2d<T>(x + pl * in_size, y + pl * out_size, plane_indices, pl * in_size,
-                           geo.size() == 2 ? geo[0] : WindowDim{.in = 1, .out = 1}, geo.back(), kKind, include_pad,
-                           column_major, p_order);
+          pool_plane_2d<T, kKind>(x + pl * in_size, y + pl * out_size, plane_indices, pl * in_size,
+                                  geo.size() == 2 ? geo[0] : WindowDim{.in = 1, .out = 1}, geo.back(), include_pad,
+                                  column_major, p_order);
         else
-          pool_plane<T>(x + pl * in_size, y + pl * out_size, plane_indices, pl * in_size, geo, kKind, include_pad,
-                        column_major, p_order);
+          pool_plane<T, kKind>(x + pl * in_size, y + pl * out_size, plane_indices, pl * in_size, geo, include_pad,
+                               column_major, p_order);
       }
     });
   };
