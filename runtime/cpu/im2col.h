@@ -25,12 +25,17 @@ namespace ort_train {
 // they would through the zeros.
 struct ColumnGeometry {
   std::vector<WindowDim> dims;
-  std::vector<int64_t> taps;        // the live taps' offsets in the whole window (row-major)
-  std::vector<int64_t> tap_coords;  // per live tap, its kernel index in each dim
+  std::vector<int64_t> taps;  // the live taps' offsets in the whole window (row-major)
   // Per live tap, the input row (all dims but the last, row-major) that each
-  // output row reads, or -1 for a row in the padding: [live taps x rows].
+  // output row reads, or -1 for a row in the padding: [live taps x out_rows].
   std::vector<int64_t> tap_rows;
-  int64_t rows = 1;                 // output rows of one image: P / the last dim's positions
+  // Per live tap, along the last dim: output positions [lo, hi) read input
+  // position p * stride + shift, the rest the padding.
+  struct LastDimRun {
+    int64_t lo, hi, shift;
+  };
+  std::vector<LastDimRun> tap_runs;
+  int64_t out_rows = 1;             // output rows of one image: P / the last dim's positions
   int64_t window = 1;               // taps in the whole window
   int64_t positions = 1;            // output positions of one image (P)
   int64_t image = 1;                // input positions of one channel (S)
@@ -61,14 +66,8 @@ inline void for_each_row(const ColumnGeometry& g, const int64_t* k, size_t d, in
   }
 }
 
-// The last dim of live tap t: output positions [lo, hi) read input
-// position o * stride + shift; the rest read the padding.
-struct LastDimRun {
-  int64_t lo, hi, shift;
-};
-inline LastDimRun last_dim_run(const ColumnGeometry& g, int64_t t) {
-  const WindowDim& w = g.dims.back();
-  const int64_t k = g.tap_coords[static_cast<size_t>(t) * g.dims.size() + g.dims.size() - 1];
+// The run of the last dim's kernel index k (ColumnGeometry::LastDimRun).
+inline ColumnGeometry::LastDimRun last_dim_run(const WindowDim& w, int64_t k) {
   const int64_t shift = k * w.dilation - w.pad_begin;
   const int64_t lo = std::clamp<int64_t>(ceil_div(-shift, w.stride), 0, w.out);
   const int64_t hi = std::clamp<int64_t>(ceil_div(w.in - shift, w.stride), lo, w.out);
@@ -89,7 +88,7 @@ inline ColumnGeometry column_geometry(const std::vector<WindowDim>& geo, bool on
     g.window *= w.kernel;
     g.positions *= w.out;
     g.image *= w.in;
-    if (d + 1 < nd) g.rows *= w.out;
+    if (d + 1 < nd) g.out_rows *= w.out;
     for (int64_t k = 0; k < w.kernel; ++k) {
       bool any = !only_live_taps;
       for (int64_t o = 0; o < w.out && !any; ++o) {
@@ -101,25 +100,25 @@ inline ColumnGeometry column_geometry(const std::vector<WindowDim>& geo, bool on
   }
   // Every combination of live kernel indices, the last dim fastest.
   std::vector<size_t> at(nd, 0);
+  std::vector<int64_t> k(nd);  // the tap's kernel index in each dim
   bool empty = nd == 0;
   for (const auto& l : live) empty = empty || l.empty();
   while (!empty) {
     int64_t offset = 0;
     for (size_t d = 0; d < nd; ++d) {
-      offset = offset * geo[d].kernel + live[d][at[d]];
-      g.tap_coords.push_back(live[d][at[d]]);
+      k[d] = live[d][at[d]];
+      offset = offset * geo[d].kernel + k[d];
     }
     g.taps.push_back(offset);
-    const int64_t* k = g.tap_coords.data() + g.tap_coords.size() - nd;
     auto note = [&](int64_t, int64_t in_row) { g.tap_rows.push_back(in_row); };
-    column_detail::for_each_row(g, k, 0, 0, 0, note);
+    column_detail::for_each_row(g, k.data(), 0, 0, 0, note);
+    g.tap_runs.push_back(column_detail::last_dim_run(geo.back(), k.back()));
     size_t d = nd;
     while (d-- > 0 && ++at[d] == live[d].size()) at[d] = 0;
     if (d == static_cast<size_t>(-1)) break;
   }
   return g;
 }
-
 
 // col[c*L + t, j*P + p] = image j's x[c, the input position of tap t at p], or
 // 0 in the padding (L live taps). Image j's channel c starts at
@@ -134,13 +133,13 @@ inline void im2col(const T* x, int64_t images, int64_t image_stride, int64_t cha
   parallel_for(rows, std::max<int64_t>(1, 16384 / (images * P)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t c = r / L, t = r % L;
-      const column_detail::LastDimRun run = column_detail::last_dim_run(g, t);
-      const int64_t* in_rows = g.tap_rows.data() + t * g.rows;
+      const ColumnGeometry::LastDimRun& run = g.tap_runs[static_cast<size_t>(t)];
+      const int64_t* in_rows = g.tap_rows.data() + t * g.out_rows;
       for (int64_t j = 0; j < images; ++j) {
         const T* xc = x + j * image_stride + c * g.image;
         T* out = col + r * ld + j * P;
         // Plain loops, not memcpy/fill: a deep layer's rows are a few elements.
-        for (int64_t q = 0; q < g.rows; ++q, out += width) {
+        for (int64_t q = 0; q < g.out_rows; ++q, out += width) {
           if (in_rows[q] < 0) {
             for (int64_t p = 0; p < width; ++p) out[p] = T(0);
             continue;
@@ -173,10 +172,10 @@ inline void col2im(const T* col, int64_t ld, int64_t images, int64_t channels, c
       T* xc = x + j * image_stride + c * g.image;
       for (int64_t i = 0; i < g.image; ++i) xc[i] = T(0);
       for (int64_t t = 0; t < L && P > 0; ++t) {
-        const column_detail::LastDimRun run = column_detail::last_dim_run(g, t);
-        const int64_t* in_rows = g.tap_rows.data() + t * g.rows;
+        const ColumnGeometry::LastDimRun& run = g.tap_runs[static_cast<size_t>(t)];
+        const int64_t* in_rows = g.tap_rows.data() + t * g.out_rows;
         const T* src = col + (c * L + t) * ld + j * P;
-        for (int64_t u = 0; u < g.rows; ++u, src += width) {
+        for (int64_t u = 0; u < g.out_rows; ++u, src += width) {
           if (in_rows[u] < 0) continue;
           T* dst = xc + in_rows[u] * in_width;
           if (stride == 1)
@@ -213,25 +212,26 @@ inline void take_columns(const T* src, int64_t ld, int64_t at, int64_t rows, int
   for (int64_t r = 0; r < rows; ++r) std::copy(src + r * ld + at, src + r * ld + at + cols, dst + r * cols);
 }
 
-// A group's filter [Mg, Cg*K] with only the live taps' columns: [Mg, Cg*L].
+// The filter [M, Cg*K] with only the live taps' columns: [M, Cg*L] (a group's
+// filters are a block of its rows either way, so one call covers every group).
 template <typename T>
-inline void live_tap_filter(const T* w, int64_t Mg, int64_t Cg, const ColumnGeometry& g, T* out) {
+inline void live_tap_filter(const T* w, int64_t filter_rows /* M * Cg */, const ColumnGeometry& g, T* out) {
   const int64_t K = g.window, L = g.live();
-  parallel_for(Mg * Cg, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t mc = b; mc < e; ++mc)
-      for (int64_t t = 0; t < L; ++t) out[mc * L + t] = w[mc * K + g.taps[static_cast<size_t>(t)]];
+  parallel_for(filter_rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r)
+      for (int64_t t = 0; t < L; ++t) out[r * L + t] = w[r * K + g.taps[static_cast<size_t>(t)]];
   });
 }
 
 // The adjoint for dW: the live taps' gradients into their places, zero at
 // every dead tap.
 template <typename T>
-inline void scatter_live_taps(const T* live, int64_t Mg, int64_t Cg, const ColumnGeometry& g, T* w) {
+inline void scatter_live_taps(const T* live, int64_t filter_rows /* M * Cg */, const ColumnGeometry& g, T* w) {
   const int64_t K = g.window, L = g.live();
-  parallel_for(Mg * Cg, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
-    for (int64_t mc = b; mc < e; ++mc) {
-      for (int64_t k = 0; k < K; ++k) w[mc * K + k] = T(0);
-      for (int64_t t = 0; t < L; ++t) w[mc * K + g.taps[static_cast<size_t>(t)]] = live[mc * L + t];
+  parallel_for(filter_rows, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(K, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      for (int64_t k = 0; k < K; ++k) w[r * K + k] = T(0);
+      for (int64_t t = 0; t < L; ++t) w[r * K + g.taps[static_cast<size_t>(t)]] = live[r * L + t];
     }
   });
 }

@@ -45,8 +45,7 @@ Status conv(KernelContext& ctx) {
     std::vector<T> live_w;
     if (!cg.every_tap()) {
       live_w.resize(static_cast<size_t>(M * Cg * cg.live()));
-      for (int64_t g = 0; g < group; ++g)
-        live_tap_filter(w + g * Mg * Cg * cg.window, Mg, Cg, cg, live_w.data() + g * Mg * Cg * cg.live());
+      live_tap_filter(w, M * Cg, cg, live_w.data());
       w = live_w.data();
     }
     // Images side by side in one GEMM where each has few positions

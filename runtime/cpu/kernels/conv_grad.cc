@@ -63,8 +63,7 @@ Status conv_grad(KernelContext& ctx) {
     if (!cg.every_tap()) {
       if (dx) {
         live_w.resize(static_cast<size_t>(M * rows));
-        for (int64_t g = 0; g < group; ++g)
-          live_tap_filter(w + g * Mg * Cg * cg.window, Mg, Cg, cg, live_w.data() + g * Mg * rows);
+        live_tap_filter(w, M * Cg, cg, live_w.data());
         w = live_w.data();
       }
       if (dw) live_dw.resize(static_cast<size_t>(M * rows));
@@ -111,9 +110,7 @@ Status conv_grad(KernelContext& ctx) {
           for (int64_t i = b; i < e; ++i) dw_live[i] += part[i];
         }
       });
-      if (dw_live != dw)
-        for (int64_t g = 0; g < group; ++g)
-          scatter_live_taps(dw_live + g * Mg * rows, Mg, Cg, cg, dw + g * Mg * Cg * cg.window);
+      if (dw_live != dw) scatter_live_taps(dw_live, M * Cg, cg, dw);
     } else if (dw) {
       std::memset(dw, 0, sizeof(T) * static_cast<size_t>(W.numel()));
     }
