@@ -47,3 +47,9 @@ if ((tests)) && ! python3 -c "import tensorboard" 2>/dev/null; then
   echo "installing tensorboard from PyPI (for the --tensorboard round-trip test)"
   python3 -m pip install --quiet tensorboard || echo "tensorboard not installed: apps.tensorboard_roundtrip will be skipped"
 fi
+# lizard (PyPI) measures the functions' lengths for
+# architecture.no_function_over_100_lines; ort_train itself never needs it.
+if ((tests)) && ! python3 -c "import lizard" 2>/dev/null; then
+  echo "installing lizard from PyPI (for the function-size test)"
+  python3 -m pip install --quiet lizard==1.24.3 || echo "lizard not installed: architecture.no_function_over_100_lines will be skipped"
+fi
