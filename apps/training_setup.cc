@@ -10,6 +10,7 @@
 
 #include "graph/mapped_external_data.h"
 #include "graph/onnx_io.h"
+#include "graph/passes/pass.h"
 #include "runtime/device_choice.h"
 #include "training/recompute.h"
 
@@ -97,9 +98,40 @@ void log_recompute(const SetupArgs& args, const RecomputeReport& r) {
                !r.complete ? " (some shapes unknown: give --dim or dims:)" : !r.fits ? "; still over the budget" : "");
 }
 
+namespace {
+
+// A pass named by --passes or --enable-pass whose every phase is one this
+// build leaves out (graph/passes/pass.h: the 16-bit phase without
+// --precision bf16|fp16, the adapters' without lora:, recompute's without
+// --recompute) changes nothing: one warning each, naming what it needs,
+// rather than a run that silently ignores the request.
+void warn_of_named_passes_that_cannot_run(const SetupArgs& args, const ModelDescription& desc, RecomputeMode mode) {
+  uint32_t phases = kForwardPhase | kBackwardPhase | kStepPhase;
+  if (desc.precision != DType::kFloat) phases |= kPrecisionPhase;
+  if (desc.lora) phases |= kAdapterPhase;
+  if (mode != RecomputeMode::kNone) phases |= kRecomputePhase;
+  std::vector<std::pair<std::string, const char*>> named;  // pass, the flag that named it
+  for (const std::string& name : listed_passes(args.passes)) named.push_back({name, "--passes"});
+  for (const std::string& name : args.enabled_passes) named.push_back({name, "--enable-pass"});
+  for (const auto& [name, flag] : named) {
+    std::unique_ptr<Pass> pass = PassRegistry::instance().create(name);
+    if (!pass || (pass->order().phases & phases) != 0) continue;  // an unknown name is the pass manager's error
+    const uint32_t own = pass->order().phases;
+    const char* needs = (own & kPrecisionPhase) ? "--precision bf16|fp16 (or the description's precision:)"
+                        : (own & kAdapterPhase) ? "LoRA adapters (the description's lora:)"
+                        : (own & kRecomputePhase) ? "--recompute cheap|layers|auto"
+                                                  : "a phase this build runs";
+    spdlog::warn("{} {} changes nothing without {}", flag, name, needs);
+  }
+}
+
+}  // namespace
+
 Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const SetupArgs& args,
                                     const std::string& device, const DeviceSettings& settings) {
   PreparedGraph p;
+  ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));
+  warn_of_named_passes_that_cannot_run(args, setup.desc, mode);
   ASSIGN_OR_RETURN(p.tg, build_training_graph(std::move(forward), setup.desc, pass_options(args)));
   ASSIGN_OR_RETURN(p.device, choose_device(device, settings, p.tg.model));
   // The passes have folded what they fold; nothing the trainer or a kernel
@@ -112,7 +144,6 @@ Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const Set
                             mapped / 1048576.0, p.device->description(), budget / 1048576.0);
   RETURN_IF_ERROR(read_in_initializers(p.tg.model.graph));
   // Before the step graph is built, so that graph (saved, estimated, run) holds the copies.
-  ASSIGN_OR_RETURN(RecomputeMode mode, parse_recompute_mode(args.recompute));
   if (mode != RecomputeMode::kNone) {
     ASSIGN_OR_RETURN(p.recompute, apply_recompute(p.tg, mode, p.device->memory_budget(),
                                                   pass_options(args).disabled));
@@ -121,27 +152,25 @@ Result<PreparedGraph> prepare_graph(Model forward, const Setup& setup, const Set
   return p;
 }
 
+std::vector<std::string> listed_passes(const std::string& passes) {
+  std::vector<std::string> names;
+  if (passes == "none") return names;
+  size_t start = 0;
+  while (start <= passes.size()) {
+    size_t comma = passes.find(',', start);
+    std::string name = passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!name.empty()) names.push_back(name);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
 PassManagerOptions pass_options(const SetupArgs& args) {
   PassManagerOptions o;
-  if (args.passes == "none") {
-    o.passes.clear();
-  } else if (!args.passes.empty()) {
-    o.passes.clear();
-    size_t start = 0;
-    while (start <= args.passes.size()) {
-      size_t comma = args.passes.find(',', start);
-      std::string name = args.passes.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!name.empty()) o.passes.push_back(name);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  for (const std::string& name : args.enabled_passes) {
+  if (!args.passes.empty()) o.passes = listed_passes(args.passes);
+  for (const std::string& name : args.enabled_passes)
     if (std::find(o.passes.begin(), o.passes.end(), name) == o.passes.end()) o.passes.push_back(name);
-    if (name == "half_activations" && args.precision != "bf16" && args.precision != "fp16")
-      spdlog::warn("--enable-pass half_activations changes nothing without --precision bf16|fp16{}",
-                   args.precision.empty() ? " (or the description's precision:)" : "");
-  }
   o.disabled.insert(args.disabled_passes.begin(), args.disabled_passes.end());
   return o;
 }

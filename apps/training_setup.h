@@ -37,6 +37,8 @@ void add_dim_option(CLI::App* cmd, SetupArgs& args);
 void add_precision_option(CLI::App* cmd, SetupArgs& args);
 // Adds --passes and --disable-pass to a subcommand.
 void add_pass_options(CLI::App* cmd, SetupArgs& args);
+// The names --passes lists ("a,b,c"; none for "none" or "").
+std::vector<std::string> listed_passes(const std::string& passes);
 // The pass manager's settings from --passes and --disable-pass.
 PassManagerOptions pass_options(const SetupArgs& args);
 // Logs what each pass changed before the loss and after the backward.

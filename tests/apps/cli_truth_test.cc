@@ -97,6 +97,33 @@ TEST_CASE("cli.command_line_mistakes_get_one_guiding_line") {
   CHECK(lower.stdout_text.find("optimizer AdamW") != std::string::npos);
 }
 
+// A pass the user names that runs only in a phase this build leaves out
+// (graph/passes/pass.h) is warned about, naming what it needs, whichever
+// flag named it; with what it needs given, nothing is said.
+TEST_CASE("cli.a_named_pass_this_build_cannot_run_is_warned_about") {
+  Dir d("ort_train_cli_named_passes");
+  struct Case {
+    std::string flags;
+    std::string says;  // empty: no such warning
+  };
+  for (const Case& c : {
+           Case{"--passes constant_folding,half_activations",
+                "--passes half_activations changes nothing without --precision bf16|fp16"},
+           Case{"--enable-pass half_activations", "--enable-pass half_activations changes nothing without --precision"},
+           Case{"--enable-pass recompute", "--enable-pass recompute changes nothing without --recompute cheap|layers|auto"},
+           Case{"--enable-pass lora_adapters", "--enable-pass lora_adapters changes nothing without LoRA adapters"},
+           Case{"--enable-pass half_activations --precision bf16", ""},
+           Case{"--enable-pass recompute --recompute cheap", ""},
+       }) {
+    CliOutcome o = run_cli(mlp_train_args() + " " + c.flags, d.p.string());
+    INFO(c.flags << "\n" << o.stdout_text << o.stderr_text);
+    CHECK(o.exit_code == 0);
+    const std::string all = o.stdout_text + o.stderr_text;
+    if (c.says.empty()) CHECK(all.find("changes nothing without") == std::string::npos);
+    else CHECK(all.find(c.says) != std::string::npos);
+  }
+}
+
 // Inside an sbatch script a bare `ort_train` inherits SLURM_NTASKS without
 // being one of srun's tasks: it says to start the ranks with srun.
 TEST_CASE("cli.a_bare_ort_train_in_a_slurm_batch_script_says_to_use_srun") {
