@@ -115,8 +115,9 @@ void warn_of_named_passes_that_cannot_run(const SetupArgs& args, const ModelDesc
   for (const std::string& name : args.enabled_passes) named.push_back({name, "--enable-pass"});
   for (const auto& [name, flag] : named) {
     std::unique_ptr<Pass> pass = PassRegistry::instance().create(name);
-    if (!pass || (pass->order().phases & phases) != 0) continue;  // an unknown name is the pass manager's error
+    if (!pass) continue;  // an unknown name is the pass manager's error
     const uint32_t own = pass->order().phases;
+    if ((own & phases) != 0) continue;
     const char* needs = (own & kPrecisionPhase) ? "--precision bf16|fp16 (or the description's precision:)"
                         : (own & kAdapterPhase) ? "LoRA adapters (the description's lora:)"
                         : (own & kRecomputePhase) ? "--recompute cheap|layers|auto"
